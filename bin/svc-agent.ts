@@ -1,0 +1,72 @@
+// `svc-agent`: the provider daemon's command line. Parses argv and calls into agent/.
+import { Command, InvalidArgumentError } from "commander";
+import { join } from "node:path";
+import { catalogBody, findAlias } from "../src/catalog.ts";
+import { catalogFrom } from "../agent/catalog-source.ts";
+import { catalogTable } from "../agent/catalog-view.ts";
+import { memoryGb } from "../agent/machine.ts";
+import { DEFAULT_DATA_DIR, DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "../agent/model-store.ts";
+import { downloadBar } from "../agent/progress-bar.ts";
+import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
+import { VerifiedFiles } from "../agent/verified-files.ts";
+
+const positiveNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected a positive number");
+  return n;
+};
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+const program = new Command("svc-agent")
+  .description("svc provider daemon: serves catalog models through llama.cpp and signs a receipt for each session")
+  .showHelpAfterError();
+
+program
+  .command("catalog")
+  .description("print the model catalog and whether this machine can serve each alias")
+  .option("--json", "print the GET /v1/catalog body instead of a table")
+  .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
+  .option("--coordinator <url>", "read the catalog from a running coordinator")
+  .option("--models-dir <dir>", "where downloaded models live", DEFAULT_MODELS_DIR)
+  .option("--model <alias=path>", "use this file for an alias (repeatable)", collect, [])
+  .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)
+  .action(async (opts: { json?: boolean; catalog?: string; coordinator?: string; modelsDir: string; model: string[]; memoryGb?: number }) => {
+    const catalog = await catalogFrom(opts);
+    if (opts.json) {
+      console.log(JSON.stringify(catalogBody(catalog), null, 2));
+      return;
+    }
+    const store = new ModelStore({ catalog, modelsDir: opts.modelsDir, overrides: parseModelOverrides(catalog, opts.model) });
+    console.log(catalogTable(catalog, { memoryGb: memoryGb(opts.memoryGb), isPresent: (a) => store.isPresent(a) }));
+  });
+
+program
+  .command("pull")
+  .description("download an alias's pinned GGUF at its pinned revision, resuming and verifying SHA-256")
+  .argument("<alias>", "catalog alias, for example qwen3-4b")
+  .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
+  .option("--models-dir <dir>", "where to put the model", DEFAULT_MODELS_DIR)
+  .option("--data-dir <dir>", "agent state (remembers verified files)", DEFAULT_DATA_DIR)
+  .option("--hub-url <url>", "model hub to download from", DEFAULT_HUB_URL)
+  .action(async (alias: string, opts: { catalog?: string; modelsDir: string; dataDir: string; hubUrl: string }) => {
+    const catalog = await catalogFrom(opts);
+    const entry = findAlias(catalog, alias);
+    if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
+    const outcome = await pull({
+      entry,
+      modelsDir: opts.modelsDir,
+      hubUrl: opts.hubUrl,
+      verified: new VerifiedFiles(join(opts.dataDir, "verified-models.json")),
+      progress: process.stderr.isTTY ? downloadBar(alias) : undefined,
+      log: (line) => console.error(line),
+    });
+    const verb = outcome.status === "present" ? "already present and verified" : "downloaded and verified";
+    console.log(`${alias}: ${verb} (sha256 ${entry.sha256}) at ${outcome.path}`);
+  });
+
+try {
+  await program.parseAsync();
+} catch (err) {
+  console.error(`svc-agent: ${(err as Error).message}`);
+  process.exitCode = 1;
+}

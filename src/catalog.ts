@@ -1,0 +1,120 @@
+// The catalog of model aliases (DESIGN §3): parsing `models.lock.json`, the `GET /v1/catalog` body, and
+// resolution of a request's `model` value to the alias that serves it.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { ApiError } from "./errors.ts";
+import { describeIssues } from "./validation.ts";
+
+/** `model` value that always means the catalog default (SPEC §1). */
+export const LOCAL_ALIAS = "svc-local";
+
+export const BUNDLED_CATALOG_PATH = fileURLToPath(new URL("../models.lock.json", import.meta.url));
+
+const hex = (length: number) =>
+  z.string().regex(new RegExp(`^[0-9a-f]{${length}}$`), `expected ${length} lowercase hex characters`);
+
+export const CatalogEntrySchema = z.strictObject({
+  alias: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "expected a lowercase alias such as qwen3-4b"),
+  hub_id: z.string().regex(/^[\w.-]+\/[\w.-]+$/, "expected a model-hub id such as Qwen/Qwen3-4B-GGUF"),
+  file: z.string().regex(/^[^/\\]+\.gguf$/, "expected a bare .gguf file name"),
+  revision: hex(40),
+  sha256: hex(64),
+  size_bytes: z.number().int().nonnegative(),
+  min_memory_gb: z.number().positive(),
+  license: z.string().min(1),
+});
+
+export const CatalogSchema = z
+  .strictObject({
+    version: z.literal(1),
+    default: z.string().min(1),
+    models: z.array(CatalogEntrySchema).min(1),
+  })
+  .superRefine((catalog, ctx) => {
+    const seen = new Set<string>();
+    catalog.models.forEach((entry, i) => {
+      for (const [field, value] of [["alias", entry.alias], ["hub_id", entry.hub_id]] as const) {
+        if (seen.has(value)) ctx.addIssue({ code: "custom", path: ["models", i, field], message: `duplicate name ${value}` });
+        seen.add(value);
+      }
+      if (entry.alias === LOCAL_ALIAS) {
+        ctx.addIssue({ code: "custom", path: ["models", i, "alias"], message: `${LOCAL_ALIAS} is reserved` });
+      }
+    });
+    if (!catalog.models.some((m) => m.alias === catalog.default)) {
+      ctx.addIssue({ code: "custom", path: ["default"], message: `${catalog.default} is not an alias in models` });
+    }
+  });
+
+export type CatalogEntry = z.infer<typeof CatalogEntrySchema>;
+export type Catalog = z.infer<typeof CatalogSchema>;
+
+/** Body of `GET {coordinator}/v1/catalog`. */
+export interface CatalogBody {
+  object: "list";
+  default: string;
+  data: CatalogEntry[];
+}
+
+export class CatalogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CatalogError";
+  }
+}
+
+export function parseCatalog(value: unknown, source = "catalog"): Catalog {
+  const result = CatalogSchema.safeParse(value);
+  if (!result.success) throw new CatalogError(`${source}: ${describeIssues(result.error)}`);
+  return result.data;
+}
+
+export function loadCatalog(path: string = BUNDLED_CATALOG_PATH): Catalog {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new CatalogError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new CatalogError(`${path}: not valid JSON (${(err as Error).message})`);
+  }
+  return parseCatalog(json, path);
+}
+
+export function catalogBody(catalog: Catalog): CatalogBody {
+  return { object: "list", default: catalog.default, data: catalog.models };
+}
+
+/** Reads a `GET /v1/catalog` body back into a catalog (for `--coordinator`). */
+export function catalogFromBody(value: unknown, source: string): Catalog {
+  const body = z.object({ object: z.literal("list"), default: z.string(), data: z.array(z.unknown()) }).safeParse(value);
+  if (!body.success) throw new CatalogError(`${source}: not a catalog body (${describeIssues(body.error)})`);
+  return parseCatalog({ version: 1, default: body.data.default, models: body.data.data }, source);
+}
+
+export function findAlias(catalog: Catalog, alias: string): CatalogEntry | undefined {
+  return catalog.models.find((m) => m.alias === alias);
+}
+
+/**
+ * Resolves a request's `model`: an alias, an entry's hub_id (→ its alias) or `svc-local` (→ the default).
+ * Empty → 400; anything else → 404 `model_not_found`, before any provider is touched.
+ */
+export function resolveModel(catalog: Catalog, requested: string): CatalogEntry {
+  if (requested.trim() === "") throw new ApiError("invalid_value", "model must not be empty", { param: "model" });
+  const name = requested === LOCAL_ALIAS ? catalog.default : requested;
+  // hub ids are case-insensitive on the hub itself, so `qwen/qwen3-4b-gguf` names the same model
+  const entry = catalog.models.find((m) => m.alias === name || m.hub_id.toLowerCase() === name.toLowerCase());
+  if (entry === undefined) {
+    const known = catalog.models.map((m) => m.alias).join(", ");
+    throw new ApiError("model_not_found", `The model '${requested}' does not exist. Available aliases: ${known}.`, {
+      param: "model",
+    });
+  }
+  return entry;
+}

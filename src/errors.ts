@@ -1,0 +1,67 @@
+// The one API error type (SPEC §2.7, §7): every error envelope is built here from a code table, so status,
+// type and svc_action can never disagree between routes.
+
+export type SvcAction = "fix_key" | "retry" | "wait" | "fix_request" | "pick_model";
+
+interface CodeInfo {
+  status: number;
+  type: "invalid_request_error" | "authentication_error" | "api_error";
+  action: SvcAction;
+}
+
+const request = (status = 400): CodeInfo => ({ status, type: "invalid_request_error", action: "fix_request" });
+
+export const ERROR_CODES = {
+  // 400: request faults, one stable code per case
+  invalid_json: request(),
+  invalid_content_type: request(),
+  missing_field: request(),
+  invalid_type: request(),
+  invalid_value: request(),
+  unsupported_content_part: request(),
+  too_many_messages: request(),
+  content_too_large: request(),
+  context_length_exceeded: request(),
+  body_too_large: request(413),
+  // SPEC §5: 401 is an invalid_request_error with fix_key
+  invalid_api_key: { status: 401, type: "invalid_request_error", action: "fix_key" },
+  model_not_found: { status: 404, type: "invalid_request_error", action: "pick_model" },
+  route_not_found: request(404),
+  method_not_allowed: request(405),
+  directory_unavailable: { status: 502, type: "api_error", action: "wait" },
+  receipt_invalid: { status: 502, type: "api_error", action: "retry" },
+  provider_error: { status: 502, type: "api_error", action: "retry" },
+  provider_unavailable: { status: 503, type: "api_error", action: "wait" },
+  internal_error: { status: 500, type: "api_error", action: "retry" },
+} as const satisfies Record<string, CodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorEnvelope {
+  error: { message: string; type: string; code: ErrorCode; param: string | null; svc_action: SvcAction };
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly status: number;
+  readonly type: string;
+  readonly svcAction: SvcAction;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string | null; svcAction?: SvcAction } = {}) {
+    super(message);
+    this.name = "ApiError";
+    const info: CodeInfo = ERROR_CODES[code];
+    this.code = code;
+    this.param = options.param ?? null;
+    this.status = info.status;
+    this.type = info.type;
+    this.svcAction = options.svcAction ?? info.action;
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return {
+      error: { message: this.message, type: this.type, code: this.code, param: this.param, svc_action: this.svcAction },
+    };
+  }
+}

@@ -1,0 +1,20 @@
+// SHA-256 of files and bytes, streamed so a multi-GB model file never sits in memory.
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream } from "node:fs";
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** Feeds a file (or its first `end` bytes) into `hash`. */
+export async function hashFileInto(hash: Hash, path: string, end?: number): Promise<void> {
+  if (end === 0) return;
+  const stream = createReadStream(path, end === undefined ? {} : { start: 0, end: end - 1 });
+  for await (const chunk of stream) hash.update(chunk as Buffer);
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  await hashFileInto(hash, path);
+  return hash.digest("hex");
+}

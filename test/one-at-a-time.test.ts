@@ -1,0 +1,45 @@
+// DESIGN §5 "a provider runs one session at a time; the rest wait in FIFO order": the engine's lock.
+import { describe, expect, it } from "vitest";
+import { OneAtATime } from "../agent/one-at-a-time.ts";
+
+describe("one session at a time", () => {
+  it("grants turns in arrival order", async () => {
+    const lock = new OneAtATime();
+    const order: number[] = [];
+    const first = await lock.acquire();
+    const waiting = [1, 2, 3].map((n) => lock.acquire().then((release) => (order.push(n), release)));
+    expect(lock.busy).toBe(true);
+    expect(lock.waiting).toBe(3);
+    first();
+    for (const w of waiting) (await w)();
+    expect(order).toEqual([1, 2, 3]);
+    expect(lock.busy).toBe(false);
+  });
+
+  it("a waiter whose signal aborts leaves the line at once", async () => {
+    const lock = new OneAtATime();
+    const release = await lock.acquire();
+    const controller = new AbortController();
+    const leaving = lock.acquire(controller.signal);
+    const staying = lock.acquire();
+    controller.abort(new Error("hung up"));
+    await expect(leaving).rejects.toThrow("hung up");
+    expect(lock.waiting).toBe(1);
+    release();
+    (await staying)();
+    expect(lock.busy).toBe(false);
+  });
+
+  it("an already aborted signal never takes a turn, and releasing twice frees only once", async () => {
+    const lock = new OneAtATime();
+    await expect(lock.acquire(AbortSignal.abort(new Error("late")))).rejects.toThrow("late");
+    const release = await lock.acquire();
+    const next = lock.acquire();
+    release();
+    release();
+    const releaseNext = await next;
+    expect(lock.busy).toBe(true);
+    releaseNext();
+    expect(lock.busy).toBe(false);
+  });
+});
