@@ -27,7 +27,7 @@ export interface PullOptions {
   log?: (line: string) => void;
 }
 
-export type PullOutcome = { status: "present" | "downloaded"; path: string; resumedFrom: number };
+export type PullOutcome = { status: "present" | "downloaded"; path: string };
 
 export class PullError extends Error {
   constructor(message: string) {
@@ -49,7 +49,7 @@ export async function pull(options: PullOptions): Promise<PullOutcome> {
 
   if (existsSync(target)) {
     const sha = options.verified ? await options.verified.sha256(target) : await sha256File(target);
-    if (sha === entry.sha256) return { status: "present", path: target, resumedFrom: 0 };
+    if (sha === entry.sha256) return { status: "present", path: target };
     log(`${target} does not match the pin (sha256 ${sha}); downloading it again`);
     rmSync(target);
   }
@@ -60,12 +60,11 @@ export async function pull(options: PullOptions): Promise<PullOutcome> {
     have = 0;
   }
   const hash = createHash("sha256");
-  let resumedFrom = have;
   if (have < entry.size_bytes) {
     const url = hubFileUrl(options.hubUrl ?? DEFAULT_HUB_URL, entry);
     const response = await open(url, have);
     // 206: the server continues where the partial ends; 200: it sends the whole file again
-    resumedFrom = response.status === 206 ? have : 0;
+    const resumedFrom = response.status === 206 ? have : 0;
     if (resumedFrom > 0) log(`resuming ${entry.file} at byte ${resumedFrom}`);
     else if (have > 0) log("the server ignored the resume request; starting over");
     await hashFileInto(hash, partial, resumedFrom); // bytes kept on disk count toward the final hash
@@ -84,7 +83,7 @@ export async function pull(options: PullOptions): Promise<PullOutcome> {
   }
   renameSync(partial, target);
   options.verified?.remember(target, sha);
-  return { status: "downloaded", path: target, resumedFrom };
+  return { status: "downloaded", path: target };
 }
 
 async function open(url: string, have: number): Promise<Response> {

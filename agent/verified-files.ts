@@ -4,21 +4,21 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { dirname } from "node:path";
 import { sha256File } from "../src/hash.ts";
 
-interface Record {
+interface CachedHash {
   size: number;
   mtimeMs: number;
   sha256: string;
 }
 
 export class VerifiedFiles {
-  private records = new Map<string, Record>();
+  private records = new Map<string, CachedHash>();
   /** How many files were actually read and hashed; tests use it to prove the cache is used. */
   hashCount = 0;
 
   constructor(private readonly persistPath?: string) {
     if (persistPath === undefined) return;
     try {
-      const saved = JSON.parse(readFileSync(persistPath, "utf8")) as { [path: string]: Record };
+      const saved = JSON.parse(readFileSync(persistPath, "utf8")) as { [path: string]: CachedHash };
       for (const [path, record] of Object.entries(saved)) this.records.set(path, record);
     } catch {
       // no cache yet, or an unreadable one: start empty, it only costs a re-hash

@@ -2,10 +2,6 @@
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
 /** Feeds a file (or its first `end` bytes) into `hash`. */
 export async function hashFileInto(hash: Hash, path: string, end?: number): Promise<void> {
   if (end === 0) return;

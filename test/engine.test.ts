@@ -11,6 +11,7 @@ import { makeTinyCatalog } from "./fixtures/tiny-catalog.ts";
 const tiny = makeTinyCatalog([
   { alias: "qwen3-4b", seed: 1 },
   { alias: "qwen3-8b", seed: 2, endOfTurn: "sometimes" },
+  { alias: "thinker", seed: 6, thinkTags: true },
 ]);
 const ask = (overrides: Partial<GenerateRequest> = {}): GenerateRequest => ({
   model: "qwen3-4b",
@@ -83,6 +84,16 @@ describe("Engine on the tiny qwen3 model", () => {
     expect(done.finish_reason).toBe("stop");
     expect(done.completion_tokens).toBeLessThan(512);
     expect(text).not.toContain("<|im_end|>");
+  });
+
+  it("passes Qwen3 <think>…</think> text through as content, one token per tag", async () => {
+    const { text, done } = await collect(engine.generate(ask({ model: "thinker", max_tokens: 200, seed: 1 })));
+    expect(text).toContain("<think>");
+    const opens = text.split("<think>").length - 1;
+    const closes = text.split("</think>").length - 1;
+    // every other token is one printable character; each tag is one token
+    const characters = text.length - opens * "<think>".length - closes * "</think>".length;
+    expect(characters + opens + closes).toBe(done.completion_tokens);
   });
 
   it("is deterministic at temperature 0", async () => {
