@@ -80,6 +80,16 @@ export class Engine {
     return this.loaded?.alias;
   }
 
+  /** True while a generation holds the engine (SPEC §2.4 `busy`). */
+  get busy(): boolean {
+    return this.turn.busy;
+  }
+
+  /** Generations queued behind the current one (SPEC §2.4 `waiting`). */
+  get waiting(): number {
+    return this.turn.waiting;
+  }
+
   get threads(): number {
     return this.options.threads ?? defaultThreads();
   }

@@ -1,5 +1,5 @@
 // `svc-agent`: the provider daemon's command line. Parses argv and calls into agent/.
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
 import { catalogFrom } from "../agent/catalog-source.ts";
@@ -9,13 +9,8 @@ import { DEFAULT_DATA_DIR, DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides }
 import { downloadBar } from "../agent/progress-bar.ts";
 import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
+import { collect, positiveNumber } from "../src/cli-options.ts";
 
-const positiveNumber = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected a positive number");
-  return n;
-};
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 const program = new Command("svc-agent")
   .description("svc provider daemon: serves catalog models through llama.cpp and signs a receipt for each session")

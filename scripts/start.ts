@@ -1,13 +1,88 @@
-// `npm start`: will bring up gateway, coordinator and one agent on this machine. Until the gateway and
-// coordinator exist it says so, points at what does work, and exits non-zero rather than pretend.
-const lines = [
-  "svc: the gateway and coordinator are not built yet, so `npm start` cannot bring up a service today.",
-  "",
-  "What works now:",
-  "  npx svc-agent catalog            # the pinned model catalog, and what this machine can serve",
-  "  npx svc-agent catalog --json     # the GET /v1/catalog body",
-  "  npx svc-agent pull qwen3-4b      # download and verify the pinned GGUF (needs the model hub)",
-  "  npm test                         # real llama.cpp inference on a generated tiny qwen3 model",
-];
-console.error(lines.join("\n"));
-process.exitCode = 1;
+// `npm start`: the whole service on this machine in one process: gateway, embedded coordinator and a
+// provider running the real engine. It serves the catalog's models when they are downloaded, and otherwise
+// a tiny random-weight demo model, saying so plainly; then it prints a working curl and SDK example.
+import { Command } from "commander";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
+import { parseOperatorKeys } from "../gateway/auth.ts";
+import { serve } from "../gateway/serve.ts";
+import { loadCatalog } from "../src/catalog.ts";
+import { port } from "../src/cli-options.ts";
+import { writeTinyCatalog } from "../src/tiny-catalog.ts";
+
+const DEMO_ALIAS = "tiny-random";
+
+const opts = new Command("npm start")
+  .option("--host <host>", "address to listen on", "127.0.0.1")
+  .option("--port <port>", "gateway port", port, 8080)
+  .option("--coordinator-port <port>", "coordinator port", port, 8081)
+  .option("--data-dir <dir>", "state and models", DEFAULT_DATA_DIR)
+  .parse()
+  .opts<{ host: string; port: number; coordinatorPort: number; dataDir: string }>();
+
+const keys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
+const key = keys[0] ?? `sk-svc_op_${randomBytes(24).toString("base64url")}`;
+const modelsDir = join(opts.dataDir, "models");
+const bundled = loadCatalog();
+const real = bundled.models.filter((m) => existsSync(join(modelsDir, m.file))).map((m) => m.alias);
+// without a downloaded model, a tiny random-weight qwen3 written on the spot stands in (about 440 kB)
+const demo = real.length === 0 ? writeTinyCatalog(join(opts.dataDir, "demo"), [{ alias: DEMO_ALIAS, seed: 7, endOfTurn: "sometimes" }], "svc-demo") : undefined;
+
+try {
+  const running = await serve({
+    host: opts.host,
+    port: opts.port,
+    coordinatorPort: opts.coordinatorPort,
+    catalogPath: demo?.catalogPath,
+    floor: "process",
+    dataDir: join(opts.dataDir, "gateway"),
+    operatorKeys: keys.length > 0 ? keys : [key],
+    localModels: [],
+    modelsDir: demo?.modelsDir ?? modelsDir,
+    logger: pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }),
+  });
+  const model = demo ? DEMO_ALIAS : (real[0] ?? bundled.default);
+  const base = `${running.url}/v1`;
+  const body = JSON.stringify({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 64 });
+  console.log(
+    [
+      demo ? "svc is up in DEMO mode: no catalog model is downloaded yet." : "svc is up.",
+      "",
+      `  gateway      ${base}`,
+      `  coordinator  ${running.coordinatorUrl}/v1/catalog`,
+      `  provider     ${running.local?.id ?? "none"} (in this process, process rung) serving ${running.local?.aliases.join(", ") || "nothing"}`,
+      `  API key      ${key}${keys.length > 0 ? " (from SVC_OPERATOR_KEYS)" : " (generated for this run; set SVC_OPERATOR_KEYS to choose your own)"}`,
+      "",
+      ...(demo
+        ? [
+            `The model "${DEMO_ALIAS}" is a tiny random-weight qwen3 that writes random characters: it shows the`,
+            "whole path working, not answers. For real answers: npx svc-agent pull qwen3-4b, then npm start again.",
+            "",
+          ]
+        : []),
+      "Try it:",
+      "",
+      `  curl ${base}/chat/completions \\`,
+      `    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
+      `    -d '${body}'`,
+      "",
+      "  # Python: pip install openai",
+      "  from openai import OpenAI",
+      `  client = OpenAI(base_url="${base}", api_key="${key}")`,
+      `  r = client.chat.completions.create(model="${model}", messages=[{"role": "user", "content": "Say hello."}], max_tokens=64)`,
+      "  print(r.choices[0].message.content, r.svc_receipt)",
+      "",
+      "Ctrl-C stops it. Request logs follow, one JSON line each.",
+      "",
+    ].join("\n"),
+  );
+  const stop = () => void running.close().finally(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+} catch (err) {
+  console.error(`npm start: ${(err as Error).message}`);
+  process.exitCode = 1;
+}

@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   content_too_large: request(),
   context_length_exceeded: request(),
   body_too_large: request(413),
+  // faults in the HTTP message itself, answered before any route runs
+  malformed_request: request(),
+  headers_too_large: request(431),
+  request_timeout: request(408),
   // SPEC §5: 401 is an invalid_request_error with fix_key
   invalid_api_key: { status: 401, type: "invalid_request_error", action: "fix_key" },
   model_not_found: { status: 404, type: "invalid_request_error", action: "pick_model" },

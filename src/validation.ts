@@ -20,3 +20,61 @@ export function describeIssues(error: z.ZodError): string {
     })
     .join("; ");
 }
+
+export type Issue = z.core.$ZodIssue;
+
+/**
+ * The first issue in document order, looking inside unions: when one branch got past the type check (an
+ * array of parts, say), its own first issue is the one that explains the fault.
+ */
+export function firstIssue(error: z.ZodError): Issue {
+  const issue = error.issues[0];
+  if (!issue) throw new Error("a failed parse without issues");
+  return resolveUnion(issue);
+}
+
+function resolveUnion(issue: Issue): Issue {
+  if (issue.code !== "invalid_union") return issue;
+  const rootType = (branch: Issue[]) => branch.every((i) => i.code === "invalid_type" && i.path.length === 0);
+  const inner = issue.errors.find((branch) => branch.length > 0 && !rootType(branch))?.[0];
+  if (inner) return resolveUnion({ ...inner, path: [...issue.path, ...inner.path] });
+  const expected = issue.errors.flat().map((i) => (i.code === "invalid_type" ? i.expected : "?"));
+  return {
+    code: "invalid_type",
+    expected: expected.join(" or ") as "string",
+    path: issue.path,
+    input: issue.input,
+    message: `expected ${expected.join(" or ")}`,
+  };
+}
+
+/** A short reason in our words, without zod's "Invalid input:" prefix. */
+export function issueMessage(issue: Issue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${issue.expected === "int" ? "an integer" : issue.expected}, got ${describe(issue.input)}`;
+    case "invalid_value":
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return issue.origin === "array"
+        ? `expected at least ${String(issue.minimum)} item(s)`
+        : `expected a value ${issue.inclusive ? ">=" : ">"} ${String(issue.minimum)}`;
+    case "too_big":
+      return issue.origin === "array"
+        ? `expected at most ${String(issue.maximum)} item(s)`
+        : `expected a value ${issue.inclusive ? "<=" : "<"} ${String(issue.maximum)}`;
+    default:
+      return issue.message;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) return "a number out of range";
+    return Number.isInteger(value) ? "an integer" : `the fraction ${value}`;
+  }
+  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + "…" : value)}`;
+  return `a ${typeof value}`;
+}

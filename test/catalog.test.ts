@@ -1,6 +1,6 @@
 // SPEC §1 "Catalog aliases", §2.1 `model`, §2.6 and DESIGN §3: the catalog file and model resolution.
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../src/errors.ts";
+import { catchApiError } from "./fixtures/api-error.ts";
 import { catalogBody, catalogFromBody, CatalogError, LOCAL_ALIAS, loadCatalog, parseCatalog, resolveModel } from "../src/catalog.ts";
 
 const bundled = loadCatalog();
@@ -108,13 +108,3 @@ describe("SPEC §2.1 model: resolution", () => {
     },
   );
 });
-
-function catchApiError(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error("expected an ApiError");
-}

@@ -1,0 +1,133 @@
+// The body of POST /v1/chat/completions (SPEC §2.1, §8), parsed once at the boundary: every rule becomes a
+// 400 with its own stable code and the offending field's path, and what comes out is already normalised.
+import { z } from "zod";
+import type { ChatMessage } from "../agent/prompt.ts";
+import { ApiError } from "../src/errors.ts";
+import { firstIssue, issueMessage, fieldPath, type Issue } from "../src/validation.ts";
+
+export const MAX_MESSAGES = 100;
+/** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
+export const MAX_CONTENT_CHARS = 256 * 1024;
+export const DEFAULT_MAX_TOKENS = 512;
+export const DEFAULT_TEMPERATURE = 0.7;
+export const MIN_PIN_LENGTH = 8;
+const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
+
+const TEXT_PART_TYPES = ["text", "input_text"] as const;
+// `developer` is what newer OpenAI SDKs send in place of `system`; it renders as a system turn.
+const ROLES = ["system", "developer", "user", "assistant"] as const;
+
+const ContentPart = z.object({ type: z.enum(TEXT_PART_TYPES), text: z.string() });
+const Message = z.object({
+  role: z.enum(ROLES),
+  content: z.union([z.string(), z.array(ContentPart)]),
+});
+const Body = z.object({
+  // SPEC §2.1: the default alias stands in when `model` is absent; an empty string is a fault
+  model: z.string().min(1).nullish(),
+  messages: z.array(Message).min(1).max(MAX_MESSAGES),
+  max_tokens: z.int().positive().nullish(),
+  max_completion_tokens: z.int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  stream: z.boolean().nullish(),
+  provider: z.string().nullish(),
+  provider_key_id: z.string().nullish(),
+  // SPEC §2.1: extra keys are ignored
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+});
+
+export interface ChatRequest {
+  /** The `model` value as sent (echoed in the response), or undefined for the catalog default. */
+  model: string | undefined;
+  messages: ChatMessage[];
+  max_tokens: number;
+  temperature: number;
+  stream: boolean;
+  /** Provider pin: a whole provider id or a unique prefix of at least 8 characters. */
+  provider: string | undefined;
+}
+
+/** Validates a parsed JSON body. Throws the ApiError for the first fault in document order. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError("invalid_type", "The request body must be a JSON object.");
+  }
+  const parsed = Body.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw issueError(firstIssue(parsed.error));
+  const b = parsed.data;
+  const messages = b.messages.map(
+    (m): ChatMessage => ({
+      role: m.role === "developer" ? "system" : m.role,
+      // like llama-server, several text parts read as one text with a line between them
+      content: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join("\n"),
+    }),
+  );
+  const chars = messages.reduce((sum, m) => sum + codePoints(m.content), 0);
+  if (chars > MAX_CONTENT_CHARS) {
+    throw new ApiError(
+      "content_too_large",
+      `The messages hold ${chars} characters of content; at most ${MAX_CONTENT_CHARS} (256 KiB) are allowed.`,
+      { param: "messages" },
+    );
+  }
+  const pin = b.provider ?? b.provider_key_id ?? undefined;
+  // provider ids are 64 hex digits (DESIGN §4): anything else can never match, so it is the caller's fault
+  const provider = pin?.toLowerCase();
+  if (provider !== undefined && !PIN.test(provider)) {
+    const param = b.provider != null ? "provider" : "provider_key_id";
+    throw new ApiError(
+      "invalid_value",
+      `${param} must be a whole provider id (64 hex digits) or a prefix of at least ${MIN_PIN_LENGTH} of them.`,
+      { param },
+    );
+  }
+  return {
+    model: b.model ?? undefined,
+    messages,
+    max_tokens: b.max_tokens ?? b.max_completion_tokens ?? DEFAULT_MAX_TOKENS,
+    temperature: b.temperature ?? DEFAULT_TEMPERATURE,
+    stream: b.stream ?? false,
+    provider,
+  };
+}
+
+function codePoints(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs++;
+        i++;
+      }
+    }
+  }
+  return text.length - pairs;
+}
+
+const isPartType = (path: readonly PropertyKey[]): boolean =>
+  path.length === 5 && path[0] === "messages" && path[2] === "content" && path[4] === "type";
+
+function issueError(issue: Issue): ApiError {
+  const param = fieldPath(issue.path) || null;
+  const where = param ?? "body";
+  if (issue.input === undefined && (issue.code === "invalid_type" || issue.code === "invalid_value")) {
+    return new ApiError("missing_field", `${where} is required.`, { param });
+  }
+  if (issue.code === "invalid_value" && isPartType(issue.path)) {
+    return new ApiError(
+      "unsupported_content_part",
+      `${where}: content parts of type ${JSON.stringify(issue.input)} are not supported; send "text" or "input_text" parts.`,
+      { param },
+    );
+  }
+  if (issue.code === "too_big" && param === "messages") {
+    return new ApiError("too_many_messages", `messages: at most ${MAX_MESSAGES} messages are allowed.`, { param });
+  }
+  if (issue.code === "too_small" && param === "model") {
+    return new ApiError("invalid_value", "model must not be empty; name a catalog alias (GET /v1/models).", { param });
+  }
+  const code = issue.code === "invalid_type" ? "invalid_type" : "invalid_value";
+  return new ApiError(code, `${where}: ${issueMessage(issue)}`, { param });
+}

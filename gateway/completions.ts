@@ -1,0 +1,92 @@
+// POST /v1/chat/completions (SPEC §4.1): validate, resolve the model before any provider is touched, pick a
+// provider, run the session and answer as one JSON body or as the SSE sequence of SPEC §3.
+import { resolveModel } from "../src/catalog.ts";
+import { ApiError } from "../src/errors.ts";
+import { parseChatRequest, type ChatRequest } from "./chat-request.ts";
+import { readDirectory, type SessionEvent, type SessionRequest } from "./directory.ts";
+import {
+  completionBody,
+  contentChunk,
+  newCompletionMeta,
+  roleChunk,
+  stopChunk,
+  verdictHeaders,
+  verdictOf,
+  type CompletionMeta,
+  type Outcome,
+} from "./openai-shapes.ts";
+import { asApiError, sendJson } from "./respond.ts";
+import { chooseProvider } from "./routing.ts";
+import type { RouteContext } from "./route-context.ts";
+import { SseWriter } from "./sse.ts";
+
+export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
+  const request = parseChatRequest(body);
+  const { catalog } = ctx.gateway;
+  // SPEC §4.1: an unknown model is answered here, before any provider session exists
+  const entry = resolveModel(catalog, request.model ?? catalog.default);
+  ctx.log.model = entry.alias;
+  const meta = newCompletionMeta(request.model ?? entry.alias);
+  const session = (): Promise<AsyncIterable<SessionEvent>> => openSession(ctx, request, entry.alias);
+  if (request.stream) await streamed(ctx, meta, session);
+  else await whole(ctx, meta, session);
+}
+
+async function openSession(ctx: RouteContext, request: ChatRequest, alias: string): Promise<AsyncIterable<SessionEvent>> {
+  const { directory, floor } = ctx.gateway;
+  const provider = chooseProvider(await readDirectory(directory), { alias, floor, pin: request.provider });
+  ctx.log.provider = provider.id;
+  const session: SessionRequest = {
+    providerId: provider.id,
+    model: alias,
+    messages: request.messages,
+    max_tokens: request.max_tokens,
+    temperature: request.temperature,
+    requestId: ctx.requestId,
+  };
+  return directory.open(session, ctx.signal);
+}
+
+/** Runs a session to its end, handing each delta to `onDelta`; returns the outcome of the `done` event. */
+async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDelta: (text: string) => unknown): Promise<Outcome> {
+  for await (const event of events) {
+    if (event.type === "delta") {
+      if (event.text !== "") await onDelta(event.text);
+      continue;
+    }
+    ctx.log.prompt_tokens = event.usage.prompt_tokens;
+    ctx.log.completion_tokens = event.usage.completion_tokens;
+    return event;
+  }
+  ctx.signal.throwIfAborted();
+  throw new ApiError("provider_error", "The provider ended the session without a result.");
+}
+
+async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => Promise<AsyncIterable<SessionEvent>>) {
+  let content = "";
+  const outcome = await run(ctx, await session(), (text) => (content += text));
+  ctx.signal.throwIfAborted();
+  sendJson(ctx.res, 200, completionBody(meta, content, outcome), {
+    ...verdictHeaders(verdictOf(outcome.receipt)),
+    "x-request-id": ctx.requestId,
+  });
+}
+
+async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => Promise<AsyncIterable<SessionEvent>>) {
+  const sse = new SseWriter(ctx.res, { "x-request-id": ctx.requestId }, ctx.gateway.keepaliveMs);
+  ctx.log.status = 200;
+  await sse.send(roleChunk(meta));
+  try {
+    const outcome = await run(ctx, await session(), (text) => sse.send(contentChunk(meta, text)));
+    ctx.signal.throwIfAborted();
+    await sse.send(stopChunk(meta, outcome));
+    sse.done();
+  } catch (err) {
+    if (ctx.signal.aborted) throw err; // the caller is gone: nothing more is written
+    const error = asApiError(err);
+    ctx.log.code = error.code;
+    if (error.status >= 500) ctx.log.error = error.message;
+    // SPEC §3: the error object in a data line, no [DONE], no receipt
+    sse.fail(error.toEnvelope());
+  }
+}

@@ -1,0 +1,69 @@
+// What the HTTP layer needs from the provider side: list the live providers, open a session on one. The
+// in-process directory (local-directory.ts) and the coordinator client both implement it, so the routes
+// never change with where providers live.
+import type { ChatMessage } from "../agent/prompt.ts";
+import { ApiError } from "../src/errors.ts";
+import type { FinishReason } from "../agent/engine.ts";
+
+export const TRUST_LEVELS = ["process", "transparent", "hardware"] as const;
+export type TrustLevel = (typeof TRUST_LEVELS)[number];
+
+/** SPEC §2.4, as the directory reports it (the floor is applied by the gateway). */
+export interface ProviderRecord {
+  id: string;
+  model_ids: string[];
+  trust: TrustLevel;
+  busy: boolean;
+  waiting: number;
+  /** Only at the `hardware` rung. */
+  serial?: string;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** The provider's statement of what it served; signed and verified once receipts land (DESIGN §5). */
+export interface Receipt {
+  trust_level: TrustLevel;
+  model_id: string;
+  provider_id: string;
+  [field: string]: unknown;
+}
+
+export interface SessionRequest {
+  providerId: string;
+  /** Catalog alias, already resolved. */
+  model: string;
+  messages: ChatMessage[];
+  max_tokens: number;
+  temperature: number;
+  requestId: string;
+}
+
+export type SessionEvent =
+  | { type: "delta"; text: string }
+  | { type: "done"; finish_reason: FinishReason; usage: Usage; receipt: Receipt };
+
+export interface Directory {
+  /** Throws ApiError `directory_unavailable` when it cannot list. */
+  list(): Promise<ProviderRecord[]>;
+  /**
+   * Queues for the provider, then streams its deltas and one `done`. Aborting the signal leaves the queue
+   * or ends the session on the provider; failures are ApiErrors (`provider_unavailable`, `provider_error`, …).
+   */
+  open(request: SessionRequest, signal: AbortSignal): AsyncIterable<SessionEvent>;
+  close(): Promise<void>;
+}
+
+/** Lists through any directory; a failure that is not already ours becomes SPEC §4.2's 502. */
+export async function readDirectory(directory: Directory): Promise<ProviderRecord[]> {
+  try {
+    return await directory.list();
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError("directory_unavailable", "The provider directory cannot list providers right now; try again shortly.");
+  }
+}

@@ -1,0 +1,43 @@
+// GET /v1/models and GET /v1/providers (SPEC §4.2, §4.3): what qualified providers offer right now.
+import { ApiError } from "../src/errors.ts";
+import { readDirectory } from "./directory.ts";
+import { sendJson } from "./respond.ts";
+import type { RouteContext } from "./route-context.ts";
+import { qualified, servableAliases } from "./routing.ts";
+
+/** SPEC §2.5 `owned_by`: one neutral label for every alias. */
+export const OWNED_BY = "svc";
+
+const modelObject = (id: string) => ({ id, object: "model", owned_by: OWNED_BY });
+
+async function servable(ctx: RouteContext): Promise<string[]> {
+  const { catalog, floor } = ctx.gateway;
+  return servableAliases(await readDirectory(ctx.gateway.directory), floor, catalog.models.map((m) => m.alias));
+}
+
+export async function listModels(ctx: RouteContext): Promise<void> {
+  sendJson(ctx.res, 200, { object: "list", data: (await servable(ctx)).map(modelObject) });
+}
+
+/** GET /v1/models/{id}, which the OpenAI SDKs' `models.retrieve` calls. */
+export async function retrieveModel(ctx: RouteContext, id: string): Promise<void> {
+  if (!(await servable(ctx)).includes(id)) {
+    throw new ApiError("model_not_found", `No provider serves a model named ${JSON.stringify(id)} right now; GET /v1/models lists them.`, {
+      param: "model",
+    });
+  }
+  sendJson(ctx.res, 200, modelObject(id));
+}
+
+export async function listProviders(ctx: RouteContext): Promise<void> {
+  const records = qualified(await readDirectory(ctx.gateway.directory), ctx.gateway.floor).map((p) => ({
+    id: p.id,
+    model_ids: p.model_ids,
+    trust: p.trust,
+    busy: p.busy,
+    waiting: p.waiting,
+    // SPEC §2.4: the serial is disclosed at the hardware rung only
+    ...(p.trust === "hardware" && p.serial !== undefined ? { serial: p.serial } : {}),
+  }));
+  sendJson(ctx.res, 200, records);
+}

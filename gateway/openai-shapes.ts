@@ -1,0 +1,84 @@
+// The OpenAI response objects we send (SPEC §2.2, §2.3): a completion body and the stream's chunks. Pure
+// functions of plain values, so framing tests need no server.
+import { randomBytes } from "node:crypto";
+import type { FinishReason } from "../agent/engine.ts";
+import type { Receipt, Usage } from "./directory.ts";
+
+export interface CompletionMeta {
+  id: string;
+  /** Unix seconds; one value for every chunk of a stream. */
+  created: number;
+  /** The request's `model` value, echoed (SPEC §2.2). */
+  model: string;
+}
+
+/** What the gateway reports about who served a request (headers, and the stop chunk's `x_svc_*` fields). */
+export interface Verdict {
+  trust: string;
+  model: string;
+  provider: string;
+}
+
+export interface Outcome {
+  finish_reason: FinishReason;
+  usage: Usage;
+  receipt: Receipt;
+}
+
+export function newCompletionMeta(model: string, now = Date.now()): CompletionMeta {
+  return { id: `chatcmpl-${randomBytes(16).toString("base64url")}`, created: Math.floor(now / 1000), model };
+}
+
+export function verdictOf(receipt: Receipt): Verdict {
+  return { trust: receipt.trust_level, model: receipt.model_id, provider: receipt.provider_id };
+}
+
+export function completionBody(meta: CompletionMeta, content: string, outcome: Outcome) {
+  return {
+    id: meta.id,
+    object: "chat.completion",
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: outcome.finish_reason }],
+    usage: outcome.usage,
+    svc_receipt: outcome.receipt,
+  };
+}
+
+function chunk(meta: CompletionMeta, delta: Record<string, string>, finishReason: FinishReason | null) {
+  return {
+    id: meta.id,
+    object: "chat.completion.chunk",
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
+}
+
+/** SPEC §3 step 1. */
+export function roleChunk(meta: CompletionMeta) {
+  return chunk(meta, { role: "assistant", content: "" }, null);
+}
+
+/** SPEC §3 step 2. */
+export function contentChunk(meta: CompletionMeta, text: string) {
+  return chunk(meta, { content: text }, null);
+}
+
+/** SPEC §3 step 4: usage always (whatever `stream_options` says), the receipt and the verdict fields. */
+export function stopChunk(meta: CompletionMeta, outcome: Outcome) {
+  const verdict = verdictOf(outcome.receipt);
+  return {
+    ...chunk(meta, {}, outcome.finish_reason),
+    usage: outcome.usage,
+    svc_receipt: outcome.receipt,
+    x_svc_trust: verdict.trust,
+    x_svc_model: verdict.model,
+    x_svc_provider: verdict.provider,
+  };
+}
+
+/** The `x-svc-*` response headers of a non-stream answer. */
+export function verdictHeaders(verdict: Verdict): Record<string, string> {
+  return { "x-svc-trust": verdict.trust, "x-svc-model": verdict.model, "x-svc-provider": verdict.provider };
+}

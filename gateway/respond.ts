@@ -1,0 +1,34 @@
+// Writing plain JSON answers and error envelopes; the one place an error becomes bytes on a response.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ApiError } from "../src/errors.ts";
+
+/** How much of an unwanted body we read and drop to keep the connection usable. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed || res.headersSent) return;
+  const bytes = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(bytes),
+    ...headers,
+  });
+  res.end(bytes);
+}
+
+/** Any thrown value as an ApiError: ours as they are, anything else an internal error with no detail leaked. */
+export function asApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError("internal_error", "The gateway failed while handling the request; try again.");
+}
+
+export function sendError(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
+  if (!req.complete) {
+    // answering before the body is in: the rest flows in and is dropped, so a client still sending reads
+    // this answer instead of a broken pipe; past a sane size the connection closes after the answer
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (!(declared <= DRAIN_LIMIT_BYTES)) res.setHeader("connection", "close");
+    req.resume();
+  }
+  sendJson(res, error.status, error.toEnvelope(), headers);
+}

@@ -1,0 +1,35 @@
+// What a route handler gets: the gateway's parts, this request's response, id, hang-up signal and log line.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Catalog } from "../src/catalog.ts";
+import type { OperatorKeys } from "./auth.ts";
+import type { Directory, TrustLevel } from "./directory.ts";
+
+export interface Gateway {
+  catalog: Catalog;
+  directory: Directory;
+  floor: TrustLevel;
+  keys: OperatorKeys;
+  keepaliveMs: number;
+  bodyLimitBytes: number;
+}
+
+/** The fields of the one log line each request gets; never the prompt, never the key. */
+export interface RequestLog {
+  status?: number;
+  code?: string;
+  error?: string;
+  model?: string;
+  provider?: string;
+  prompt_tokens?: number;
+  completion_tokens?: number;
+}
+
+export interface RouteContext {
+  gateway: Gateway;
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  /** Aborted when the caller hangs up before the answer is complete. */
+  signal: AbortSignal;
+  log: RequestLog;
+}

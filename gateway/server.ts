@@ -1,0 +1,143 @@
+// The gateway's HTTP server: route table, auth, the hang-up signal, one JSON log line per request, and the
+// envelope for every failure, including malformed HTTP that never reaches a route.
+import { randomBytes } from "node:crypto";
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Logger } from "pino";
+import { ApiError, type ErrorCode } from "../src/errors.ts";
+import { authenticate } from "./auth.ts";
+import { readJsonBody } from "./body.ts";
+import { chatCompletions } from "./completions.ts";
+import { listModels, listProviders, retrieveModel } from "./listing.ts";
+import { asApiError, sendError } from "./respond.ts";
+import type { Gateway, RouteContext } from "./route-context.ts";
+
+type Handler = (ctx: RouteContext, param: string) => Promise<void>;
+
+interface Route {
+  /** The log's name for the route (a pattern, never the raw path). */
+  name: string;
+  match: (path: string) => string | undefined;
+  methods: Record<string, Handler>;
+}
+
+const exact = (route: string) => (path: string) => (path === route ? "" : undefined);
+
+const ROUTES: Route[] = [
+  {
+    name: "/v1/chat/completions",
+    match: exact("/v1/chat/completions"),
+    methods: { POST: async (ctx) => chatCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
+  },
+  { name: "/v1/models", match: exact("/v1/models"), methods: { GET: listModels } },
+  {
+    name: "/v1/models/{id}",
+    match: (path) => (/^\/v1\/models\/[^/]+$/.test(path) ? safeDecode(path.slice("/v1/models/".length)) : undefined),
+    methods: { GET: retrieveModel },
+  },
+  { name: "/v1/providers", match: exact("/v1/providers"), methods: { GET: listProviders } },
+];
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Finds the handler, or throws 404/405 (these need no key: they say nothing about the service). */
+function resolveRoute(method: string, path: string): { route: Route; handler: Handler; param: string } {
+  for (const route of ROUTES) {
+    const param = route.match(path);
+    if (param === undefined) continue;
+    const handler = route.methods[method];
+    if (!handler) {
+      const allowed = Object.keys(route.methods).join(", ");
+      throw new ApiError("method_not_allowed", `${method} is not allowed on ${route.name}; use ${allowed}.`);
+    }
+    return { route, handler, param };
+  }
+  throw new ApiError("route_not_found", `No route ${method} ${path}; see the README for the API.`);
+}
+
+/** Thrown into a session when its caller hangs up (SPEC §7 `aborted`). */
+export class CallerGone extends Error {
+  constructor() {
+    super("the caller hung up");
+    this.name = "AbortError";
+  }
+}
+
+async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = performance.now();
+  const requestId = `req_${randomBytes(12).toString("hex")}`;
+  res.setHeader("x-request-id", requestId);
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new CallerGone());
+  });
+  const method = req.method ?? "GET";
+  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  let routeName = "unmatched";
+  const ctx: RouteContext = { gateway, req, res, requestId, signal: controller.signal, log: {} };
+  try {
+    const { route, handler, param } = resolveRoute(method, path);
+    routeName = route.name;
+    authenticate(req.headers.authorization, gateway.keys);
+    await handler(ctx, param);
+    ctx.log.status ??= res.statusCode;
+  } catch (err) {
+    if (controller.signal.aborted) {
+      ctx.log.code = "aborted"; // SPEC §7: the session is aborted and no body is sent
+    } else {
+      if (!(err instanceof ApiError)) logger.error({ id: requestId, err }, "unexpected failure");
+      const error = asApiError(err);
+      Object.assign(ctx.log, { status: error.status, code: error.code });
+      // a 4xx message can quote what the caller sent; only the gateway's own failures are spelled out
+      if (error.status >= 500) ctx.log.error = error.message;
+      const allow = error.code === "method_not_allowed" ? allowHeader(path) : {};
+      sendError(req, res, error, allow);
+    }
+  } finally {
+    const latency_ms = Math.round((performance.now() - started) * 100) / 100;
+    logger.info({ id: requestId, method, route: routeName, ...ctx.log, latency_ms }, "request");
+  }
+}
+
+function allowHeader(path: string): Record<string, string> {
+  const route = ROUTES.find((r) => r.match(path) !== undefined);
+  return route ? { allow: Object.keys(route.methods).join(", ") } : {};
+}
+
+const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
+  HPE_HEADER_OVERFLOW: ["headers_too_large", "The request headers are too large."],
+  ERR_HTTP_REQUEST_TIMEOUT: ["request_timeout", "The request took too long to arrive."],
+};
+
+/** Malformed HTTP never reaches a route; it still gets the envelope, then the connection closes. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: Logger): void {
+  if (!socket.writable || err.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const [code, message] = CLIENT_ERRORS[err.code ?? ""] ?? ["malformed_request", "The HTTP request is malformed."];
+  const error = new ApiError(code, message);
+  const body = JSON.stringify(error.toEnvelope());
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  logger.info({ route: "unparsed", status: error.status, code: error.code }, "request");
+}
+
+export function createGatewayServer(gateway: Gateway, logger: Logger): Server {
+  const server = createServer((req, res) => {
+    handle(gateway, logger, req, res).catch((err: unknown) => {
+      logger.error({ err }, "request handler failed");
+      if (!res.headersSent) res.destroy();
+    });
+  });
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, logger));
+  return server;
+}

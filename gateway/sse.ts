@@ -1,0 +1,66 @@
+// Server-sent events for a streamed completion (SPEC §3): `data: <json>` events, a `: keepalive` comment
+// after every quiet interval, `data: [DONE]` at the end. Nothing is written once the caller has gone.
+import { once } from "node:events";
+import type { ServerResponse } from "node:http";
+
+export const KEEPALIVE_LINE = ": keepalive\n\n";
+export const DONE_LINE = "data: [DONE]\n\n";
+export const DEFAULT_KEEPALIVE_MS = 10_000;
+
+export const sseData = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+export class SseWriter {
+  private readonly keepalive: NodeJS.Timeout;
+
+  /** Writes and flushes the head at once: SPEC §3 wants it out before a provider is chosen. */
+  constructor(
+    private readonly res: ServerResponse,
+    headers: Record<string, string>,
+    keepaliveMs: number = DEFAULT_KEEPALIVE_MS,
+  ) {
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      // proxies such as nginx would otherwise hold the tokens back
+      "x-accel-buffering": "no",
+      ...headers,
+    });
+    res.flushHeaders();
+    // one timer, pushed back by every write, so a keepalive goes out only after a quiet interval
+    this.keepalive = setInterval(() => this.write(KEEPALIVE_LINE), keepaliveMs);
+    res.once("close", () => clearInterval(this.keepalive));
+  }
+
+  get open(): boolean {
+    return !this.res.destroyed && !this.res.writableEnded;
+  }
+
+  /** Sends one event; resolves once the socket can take more, so a slow reader slows the stream down. */
+  async send(value: unknown): Promise<void> {
+    if (this.write(sseData(value))) return;
+    if (this.open) await Promise.race([once(this.res, "drain"), once(this.res, "close")]);
+  }
+
+  /** Ends a successful stream with `data: [DONE]`. */
+  done(): void {
+    this.write(DONE_LINE);
+    this.end();
+  }
+
+  /** Ends a failed stream: the error envelope as the last event, and no `[DONE]` (SPEC §3). */
+  fail(envelope: unknown): void {
+    this.write(sseData(envelope));
+    this.end();
+  }
+
+  private write(text: string): boolean {
+    if (!this.open) return true;
+    this.keepalive.refresh();
+    return this.res.write(text);
+  }
+
+  private end(): void {
+    clearInterval(this.keepalive);
+    if (this.open) this.res.end();
+  }
+}

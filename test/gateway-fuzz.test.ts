@@ -1,0 +1,109 @@
+// Property: whatever JSON (or non-JSON) is thrown at POST /v1/chat/completions, a real `svc-gateway serve`
+// answers 200 or a 4xx SPEC §2.7 envelope, never a 5xx, never crashes, and leaves its provider free.
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGateway();
+});
+afterAll(() => gw.stop());
+
+const ACTIONS = ["fix_key", "retry", "wait", "fix_request", "pick_model"];
+
+/** SPEC §4.1: a well-formed pin to a machine that is not online is a 503, the one 5xx a caller can cause. */
+const pinsAbsentProvider = (body: unknown) => /^[0-9a-f]{8,64}$/i.test(String((body as { provider?: unknown } | null)?.provider));
+
+async function checkAnswer(res: Response, body?: unknown): Promise<void> {
+  if (res.status === 503 && pinsAbsentProvider(body)) {
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("provider_unavailable");
+    return;
+  }
+  if (res.status === 200 && res.headers.get("content-type") === "text/event-stream") {
+    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: "));
+    const last = events.at(-1)!.slice("data: ".length);
+    // a stream ends with [DONE], or with a fault found once it had started: a prompt too long for the
+    // model, or (SPEC §4.1) a pinned machine that is not online
+    if (last !== "[DONE]") {
+      const expected = pinsAbsentProvider(body) ? "provider_unavailable" : "context_length_exceeded";
+      expect((JSON.parse(last) as { error: { code: string } }).error.code).toBe(expected);
+    }
+    return;
+  }
+  const answer = (await res.json()) as Record<string, unknown>;
+  if (res.status === 200) {
+    expect(answer.object).toBe("chat.completion");
+    return;
+  }
+  expect(res.status).toBeGreaterThanOrEqual(400);
+  expect(res.status).toBeLessThan(500);
+  expect(Object.keys(answer)).toEqual(["error"]);
+  const error = answer.error as Record<string, unknown>;
+  expect(Object.keys(error).sort()).toEqual(["code", "message", "param", "svc_action", "type"]);
+  expect(typeof error.message).toBe("string");
+  expect(typeof error.code).toBe("string");
+  expect(error.param === null || typeof error.param === "string").toBe(true);
+  expect(ACTIONS).toContain(error.svc_action);
+}
+
+const junk = fc.jsonValue({ maxDepth: 3 });
+const validPart = fc.record({ type: fc.constantFrom("text", "input_text"), text: fc.string({ maxLength: 20 }) });
+const validMessage = fc.record({
+  role: fc.constantFrom("user", "system", "assistant", "developer"),
+  content: fc.oneof(fc.string({ maxLength: 40 }), fc.array(validPart, { maxLength: 3 })),
+});
+const validBody = fc.record(
+  {
+    model: fc.constantFrom("qwen3-4b", "svc-local", "SVC-TEST/TINY-QWEN3-4B-GGUF"),
+    messages: fc.array(validMessage, { minLength: 1, maxLength: 3 }),
+    max_tokens: fc.integer({ min: 1, max: 4 }), // small budgets keep valid requests quick
+    temperature: fc.double({ min: 0, max: 2, noNaN: true }),
+    stream: fc.boolean(),
+    stream_options: fc.record({ include_usage: fc.boolean() }),
+  },
+  { requiredKeys: ["messages", "max_tokens"] },
+);
+const FIELDS = ["none", "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "provider", "role", "content", "part"] as const;
+
+/** A valid request with one field replaced by anything at all (or removed); sometimes left valid. */
+const nearlyValid = fc
+  .tuple(validBody, fc.constantFrom(...FIELDS), fc.option(fc.oneof(junk, fc.stringMatching(/^[0-9a-fA-F ]{6,10}$/)), { nil: undefined }))
+  .map(([body, field, value]) => {
+    const out: Record<string, unknown> = { ...body, messages: body.messages.map((m) => ({ ...m })) };
+    const first = (out.messages as Record<string, unknown>[])[0]!;
+    if (field === "role" || field === "content") first[field] = value;
+    else if (field === "part") first.content = [{ type: "text", text: "x" }, value];
+    else if (field !== "none") out[field] = value;
+    return out;
+  });
+
+describe("§7 Errors: random input never gets a 5xx", () => {
+  it("nearly valid request bodies", async () => {
+    await fc.assert(
+      fc.asyncProperty(nearlyValid, async (body) => checkAnswer(await post(gw, "/v1/chat/completions", body), body)),
+      { numRuns: 200 },
+    );
+  });
+
+  it("arbitrary JSON values", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (body) => checkAnswer(await post(gw, "/v1/chat/completions", JSON.stringify(body)))),
+      { numRuns: 100 },
+    );
+  });
+
+  it("arbitrary text that is mostly not JSON", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: "binary" }), async (text) => checkAnswer(await post(gw, "/v1/chat/completions", text))),
+      { numRuns: 100 },
+    );
+  });
+
+  it("afterwards the process is alive, logged no failure and its provider is free", async () => {
+    expect(gw.child.exitCode).toBeNull();
+    expect(gw.stderr()).toBe("");
+    expect(gw.logs().filter((l) => Number(l.level) >= 50)).toEqual([]);
+    expect(await (await get(gw, "/v1/providers")).json()).toMatchObject([{ busy: false, waiting: 0 }]);
+  });
+});
