@@ -1,5 +1,5 @@
 // `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
 import { join } from "node:path";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
@@ -8,7 +8,7 @@ import { TRUST_LEVELS, type TrustLevel } from "../gateway/directory.ts";
 import { parseFaults } from "../gateway/local-directory.ts";
 import { serve } from "../gateway/serve.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/sse.ts";
-import { collect, port, positiveNumber } from "../src/cli-options.ts";
+import { collect, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
 
 interface ServeFlags {
   host: string;
@@ -41,11 +41,7 @@ program
   .option("--model <alias=path>", "run an in-process provider serving this file for the alias (repeatable)", collect, [])
   .option("--models-dir <dir>", "run an in-process provider serving the catalog files found in this dir")
   .option("--memory-gb <n>", "memory the in-process provider assumes instead of this machine's", positiveNumber)
-  .option("--threads <n>", "llama.cpp threads for the in-process provider", (v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
-    return n;
-  })
+  .option("--threads <n>", "llama.cpp threads for the in-process provider", positiveInteger)
   .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
   .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N on the in-process provider").hideHelp())
   .action(async (flags: ServeFlags) => {

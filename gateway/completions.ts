@@ -66,14 +66,11 @@ async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => Pro
   let content = "";
   const outcome = await run(ctx, await session(), (text) => (content += text));
   ctx.signal.throwIfAborted();
-  sendJson(ctx.res, 200, completionBody(meta, content, outcome), {
-    ...verdictHeaders(verdictOf(outcome.receipt)),
-    "x-request-id": ctx.requestId,
-  });
+  sendJson(ctx.res, 200, completionBody(meta, content, outcome), verdictHeaders(verdictOf(outcome.receipt)));
 }
 
 async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => Promise<AsyncIterable<SessionEvent>>) {
-  const sse = new SseWriter(ctx.res, { "x-request-id": ctx.requestId }, ctx.gateway.keepaliveMs);
+  const sse = new SseWriter(ctx.res, {}, ctx.gateway.keepaliveMs);
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {
@@ -85,7 +82,7 @@ async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => 
     if (ctx.signal.aborted) throw err; // the caller is gone: nothing more is written
     const error = asApiError(err);
     ctx.log.code = error.code;
-    if (error.status >= 500) ctx.log.error = error.message;
+    if (error.status >= 500) ctx.log.error = err instanceof ApiError ? error.message : String(err);
     // SPEC §3: the error object in a data line, no [DONE], no receipt
     sse.fail(error.toEnvelope());
   }

@@ -7,6 +7,12 @@ export const positiveNumber = (value: string): number => {
   return n;
 };
 
+export const positiveInteger = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+};
+
 export const port = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port number (0-65535)");

@@ -1,4 +1,5 @@
 // SPEC §4 listings, §5 authentication and the gateway's request log, black-box against `svc-gateway serve`.
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 import { runCli } from "./fixtures/cli.ts";
@@ -143,5 +144,30 @@ describe("§2.4 trust floor", () => {
     } finally {
       await high.stop();
     }
+  });
+});
+
+/** Sends raw bytes on a fresh TCP connection and returns everything the gateway answers until it closes. */
+function rawHttp(url: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(bytes));
+    let answer = "";
+    socket.on("data", (d: Buffer) => (answer += d.toString()));
+    socket.on("close", () => resolve(answer));
+    socket.on("error", reject);
+  });
+}
+
+describe("§7 Errors: malformed HTTP", () => {
+  it.each([
+    ["a request line that is not HTTP", "GARBAGE\r\n\r\n", 400, "malformed_request"],
+    ["headers over the size limit", `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431, "headers_too_large"],
+  ])("%s gets the envelope (%i %s) and a closed connection", async (_, bytes, status, code) => {
+    const answer = await rawHttp(gw.url, bytes);
+    expect(answer.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { error: { code: string; svc_action: string } };
+    expect(body.error).toMatchObject({ code, svc_action: "fix_request" });
+    expect((await get(gw, "/v1/models")).status).toBe(200); // and the gateway goes on serving
   });
 });
