@@ -23,8 +23,7 @@ export async function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTE
       `Send the body as JSON with the header Content-Type: application/json (got ${req.headers["content-type"] ?? "none"}).`,
     );
   }
-  const tooLarge = () =>
-    new ApiError("body_too_large", `The request body is larger than ${limit} bytes.`, { svcAction: "fix_request" });
+  const tooLarge = () => new ApiError("body_too_large", `The request body is larger than ${limit} bytes.`);
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > limit) throw tooLarge();
   const body = await collect(req, limit);

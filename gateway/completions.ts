@@ -70,7 +70,7 @@ async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => Pro
 }
 
 async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => Promise<AsyncIterable<SessionEvent>>) {
-  const sse = new SseWriter(ctx.res, {}, ctx.gateway.keepaliveMs);
+  const sse = new SseWriter(ctx.res, ctx.gateway.keepaliveMs);
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {

@@ -3,8 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Engine } from "../agent/engine.ts";
-import type { ModelStore } from "../agent/model-store.ts";
-import { ModelFileError } from "../agent/model-store.ts";
+import { ModelFileError, type ModelStore } from "../agent/model-store.ts";
 import { ApiError } from "../src/errors.ts";
 import type { Directory, ProviderRecord, Receipt, SessionEvent, SessionRequest, Usage } from "./directory.ts";
 
@@ -26,7 +25,8 @@ export interface LocalDirectoryOptions {
 export class LocalDirectory implements Directory {
   /** Shaped like a real provider id (DESIGN §4), from a key that lives as long as this process. */
   readonly id = createHash("sha256").update(randomBytes(32)).digest("hex");
-  private readonly aliases: string[];
+  /** The aliases it serves: catalog files present that fit in its memory. */
+  readonly aliases: readonly string[];
 
   constructor(private readonly options: LocalDirectoryOptions) {
     this.aliases = options.store.offered(options.memoryGb);
@@ -40,7 +40,9 @@ export class LocalDirectory implements Directory {
   }
 
   async *open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
-    if (request.providerId !== this.id) throw new ApiError("provider_unavailable", `Provider ${request.providerId} is not online.`);
+    if (request.providerId !== this.id) {
+      throw new ApiError("provider_unavailable", `Provider ${request.providerId} is not online.`);
+    }
     const { engine, faults = {} } = this.options;
     let deltas = 0;
     try {
@@ -60,7 +62,8 @@ export class LocalDirectory implements Directory {
           completion_tokens: event.completion_tokens,
           total_tokens: event.prompt_tokens + event.completion_tokens,
         };
-        yield { type: "done", finish_reason: event.finish_reason, usage, receipt: this.receipt(request, event.model_sha256, usage, event.finish_reason) };
+        const receipt = this.receipt(request, event.model_sha256, usage, event.finish_reason);
+        yield { type: "done", finish_reason: event.finish_reason, usage, receipt };
       }
     } catch (err) {
       throw signal.aborted ? signal.reason : providerError(err);

@@ -42,7 +42,7 @@ export interface RunningGateway {
   coordinatorUrl: string;
   catalog: Catalog;
   /** The in-process provider, when there is one. */
-  local?: { id: string; aliases: string[] };
+  local?: { id: string; aliases: readonly string[] };
   close(): Promise<void>;
 }
 
@@ -93,7 +93,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     });
     const engine = new Engine({ store, threads: options.threads, log: (line) => options.logger.info(line) });
     const inProcess = new LocalDirectory({ engine, store, memoryGb: memoryGb(options.memoryGb), faults: options.faults });
-    local = { id: inProcess.id, aliases: (await inProcess.list())[0]?.model_ids ?? [] };
+    local = { id: inProcess.id, aliases: inProcess.aliases };
     directory = inProcess;
   }
   const gatewayServer = createGatewayServer(

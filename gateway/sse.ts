@@ -15,7 +15,6 @@ export class SseWriter {
   /** Writes and flushes the head at once: SPEC §3 wants it out before a provider is chosen. */
   constructor(
     private readonly res: ServerResponse,
-    headers: Record<string, string>,
     keepaliveMs: number = DEFAULT_KEEPALIVE_MS,
   ) {
     res.writeHead(200, {
@@ -23,7 +22,6 @@ export class SseWriter {
       "cache-control": "no-cache",
       // proxies such as nginx would otherwise hold the tokens back
       "x-accel-buffering": "no",
-      ...headers,
     });
     res.flushHeaders();
     // one timer, pushed back by every write, so a keepalive goes out only after a quiet interval

@@ -12,7 +12,8 @@ export function createCoordinatorServer(catalog: Catalog): Server {
     if (path !== "/v1/catalog") {
       sendError(req, res, new ApiError("route_not_found", `No route ${req.method} ${path} on the coordinator.`));
     } else if (req.method !== "GET") {
-      sendError(req, res, new ApiError("method_not_allowed", `${req.method} is not allowed on /v1/catalog; use GET.`), { allow: "GET" });
+      const error = new ApiError("method_not_allowed", `${req.method} is not allowed on /v1/catalog; use GET.`);
+      sendError(req, res, error, { allow: "GET" });
     } else {
       // public: the catalog needs no key (SPEC §5)
       sendJson(res, 200, body);
