@@ -1,5 +1,5 @@
 // `svc-agent`: the provider daemon's command line. Parses argv and calls into agent/.
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
 import { catalogFrom } from "../agent/catalog-source.ts";
@@ -9,8 +9,26 @@ import { DEFAULT_DATA_DIR, DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides }
 import { downloadBar } from "../agent/progress-bar.ts";
 import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
-import { collect, positiveNumber } from "../src/cli-options.ts";
+import { parseFaults } from "../agent/faults.ts";
+import { startAgent } from "../agent/start.ts";
+import { collect, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { measure } from "../src/measure.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 
+interface StartFlags {
+  coordinator: string;
+  catalog?: string;
+  model: string[];
+  modelsDir: string;
+  dataDir: string;
+  memoryGb?: number;
+  attestor?: string;
+  releaseManifest?: string;
+  name?: string;
+  threads?: number;
+  heartbeatMs: number;
+  testFault?: string;
+}
 
 const program = new Command("svc-agent")
   .description("svc provider daemon: serves catalog models through llama.cpp and signs a receipt for each session")
@@ -58,6 +76,51 @@ program
     const verb = outcome.status === "present" ? "already present and verified" : "downloaded and verified";
     console.log(`${alias}: ${verb} (sha256 ${entry.sha256}) at ${outcome.path}`);
   });
+
+program
+  .command("start")
+  .description("serve catalog models to a coordinator: prove this machine's keys, advertise, run sealed sessions")
+  .requiredOption("--coordinator <url>", "the coordinator, e.g. http://127.0.0.1:8081")
+  .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
+  .option("--model <alias=path>", "serve this file for the alias (repeatable)", collect, [])
+  .option("--models-dir <dir>", "where downloaded models live", DEFAULT_MODELS_DIR)
+  .option("--data-dir <dir>", "agent state: keys (created on first start, mode 0600), verified files", DEFAULT_DATA_DIR)
+  .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)
+  .option("--attestor <cmd>", "program that prints a PEM chain binding the given key digest (hardware rung)")
+  .option("--release-manifest <file>", "signed release manifest listing this build's measurement (transparent rung)")
+  .option("--name <label>", "a label for this machine in the coordinator's logs")
+  .option("--threads <n>", "llama.cpp CPU threads", positiveInteger)
+  .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
+  .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N").hideHelp())
+  .action(async (flags: StartFlags) => {
+    const log = (line: string) => console.log(`svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`);
+    const agent = await startAgent({
+      coordinatorUrl: flags.coordinator,
+      catalogPath: flags.catalog,
+      models: flags.model,
+      modelsDir: flags.modelsDir,
+      dataDir: flags.dataDir,
+      memoryGb: flags.memoryGb,
+      attestor: flags.attestor,
+      releaseManifestPath: flags.releaseManifest,
+      name: flags.name,
+      threads: flags.threads,
+      heartbeatMs: flags.heartbeatMs,
+      faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
+      log,
+    });
+    const stop = () => {
+      log("stopping");
+      void agent.stop().finally(() => process.exit(0));
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+
+program
+  .command("measure")
+  .description("print this installed build's code measurement (SHA-256 over its code files), for a release manifest")
+  .action(() => console.log(measure()));
 
 try {
   await program.parseAsync();

@@ -1,82 +1,143 @@
 // `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
 import { Command, Option } from "commander";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
 import { parseOperatorKeys } from "../gateway/auth.ts";
-import { TRUST_LEVELS, type TrustLevel } from "../gateway/directory.ts";
-import { parseFaults } from "../gateway/local-directory.ts";
+import { startCoordinator } from "../gateway/coordinator/start.ts";
 import { serve } from "../gateway/serve.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/sse.ts";
+import { loadCatalog } from "../src/catalog.ts";
 import { collect, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { measure } from "../src/measure.ts";
+import { signManifest } from "../src/release-manifest.ts";
+import { Signer } from "../src/signing.ts";
+import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
 
-interface ServeFlags {
+interface CoordinatorFlags {
   host: string;
-  port: number;
-  coordinatorPort: number;
   catalog?: string;
+  releaseKeys?: string;
+  attestationRoots?: string;
+  heartbeatMs: number;
+  rechallengeMs?: number;
+}
+
+interface ServeFlags extends CoordinatorFlags {
+  port: number;
+  coordinator?: string;
+  coordinatorPort: number;
   trustFloor: TrustLevel;
   dataDir: string;
-  model: string[];
-  modelsDir?: string;
-  memoryGb?: number;
-  threads?: number;
   keepaliveMs: number;
-  testFault?: string;
 }
 
 const program = new Command("svc-gateway")
   .description("svc gateway: OpenAI-compatible routes in front of attested provider machines")
   .showHelpAfterError();
 
-program
-  .command("serve")
-  .description("serve the OpenAI routes (and the embedded coordinator's catalog)")
-  .option("--host <host>", "address to listen on", "127.0.0.1")
-  .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
-  .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
-  .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
-  .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
-  .option("--data-dir <dir>", "gateway state", join(DEFAULT_DATA_DIR, "gateway"))
-  .option("--model <alias=path>", "run an in-process provider serving this file for the alias (repeatable)", collect, [])
-  .option("--models-dir <dir>", "run an in-process provider serving the catalog files found in this dir")
-  .option("--memory-gb <n>", "memory the in-process provider assumes instead of this machine's", positiveNumber)
-  .option("--threads <n>", "llama.cpp threads for the in-process provider", positiveInteger)
-  .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
-  .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N on the in-process provider").hideHelp())
-  .action(async (flags: ServeFlags) => {
-    const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
-    const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
-    const running = await serve({
-      host: flags.host,
-      port: flags.port,
-      coordinatorPort: flags.coordinatorPort,
-      catalogPath: flags.catalog,
-      floor: flags.trustFloor,
-      dataDir: flags.dataDir,
-      operatorKeys,
-      localModels: flags.model,
-      modelsDir: flags.modelsDir,
-      memoryGb: flags.memoryGb,
-      threads: flags.threads,
-      keepaliveMs: flags.keepaliveMs,
-      faults: flags.testFault === undefined ? undefined : parseFaults(flags.testFault),
-      logger,
-    });
-    console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
-    console.log(`svc-gateway: coordinator catalog at ${running.coordinatorUrl}/v1/catalog`);
-    const { local } = running;
-    if (local && local.aliases.length > 0) {
-      console.log(`svc-gateway: in-process provider ${local.id} (process rung) serves ${local.aliases.join(", ")}`);
-    } else {
-      console.log("svc-gateway: no provider is serving yet; start one with --model ALIAS=PATH or --models-dir DIR");
-    }
-    if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
-    const stop = () => {
-      void running.close().finally(() => process.exit(0));
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+
+function onSignal(close: () => Promise<void>): void {
+  const stop = () => void close().finally(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+/** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
+function coordinatorOptions(command: Command): Command {
+  return command
+    .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
+    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
+    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
+    .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
+    .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
+}
+
+coordinatorOptions(
+  program
+    .command("serve")
+    .description("serve the OpenAI routes, with an embedded coordinator unless --coordinator names one")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
+    .option("--coordinator <url>", "use this remote coordinator instead of embedding one")
+    .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
+    .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
+    .option("--data-dir <dir>", "gateway state", join(DEFAULT_DATA_DIR, "gateway"))
+    .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS),
+).action(async (flags: ServeFlags) => {
+  const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
+  const running = await serve({
+    host: flags.host,
+    port: flags.port,
+    coordinatorUrl: flags.coordinator,
+    coordinatorPort: flags.coordinatorPort,
+    catalogPath: flags.catalog,
+    releaseKeysPath: flags.releaseKeys,
+    rootsDir: flags.attestationRoots,
+    floor: flags.trustFloor,
+    dataDir: flags.dataDir,
+    operatorKeys,
+    keepaliveMs: flags.keepaliveMs,
+    heartbeatMs: flags.heartbeatMs,
+    rechallengeMs: flags.rechallengeMs,
+    logger: newLogger(),
+  });
+  console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
+  const where = running.embedded ? "embedded coordinator" : "remote coordinator";
+  console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
+  console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl}`);
+  if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
+  onSignal(running.close);
+});
+
+coordinatorOptions(
+  program
+    .command("coordinator")
+    .description("run a coordinator alone (catalog, provider directory, queues, sealed relay) for gateways to share")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
+).action(async (flags: CoordinatorFlags & { port: number }) => {
+  const running = await startCoordinator({
+    host: flags.host,
+    port: flags.port,
+    catalog: loadCatalog(flags.catalog),
+    releaseKeysPath: flags.releaseKeys,
+    rootsDir: flags.attestationRoots,
+    logger: newLogger(),
+    heartbeatMs: flags.heartbeatMs,
+    rechallengeMs: flags.rechallengeMs,
+  });
+  console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
+  onSignal(running.close);
+});
+
+const release = program.command("release").description("release keys and signed manifests for the transparent rung");
+
+release
+  .command("keygen")
+  .description("create an Ed25519 release key (PKCS#8 PEM, mode 0600) and print its public key for --release-keys")
+  .requiredOption("--out <file>", "where to write the private key")
+  .action((opts: { out: string }) => {
+    const pem = Signer.generatePem();
+    writeFileSync(opts.out, pem, { mode: 0o600, flag: "wx" });
+    console.log(Signer.fromPem(pem).publicKey);
+  });
+
+release
+  .command("sign")
+  .description("write a release manifest listing code measurements, signed with a release key")
+  .requiredOption("--key <file>", "the release key (PKCS#8 PEM from `release keygen`)")
+  .requiredOption("--out <file>", "where to write the manifest")
+  .option("--measurement <hex>", "a measurement to list (repeatable; default: this build's, as `svc-agent measure` prints)", collect, [])
+  .action((opts: { key: string; out: string; measurement: string[] }) => {
+    const measurements = opts.measurement.length > 0 ? opts.measurement : [measure()];
+    for (const m of measurements) if (!/^[0-9a-f]{64}$/.test(m)) throw new Error(`--measurement ${m}: expected 64 lowercase hex characters`);
+    const manifest = signManifest(Signer.fromPem(readFileSync(opts.key, "utf8")), measurements);
+    writeFileSync(opts.out, `${JSON.stringify(manifest, null, 2)}\n`);
+    console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);
   });
 
 try {

@@ -3,7 +3,7 @@
 import { resolveModel } from "../src/catalog.ts";
 import { ApiError } from "../src/errors.ts";
 import { parseChatRequest, type ChatRequest } from "./chat-request.ts";
-import { readDirectory, type SessionEvent, type SessionRequest } from "./directory.ts";
+import type { SessionEvent, SessionRequest } from "./directory.ts";
 import {
   completionBody,
   contentChunk,
@@ -16,7 +16,6 @@ import {
   type Outcome,
 } from "./openai-shapes.ts";
 import { asApiError, sendJson } from "./respond.ts";
-import { chooseProvider } from "./routing.ts";
 import type { RouteContext } from "./route-context.ts";
 import { SseWriter } from "./sse.ts";
 
@@ -27,18 +26,17 @@ export async function chatCompletions(ctx: RouteContext, body: unknown): Promise
   const entry = resolveModel(catalog, request.model ?? catalog.default);
   ctx.log.model = entry.alias;
   const meta = newCompletionMeta(request.model ?? entry.alias);
-  const session = (): Promise<AsyncIterable<SessionEvent>> => openSession(ctx, request, entry.alias);
+  const session = (): AsyncIterable<SessionEvent> => openSession(ctx, request, entry.alias);
   if (request.stream) await streamed(ctx, meta, session);
   else await whole(ctx, meta, session);
 }
 
-async function openSession(ctx: RouteContext, request: ChatRequest, alias: string): Promise<AsyncIterable<SessionEvent>> {
+function openSession(ctx: RouteContext, request: ChatRequest, alias: string): AsyncIterable<SessionEvent> {
   const { directory, floor } = ctx.gateway;
-  const provider = chooseProvider(await readDirectory(directory), { alias, floor, pin: request.provider });
-  ctx.log.provider = provider.id;
   const session: SessionRequest = {
-    providerId: provider.id,
     model: alias,
+    floor,
+    ...(request.provider === undefined ? {} : { pin: request.provider }),
     messages: request.messages,
     max_tokens: request.max_tokens,
     temperature: request.temperature,
@@ -50,6 +48,10 @@ async function openSession(ctx: RouteContext, request: ChatRequest, alias: strin
 /** Runs a session to its end, handing each delta to `onDelta`; returns the outcome of the `done` event. */
 async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDelta: (text: string) => unknown): Promise<Outcome> {
   for await (const event of events) {
+    if (event.type === "provider") {
+      ctx.log.provider = event.provider.id;
+      continue;
+    }
     if (event.type === "delta") {
       if (event.text !== "") await onDelta(event.text);
       continue;
@@ -62,19 +64,19 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDel
   throw new ApiError("provider_error", "The provider ended the session without a result.");
 }
 
-async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => Promise<AsyncIterable<SessionEvent>>) {
+async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
   let content = "";
-  const outcome = await run(ctx, await session(), (text) => (content += text));
+  const outcome = await run(ctx, session(), (text) => (content += text));
   ctx.signal.throwIfAborted();
   sendJson(ctx.res, 200, completionBody(meta, content, outcome), verdictHeaders(verdictOf(outcome.receipt)));
 }
 
-async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => Promise<AsyncIterable<SessionEvent>>) {
+async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
   const sse = new SseWriter(ctx.res, ctx.gateway.keepaliveMs);
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {
-    const outcome = await run(ctx, await session(), (text) => sse.send(contentChunk(meta, text)));
+    const outcome = await run(ctx, session(), (text) => sse.send(contentChunk(meta, text)));
     ctx.signal.throwIfAborted();
     await sse.send(stopChunk(meta, outcome));
     sse.done();

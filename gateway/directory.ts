@@ -1,12 +1,11 @@
-// What the HTTP layer needs from the provider side: list the live providers, open a session on one. The
-// in-process directory (local-directory.ts) and the coordinator client both implement it, so the routes
-// never change with where providers live.
+// What the HTTP layer needs from the provider side: list the live providers, run a session on one. The
+// coordinator client implements it (tests may fake it), so the routes never change with where providers live.
 import type { ChatMessage } from "../agent/prompt.ts";
 import { ApiError } from "../src/errors.ts";
 import type { FinishReason } from "../agent/engine.ts";
+import type { TrustLevel } from "../src/trust.ts";
 
-export const TRUST_LEVELS = ["process", "transparent", "hardware"] as const;
-export type TrustLevel = (typeof TRUST_LEVELS)[number];
+export { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
 
 /** SPEC §2.4, as the directory reports it (the floor is applied by the gateway). */
 export interface ProviderRecord {
@@ -34,9 +33,12 @@ export interface Receipt {
 }
 
 export interface SessionRequest {
-  providerId: string;
   /** Catalog alias, already resolved. */
   model: string;
+  /** The gateway's trust floor: only providers at or above it may take the session. */
+  floor: TrustLevel;
+  /** `provider` / `provider_key_id`: whole id or a prefix of at least 8 characters. */
+  pin?: string;
   messages: ChatMessage[];
   max_tokens: number;
   temperature: number;
@@ -44,6 +46,8 @@ export interface SessionRequest {
 }
 
 export type SessionEvent =
+  /** The provider chosen for the session (sent again if an unpinned request is re-routed before it starts). */
+  | { type: "provider"; provider: ProviderRecord }
   | { type: "delta"; text: string }
   | { type: "done"; finish_reason: FinishReason; usage: Usage; receipt: Receipt };
 
@@ -51,8 +55,9 @@ export interface Directory {
   /** Throws ApiError `directory_unavailable` when it cannot list. */
   list(): Promise<ProviderRecord[]>;
   /**
-   * Queues for the provider, then streams its deltas and one `done`. Aborting the signal leaves the queue
-   * or ends the session on the provider; failures are ApiErrors (`provider_unavailable`, `provider_error`, …).
+   * Chooses a provider (SPEC §4.1 routing), waits in its queue, then streams its deltas and one `done`.
+   * Aborting the signal leaves the queue or ends the session on the provider; failures are ApiErrors
+   * (`provider_unavailable`, `provider_error`, `directory_unavailable`, …).
    */
   open(request: SessionRequest, signal: AbortSignal): AsyncIterable<SessionEvent>;
   close(): Promise<void>;

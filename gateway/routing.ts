@@ -1,14 +1,18 @@
 // Which providers a gateway may list and use (its trust floor), and which one takes a request: the pinned
-// one, or idle-first among those serving the alias (SPEC §4.1).
+// one, or idle-first among those serving the alias (SPEC §4.1). The coordinator runs it, so that choices
+// made for concurrent requests, from any number of gateways, see each other.
 import { ApiError } from "../src/errors.ts";
-import { TRUST_LEVELS, type ProviderRecord, type TrustLevel } from "./directory.ts";
+import { atOrAbove, type TrustLevel } from "../src/trust.ts";
+import type { ProviderRecord } from "./directory.ts";
 
-export function atOrAbove(trust: TrustLevel, floor: TrustLevel): boolean {
-  return TRUST_LEVELS.indexOf(trust) >= TRUST_LEVELS.indexOf(floor);
+/** A provider as routing sees it: its record plus when it was last given a session. */
+export interface Routable extends ProviderRecord {
+  /** Milliseconds timestamp of its last assignment; 0 if never. */
+  lastAssigned: number;
 }
 
 /** The providers this gateway lists and uses. */
-export function qualified(providers: readonly ProviderRecord[], floor: TrustLevel): ProviderRecord[] {
+export function qualified<P extends ProviderRecord>(providers: readonly P[], floor: TrustLevel): P[] {
   return providers.filter((p) => atOrAbove(p.trust, floor));
 }
 
@@ -26,27 +30,21 @@ export interface RouteRequest {
 }
 
 /** Picks the provider for a request, or throws the SPEC's error for why there is none. */
-export function chooseProvider(
-  providers: readonly ProviderRecord[],
-  { alias, floor, pin }: RouteRequest,
-  random: () => number = Math.random,
-): ProviderRecord {
+export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
   if (pin !== undefined) return pinned(providers, alias, floor, pin);
-  const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias));
+  const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id));
   if (candidates.length === 0) {
     throw new ApiError(
       "provider_unavailable",
       `No provider at or above the ${floor} rung serves ${alias} right now; GET /v1/models lists what is servable.`,
     );
   }
-  const load = (p: ProviderRecord) => (p.busy ? 1 : 0) + p.waiting;
-  const least = Math.min(...candidates.map(load));
-  // among equally loaded machines, spread the work rather than always picking the first one listed
-  const idlest = candidates.filter((p) => load(p) === least);
-  return idlest[Math.floor(random() * idlest.length)] ?? idlest[0]!;
+  // idle first, then the shortest queue; among equals the least recently used, so work spreads fairly
+  const load = (p: P) => (p.busy ? 1 : 0) + p.waiting;
+  return candidates.reduce((best, p) => (load(p) < load(best) || (load(p) === load(best) && p.lastAssigned < best.lastAssigned) ? p : best));
 }
 
-function pinned(providers: readonly ProviderRecord[], alias: string, floor: TrustLevel, pin: string): ProviderRecord {
+function pinned<P extends ProviderRecord>(providers: readonly P[], alias: string, floor: TrustLevel, pin: string): P {
   const exact = providers.find((p) => p.id === pin);
   const matches = exact ? [exact] : providers.filter((p) => p.id.startsWith(pin));
   if (matches.length > 1) {

@@ -1,101 +1,65 @@
-// `svc-gateway serve`: wires catalog, directory, keys and logger into the gateway and coordinator servers
-// and starts listening; what the command line and `npm start` call.
+// `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
+// embedded coordinator on its own port unless `--coordinator URL` names a remote one.
 import { mkdirSync } from "node:fs";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import type { Logger } from "pino";
-import { Engine } from "../agent/engine.ts";
-import { memoryGb } from "../agent/machine.ts";
-import { ModelStore, parseModelOverrides } from "../agent/model-store.ts";
-import { VerifiedFiles } from "../agent/verified-files.ts";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
-import { ApiError } from "../src/errors.ts";
+import type { TrustLevel } from "../src/trust.ts";
 import { OperatorKeys } from "./auth.ts";
 import { BODY_LIMIT_BYTES } from "./body.ts";
-import { createCoordinatorServer } from "./coordinator/server.ts";
-import type { Directory, TrustLevel } from "./directory.ts";
-import { LocalDirectory, type LocalFaults } from "./local-directory.ts";
+import { CoordinatorClient } from "./coordinator-client.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
+import { closeServer, listen } from "./listen.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse.ts";
 
 export interface ServeOptions {
   host: string;
   port: number;
+  /** A remote coordinator; without it one is embedded on `coordinatorPort`. */
+  coordinatorUrl?: string;
   coordinatorPort: number;
   catalogPath?: string;
+  /** The embedded coordinator's trust anchors. */
+  releaseKeysPath?: string;
+  rootsDir?: string;
   floor: TrustLevel;
   dataDir: string;
   operatorKeys: string[];
-  /** An in-process provider serving these `ALIAS=PATH` files and/or the models dir's files. */
-  localModels: string[];
-  modelsDir?: string;
-  memoryGb?: number;
-  threads?: number;
   keepaliveMs?: number;
-  faults?: LocalFaults;
+  heartbeatMs?: number;
+  rechallengeMs?: number;
   logger: Logger;
 }
 
 export interface RunningGateway {
   url: string;
   coordinatorUrl: string;
+  /** Whether the coordinator runs in this process. */
+  embedded: boolean;
   catalog: Catalog;
-  /** The in-process provider, when there is one. */
-  local?: { id: string; aliases: readonly string[] };
   close(): Promise<void>;
-}
-
-/** No providers: what the gateway has until agents connect. */
-const emptyDirectory: Directory = {
-  list: () => Promise.resolve([]),
-  open: () => {
-    throw new ApiError("provider_unavailable", "No provider is online.");
-  },
-  close: () => Promise.resolve(),
-};
-
-function listen(server: Server, port: number, host: string, what: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") reject(new Error(`${what} port ${port} on ${host} is already in use; pick another port`));
-      else if (err.code === "EACCES") reject(new Error(`${what} port ${port} on ${host} needs privileges this user lacks`));
-      else reject(err);
-    };
-    server.once("error", onError);
-    server.listen(port, host, () => {
-      server.off("error", onError);
-      const address = server.address() as AddressInfo;
-      const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
-      resolve(`http://${shownHost}:${address.port}`);
-    });
-  });
-}
-
-function close(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
   mkdirSync(options.dataDir, { recursive: true });
-  let directory = emptyDirectory;
-  let local: RunningGateway["local"];
-  if (options.localModels.length > 0 || options.modelsDir !== undefined) {
-    const store = new ModelStore({
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  let coordinator: RunningCoordinator | undefined;
+  if (options.coordinatorUrl === undefined) {
+    coordinator = await startCoordinator({
+      host: options.host,
+      port: options.coordinatorPort,
       catalog,
-      modelsDir: options.modelsDir ?? join(options.dataDir, "models"),
-      overrides: parseModelOverrides(catalog, options.localModels),
-      verified: new VerifiedFiles(join(options.dataDir, "verified-models.json")),
+      releaseKeysPath: options.releaseKeysPath,
+      rootsDir: options.rootsDir,
+      logger: options.logger,
+      heartbeatMs,
+      rechallengeMs: options.rechallengeMs,
     });
-    const engine = new Engine({ store, threads: options.threads, log: (line) => options.logger.info(line) });
-    const inProcess = new LocalDirectory({ engine, store, memoryGb: memoryGb(options.memoryGb), faults: options.faults });
-    local = { id: inProcess.id, aliases: inProcess.aliases };
-    directory = inProcess;
   }
+  const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
+  const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs);
   const gatewayServer = createGatewayServer(
     {
       catalog,
@@ -107,15 +71,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     },
     options.logger,
   );
-  const coordinatorServer = createCoordinatorServer(catalog);
   const shutdown = async () => {
-    await Promise.all([close(gatewayServer), close(coordinatorServer)]);
+    await closeServer(gatewayServer);
     await directory.close();
+    await coordinator?.close();
   };
   try {
     const url = await listen(gatewayServer, options.port, options.host, "gateway");
-    const coordinatorUrl = await listen(coordinatorServer, options.coordinatorPort, options.host, "coordinator");
-    return { url, coordinatorUrl, catalog, local, close: shutdown };
+    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, close: shutdown };
   } catch (err) {
     await shutdown();
     throw err;

@@ -1,10 +1,12 @@
-// `npm start`: the whole service on this machine in one process: gateway, embedded coordinator and a
-// provider running the real engine. It serves the catalog's models when they are downloaded, and otherwise
-// a tiny random-weight demo model, saying so plainly; then it prints a working curl and SDK example.
+// `npm start`: the whole service on this machine: gateway and embedded coordinator in this process, and one
+// `svc-agent start` as a child process. The agent serves the catalog's models when they are downloaded, and
+// otherwise a tiny random-weight demo model, saying so plainly; then it prints a working curl and SDK example.
 import { Command } from "commander";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
 import { parseOperatorKeys } from "../gateway/auth.ts";
@@ -14,6 +16,7 @@ import { port } from "../src/cli-options.ts";
 import { writeTinyCatalog } from "../src/tiny-catalog.ts";
 
 const DEMO_ALIAS = "tiny-random";
+const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));
 
 const opts = new Command("npm start")
   .option("--host <host>", "address to listen on", "127.0.0.1")
@@ -40,9 +43,28 @@ try {
     floor: "process",
     dataDir: join(opts.dataDir, "gateway"),
     operatorKeys: keys.length > 0 ? keys : [key],
-    localModels: [],
-    modelsDir: demo?.modelsDir ?? modelsDir,
     logger: pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }),
+  });
+  const agentArgs = ["start", "--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir];
+  const agent = spawn(process.execPath, [AGENT_BIN, ...agentArgs, ...(demo ? ["--catalog", demo.catalogPath] : [])], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const stop = () => {
+    agent.kill("SIGTERM");
+    void running.close().finally(() => process.exit(0));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const providerLine = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    agent.stdout.on("data", (d: Buffer) => {
+      process.stdout.write(d);
+      out += d.toString();
+      const advertising = /advertising \[.*\]/.exec(out);
+      const provider = /as provider ([0-9a-f]{64})/.exec(out);
+      if (advertising && provider) resolve(`${provider[1]} (separate process, ${/granted rung (\w+)/.exec(out)?.[1] ?? "process"} rung) ${advertising[0]}`);
+    });
+    agent.once("exit", (code) => reject(new Error(`the agent exited with ${code} before it joined`)));
   });
   const model = demo ? DEMO_ALIAS : (real[0] ?? bundled.default);
   const base = `${running.url}/v1`;
@@ -53,7 +75,7 @@ try {
       "",
       `  gateway      ${base}`,
       `  coordinator  ${running.coordinatorUrl}/v1/catalog`,
-      `  provider     ${running.local?.id ?? "none"} (in this process, process rung) serving ${running.local?.aliases.join(", ") || "nothing"}`,
+      `  provider     ${providerLine}`,
       `  API key      ${key}${keys.length > 0 ? " (from SVC_OPERATOR_KEYS)" : " (generated for this run; set SVC_OPERATOR_KEYS to choose your own)"}`,
       "",
       ...(demo
@@ -75,13 +97,10 @@ try {
       `  r = client.chat.completions.create(model="${model}", messages=[{"role": "user", "content": "Say hello."}], max_tokens=64)`,
       "  print(r.choices[0].message.content, r.svc_receipt)",
       "",
-      "Ctrl-C stops it. Request logs follow, one JSON line each.",
+      "Ctrl-C stops all three. Logs follow: the gateway's as JSON lines, the agent's as svc-agent lines.",
       "",
     ].join("\n"),
   );
-  const stop = () => void running.close().finally(() => process.exit(0));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
 } catch (err) {
   console.error(`npm start: ${(err as Error).message}`);
   process.exitCode = 1;

@@ -107,7 +107,7 @@ describe("§3 Ordering of a streamed response", () => {
 describe("§3 Keepalive and hang-up, on a slow provider", () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
-    gw = await startGateway({ args: ["--keepalive-ms", "100", "--test-fault", "token-delay-ms=25"] });
+    gw = await startGateway({ args: ["--keepalive-ms", "100"], agentArgs: ["--test-fault", "token-delay-ms=25"] });
   });
   afterAll(async () => {
     // nothing went wrong on the gateway's side: no write to a dead socket, no unexpected failure
@@ -172,7 +172,7 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
 
 describe("§3 A stream that fails", () => {
   it("after the first token: the error object in a data line, no [DONE], no receipt", async () => {
-    const gw = await startGateway({ args: ["--test-fault", "fail-after=3"] });
+    const gw = await startGateway({ agentArgs: ["--test-fault", "fail-after=3"] });
     try {
       const { raw, events } = await readStream(await post(gw, "/v1/chat/completions", ask()));
       const data = events.map((e) => e.data);
@@ -194,7 +194,7 @@ describe("§3 A stream that fails", () => {
   });
 
   it("before any token: the error object in a data line after the role chunk", async () => {
-    const gw = await startGateway({ args: ["--test-fault", "fail-after=0"] });
+    const gw = await startGateway({ agentArgs: ["--test-fault", "fail-after=0"] });
     try {
       const { events } = await readStream(await post(gw, "/v1/chat/completions", ask()));
       expect(events).toHaveLength(2);

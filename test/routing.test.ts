@@ -1,15 +1,15 @@
 // SPEC §4.1 routing and §2.4's trust floor as chooseProvider applies them to a directory listing.
 import { describe, expect, it } from "vitest";
-import type { ProviderRecord } from "../gateway/directory.ts";
-import { chooseProvider, qualified, servableAliases } from "../gateway/routing.ts";
+import { chooseProvider, qualified, servableAliases, type Routable } from "../gateway/routing.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
 
-const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecord => ({
+const provider = (id: string, over: Partial<Routable> = {}): Routable => ({
   id: id.padEnd(64, "0"),
   model_ids: ["qwen3-4b"],
   trust: "process",
   busy: false,
   waiting: 0,
+  lastAssigned: 0,
   ...over,
 });
 
@@ -21,10 +21,19 @@ describe("§4.1 Routing", () => {
     expect(chooseProvider(providers, { alias: "qwen3-4b", floor }).id).toBe(provider("cc").id);
   });
 
-  it("spreads work among equally idle providers", () => {
-    const providers = [provider("aa"), provider("bb")];
-    expect(chooseProvider(providers, { alias: "qwen3-4b", floor }, () => 0).id).toBe(provider("aa").id);
-    expect(chooseProvider(providers, { alias: "qwen3-4b", floor }, () => 0.99).id).toBe(provider("bb").id);
+  it("among idle providers, spreads load fairly: the least recently used first", () => {
+    const providers = [provider("aa", { lastAssigned: 30 }), provider("bb", { lastAssigned: 10 }), provider("cc", { lastAssigned: 20 })];
+    expect(chooseProvider(providers, { alias: "qwen3-4b", floor }).id).toBe(provider("bb").id);
+  });
+
+  it("when none is idle, the shortest queue", () => {
+    const providers = [provider("aa", { busy: true, waiting: 2 }), provider("bb", { busy: true, waiting: 1 }), provider("cc", { busy: true, waiting: 3 })];
+    expect(chooseProvider(providers, { alias: "qwen3-4b", floor }).id).toBe(provider("bb").id);
+  });
+
+  it("skips providers that already failed this request before it started", () => {
+    const providers = [provider("aa"), provider("bb", { busy: true })];
+    expect(chooseProvider(providers, { alias: "qwen3-4b", floor }, new Set([provider("aa").id])).id).toBe(provider("bb").id);
   });
 
   it("only providers advertising the alias are candidates; none → 503 provider_unavailable", () => {

@@ -1,7 +1,7 @@
 // `npm start` (README "Two commands"): brings the service up and prints a curl and an SDK example that work
 // as printed. Without a downloaded model it says it serves the tiny random-weight demo model.
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,7 +19,7 @@ child.stderr.on("data", (d: Buffer) => (out += d.toString()));
 const banner = new Promise<string>((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error(`npm start printed no banner:\n${out}`)), 30_000);
   child.stdout.on("data", () => {
-    if (out.includes("Ctrl-C stops it.")) {
+    if (out.includes("Ctrl-C stops all three.")) {
       clearTimeout(timer);
       resolve(out);
     }
@@ -34,7 +34,7 @@ describe("npm start", () => {
   it("says it runs in demo mode when no catalog model is downloaded", async () => {
     const text = await banner;
     expect(text).toContain("DEMO mode");
-    expect(text).toMatch(/provider +[0-9a-f]{64} \(in this process, process rung\) serving tiny-random/);
+    expect(text).toMatch(/provider +[0-9a-f]{64} \(separate process, process rung\) advertising \[tiny-random\]/);
   });
 
   it("prints a curl command that works as printed", async () => {
@@ -55,5 +55,31 @@ describe("npm start", () => {
     const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
     const r = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 8 });
     expect(r.choices[0]?.message.role).toBe("assistant");
+  });
+});
+
+/** Live processes whose command line mentions `text` (this test's own data dir). */
+function processesMentioning(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
+      } catch {
+        return false; // it exited while we looked
+      }
+    })
+    .map(Number);
+}
+
+describe("npm start: Ctrl-C", () => {
+  it("stops gateway, coordinator and agent", async () => {
+    await banner;
+    expect(processesMentioning(dataDir).length).toBeGreaterThanOrEqual(2); // the script and its agent
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    await exited;
+    for (let i = 0; i < 50 && processesMentioning(dataDir).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(processesMentioning(dataDir)).toEqual([]);
   });
 });

@@ -1,13 +1,46 @@
-// The embedded coordinator's HTTP side. Today: the public catalog (SPEC §4.4, DESIGN §3); the agents'
-// WebSocket endpoint and the relay join it with the coordinator.
-import { createServer, type Server } from "node:http";
+// The coordinator's endpoints: the public catalog over HTTP (SPEC §4.4, DESIGN §3), and two WebSocket
+// paths on the same port, one for agents and one for gateways.
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Logger } from "pino";
+import { WebSocketServer } from "ws";
+import type { TrustAnchors } from "../../src/attestation.ts";
 import { catalogBody, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
+import { AGENT_MAX_FRAME_BYTES, AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH } from "../../src/wire.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../../src/heartbeat.ts";
 import { sendError, sendJson } from "../respond.ts";
+import { acceptAgent } from "./agent-link.ts";
+import { acceptGateway } from "./gateway-link.ts";
+import { Registry } from "./registry.ts";
 
-export function createCoordinatorServer(catalog: Catalog): Server {
+
+export const DEFAULT_RECHALLENGE_MS = 5 * 60_000;
+
+export interface CoordinatorOptions {
+  catalog: Catalog;
+  anchors: TrustAnchors;
+  logger: Logger;
+  heartbeatMs?: number;
+  rechallengeMs?: number;
+}
+
+export interface CoordinatorServer {
+  server: Server;
+  /** Ends every agent and gateway link (an upgraded socket would keep `server.close` waiting forever). */
+  dropLinks(): void;
+}
+
+export function createCoordinatorServer(options: CoordinatorOptions): CoordinatorServer {
+  const { catalog, logger } = options;
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const body = catalogBody(catalog);
-  return createServer((req, res) => {
+  const registry = new Registry(new Set(catalog.models.map((m) => m.alias)));
+  const log = logger.child({ role: "coordinator" });
+  const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
+  const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
+
+  const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== "/v1/catalog") {
       sendError(req, res, new ApiError("route_not_found", `No route ${req.method} ${path} on the coordinator.`));
@@ -19,4 +52,22 @@ export function createCoordinatorServer(catalog: Catalog): Server {
       sendJson(res, 200, body);
     }
   });
+
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? "/").split("?")[0];
+    const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`;
+    if (path === AGENT_PATH) {
+      agents.handleUpgrade(req, socket, head, (ws) =>
+        acceptAgent(ws, remote, { registry, anchors: options.anchors, log, heartbeatMs, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
+      );
+    } else if (path === GATEWAY_PATH) {
+      gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, log.child({ gateway: remote }), heartbeatMs));
+    } else {
+      socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    }
+  });
+  const dropLinks = () => {
+    for (const ws of [...agents.clients, ...gateways.clients]) ws.terminate();
+  };
+  return { server, dropLinks };
 }

@@ -1,0 +1,148 @@
+// `svc-agent start`'s connection to the coordinator (DESIGN §1, §4): connect over WebSocket, answer each
+// challenge with evidence, advertise, run sealed sessions one at a time, and reconnect with jittered
+// backoff when the link drops, aborting any session it was running so nothing is left dangling.
+import { WebSocket } from "ws";
+import { signEvidence, type UnsignedEvidence } from "../src/attestation.ts";
+import { Backoff } from "../src/backoff.ts";
+import { keysDigest } from "../src/hardware-chain.ts";
+import { keepAlive } from "../src/heartbeat.ts";
+import type { ReleaseManifest } from "../src/release-manifest.ts";
+import type { TrustLevel } from "../src/trust.ts";
+import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
+import { wsUrl } from "../src/ws-url.ts";
+import { runAttestor } from "./attestor.ts";
+import type { Engine } from "./engine.ts";
+import type { Faults } from "./faults.ts";
+import type { AgentKeys } from "./keys.ts";
+import type { ModelStore } from "./model-store.ts";
+import { runSession } from "./session-runner.ts";
+
+export interface DaemonOptions {
+  coordinatorUrl: string;
+  keys: AgentKeys;
+  engine: Engine;
+  store: ModelStore;
+  /** The aliases to advertise (present and fitting in memory); loaded only when a session needs one. */
+  aliases: readonly string[];
+  name?: string;
+  /** `--attestor CMD` for the hardware rung. */
+  attestor?: string;
+  /** The transparent rung's evidence: this build's measurement and a release manifest listing it. */
+  release?: { measurement: string; manifest: ReleaseManifest };
+  faults: Faults;
+  heartbeatMs: number;
+  log(line: string): void;
+}
+
+export class AgentDaemon {
+  private ws?: WebSocket;
+  private stopped = false;
+  private retryTimer?: NodeJS.Timeout;
+  private readonly backoff = new Backoff(250, 5_000);
+  private session?: { id: string; controller: AbortController; done: Promise<void> };
+
+  constructor(private readonly options: DaemonOptions) {}
+
+  start(): void {
+    const { coordinatorUrl, log } = this.options;
+    const ws = new WebSocket(wsUrl(coordinatorUrl, AGENT_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES });
+    this.ws = ws;
+    let grant: { rung: TrustLevel; serial?: string } | undefined;
+    let chain: Promise<string[] | undefined> | undefined;
+    let lastError = "";
+    const send = (message: FromAgent) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+    };
+    const stopHeartbeat = keepAlive(ws, this.options.heartbeatMs, () => {
+      lastError = "the coordinator stopped answering heartbeats";
+      ws.terminate();
+    });
+
+    const onMessage = async (message: ToAgent) => {
+      if (message.t === "challenge") {
+        chain ??= this.attest();
+        send({ t: "evidence", evidence: signEvidence(this.options.keys.signer, this.evidence(message.nonce, await chain)) });
+      } else if (message.t === "granted") {
+        const first = grant === undefined;
+        grant = { rung: message.rung, ...(message.serial === undefined ? {} : { serial: message.serial }) };
+        log(`granted rung ${message.rung}${message.serial ? ` (serial ${message.serial})` : ""} as provider ${message.provider_id}`);
+        for (const refusal of message.refusals) log(`attestation: ${refusal}`);
+        if (!first) return;
+        this.backoff.reset();
+        send({ t: "advertise", aliases: [...this.options.aliases] });
+        log(`advertising [${this.options.aliases.join(", ")}]`);
+      } else if (message.t === "refused") {
+        lastError = `attestation refused: ${message.reason}`;
+        log(lastError);
+      } else if (message.t === "cancel") {
+        if (this.session?.id === message.id) this.session.controller.abort(new Error("cancelled by the gateway"));
+      } else if (grant) {
+        this.run(message, grant, send);
+      }
+    };
+
+    ws.on("open", () => log(`connected to ${coordinatorUrl}`));
+    ws.on("message", (data) => {
+      const message = parseMessage(ToAgentSchema, data);
+      if (!message) return log("the coordinator sent an invalid message; ignored");
+      onMessage(message).catch((err: Error) => log(`error: ${err.message}`));
+    });
+    ws.on("error", (err) => (lastError = err.message));
+    ws.on("close", (code, reason) => {
+      stopHeartbeat();
+      // nothing is left dangling: a session whose link is gone cannot deliver its frames
+      this.session?.controller.abort(new Error("the link to the coordinator dropped"));
+      if (this.stopped) return;
+      const delay = this.backoff.next();
+      const why = lastError || reason.toString() || `connection closed (${code})`;
+      log(`disconnected: ${why}; reconnecting in ${(delay / 1000).toFixed(1)} s`);
+      this.retryTimer = setTimeout(() => this.start(), delay);
+    });
+  }
+
+  private run(message: Extract<ToAgent, { t: "session" }>, grant: { rung: TrustLevel; serial?: string }, send: (m: FromAgent) => void) {
+    if (this.session) {
+      // the coordinator runs one session at a time per provider; a second one means its view is stale
+      send({ t: "end", id: message.id, error: "the provider is already in a session" });
+      return;
+    }
+    const controller = new AbortController();
+    const { keys, engine, store, aliases, faults, log } = this.options;
+    const done = runSession(message, { keys, engine, store, advertised: aliases, grant, faults, send, log }, controller.signal)
+      .catch((err: Error) => log(`session ${message.id} error: ${err.message}`))
+      .finally(() => (this.session = undefined));
+    this.session = { id: message.id, controller, done };
+  }
+
+  private evidence(nonce: string, chain: string[] | undefined): UnsignedEvidence {
+    const { keys, name, release } = this.options;
+    return {
+      nonce,
+      signing_key: keys.signer.publicKey,
+      sealing_key: keys.sealing.publicKey,
+      ...(name === undefined ? {} : { name }),
+      ...(release === undefined ? {} : { measurement: release.measurement, manifest: release.manifest }),
+      ...(chain === undefined ? {} : { chain }),
+    };
+  }
+
+  /** The attestor's chain for this connection, or none (the agent then asks for a lower rung). */
+  private async attest(): Promise<string[] | undefined> {
+    const { attestor, keys, log } = this.options;
+    if (attestor === undefined) return undefined;
+    try {
+      return await runAttestor(attestor, keysDigest(keys.signer.publicKey, keys.sealing.publicKey));
+    } catch (err) {
+      log(`attestation: the attestor failed: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.session?.controller.abort(new Error("the agent is stopping"));
+    await this.session?.done;
+    this.ws?.close(1001, "agent stopping");
+  }
+}

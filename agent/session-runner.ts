@@ -1,0 +1,101 @@
+// Runs one sealed session on the agent (DESIGN §5): opens the request with the agent's sealing key, runs it
+// on the engine and seals every frame back to the gateway under the session's key.
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiError } from "../src/errors.ts";
+import { openRequest, type FrameCipher } from "../src/seal.ts";
+import { SealedRequestSchema, type SessionFrame } from "../src/session-protocol.ts";
+import type { TrustLevel } from "../src/trust.ts";
+import type { FromAgent, ToAgent } from "../src/wire.ts";
+import type { Engine } from "./engine.ts";
+import type { Faults } from "./faults.ts";
+import type { AgentKeys } from "./keys.ts";
+import { ModelFileError, type ModelStore } from "./model-store.ts";
+
+export interface SessionContext {
+  keys: AgentKeys;
+  engine: Engine;
+  store: ModelStore;
+  /** The aliases this agent advertises; it serves nothing else. */
+  advertised: readonly string[];
+  /** The rung the coordinator granted on this connection. */
+  grant: { rung: TrustLevel; serial?: string };
+  faults: Faults;
+  send(message: FromAgent): void;
+  log(line: string): void;
+}
+
+type SessionMessage = Extract<ToAgent, { t: "session" }>;
+
+export async function runSession(message: SessionMessage, ctx: SessionContext, signal: AbortSignal): Promise<void> {
+  const { id } = message;
+  const started = Date.now();
+  let frames: FrameCipher | undefined;
+  let endError: string | undefined;
+  const emit = (frame: SessionFrame) => ctx.send({ t: "frame", id, data: frames!.seal(JSON.stringify(frame)) });
+  ctx.log(`session ${id} start (${message.alias})`);
+  try {
+    const opened = await openRequest(ctx.keys.sealing, id, message);
+    frames = opened.frames;
+    const request = SealedRequestSchema.parse(JSON.parse(opened.plaintext.toString("utf8")));
+    if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
+      throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
+    }
+    let deltas = 0;
+    for await (const event of ctx.engine.generate({ ...request, signal })) {
+      if (event.type === "delta") {
+        if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
+          throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
+        }
+        deltas++;
+        emit(event);
+        if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
+        continue;
+      }
+      const usage = {
+        prompt_tokens: event.prompt_tokens,
+        completion_tokens: event.completion_tokens,
+        total_tokens: event.prompt_tokens + event.completion_tokens,
+      };
+      const entry = ctx.store.entry(request.model);
+      // unsigned until receipts land: the facts, in the shape the signed receipt will have (DESIGN §5)
+      const receipt = {
+        id: `rcpt_${randomBytes(12).toString("hex")}`,
+        created: Math.floor(Date.now() / 1000),
+        provider_id: ctx.keys.providerId,
+        trust_level: ctx.grant.rung,
+        ...(ctx.grant.rung === "hardware" && ctx.grant.serial !== undefined ? { serial: ctx.grant.serial } : {}),
+        model_id: entry.alias,
+        model_hub_id: entry.hub_id,
+        model_revision: entry.revision,
+        model_sha256: event.model_sha256,
+        usage,
+        finish_reason: event.finish_reason,
+        gateway_nonce: request.nonce,
+      };
+      emit({ type: "done", finish_reason: event.finish_reason, usage, receipt });
+      const seconds = (Date.now() - started) / 1000;
+      ctx.log(`session ${id} end: ${event.finish_reason}, ${event.completion_tokens} tokens in ${seconds.toFixed(2)} s (${(event.completion_tokens / seconds).toFixed(1)} tok/s)`);
+    }
+  } catch (err) {
+    if (signal.aborted) {
+      ctx.log(`session ${id} end: cancelled`);
+    } else if (frames) {
+      const error = reportable(err);
+      emit({ type: "error", code: error.code, message: error.message, param: error.param });
+      ctx.log(`session ${id} end: ${error.code}: ${error.message}`);
+    } else {
+      // without the session key nothing can be said to the gateway in private; the coordinator learns only this
+      endError = "the sealed request did not open with this provider's key";
+      ctx.log(`session ${id} end: ${endError}`);
+    }
+  } finally {
+    ctx.send({ t: "end", id, ...(endError === undefined ? {} : { error: endError }) });
+  }
+}
+
+function reportable(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const why = err instanceof ModelFileError ? err.message : "the provider failed while serving the request";
+  return new ApiError("provider_error", `Provider error: ${why}.`);
+}

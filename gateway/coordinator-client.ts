@@ -1,0 +1,180 @@
+// The gateway's side of the coordinator (DESIGN §1): one WebSocket, kept up with jittered reconnects, that
+// implements the Directory the routes use. Listing asks the coordinator; a session reserves a provider,
+// seals the request to that provider's attested key and opens the sealed frames it sends back.
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { WebSocket } from "ws";
+import { Backoff } from "../src/backoff.ts";
+import { canonicalJson } from "../src/canonical-json.ts";
+import { ApiError, ERROR_CODES, type ErrorCode } from "../src/errors.ts";
+import { keepAlive } from "../src/heartbeat.ts";
+import { Mailbox } from "../src/mailbox.ts";
+import { wsUrl } from "../src/ws-url.ts";
+import { sealRequest } from "../src/seal.ts";
+import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SealedRequest } from "../src/session-protocol.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, parseMessage, ToGatewaySchema, type FromGateway, type ProviderEntry, type ToGateway } from "../src/wire.ts";
+import type { Directory, ProviderRecord, SessionEvent, SessionRequest } from "./directory.ts";
+
+const LIST_TIMEOUT_MS = 5_000;
+
+export class CoordinatorClient implements Directory {
+  private ws?: WebSocket;
+  private closed = false;
+  private nextRid = 0;
+  private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
+  private readonly sessions = new Map<string, Mailbox<ToGateway>>();
+  private readonly backoff = new Backoff();
+  private retryTimer?: NodeJS.Timeout;
+
+  constructor(
+    readonly url: string,
+    private readonly log: Logger,
+    private readonly heartbeatMs: number,
+  ) {
+    this.connect();
+  }
+
+  private connect(): void {
+    const ws = new WebSocket(wsUrl(this.url, GATEWAY_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES });
+    this.ws = ws;
+    const stopHeartbeat = keepAlive(ws, this.heartbeatMs, () => ws.terminate());
+    ws.on("open", () => {
+      this.backoff.reset();
+      this.log.info({ coordinator: this.url }, "connected to the coordinator");
+    });
+    ws.on("message", (data) => this.dispatch(parseMessage(ToGatewaySchema, data)));
+    ws.on("error", (err) => this.log.debug({ why: err.message }, "coordinator link error"));
+    ws.on("close", () => {
+      stopHeartbeat();
+      const lost = new ApiError("directory_unavailable", `The coordinator at ${this.url} is unreachable; try again shortly.`);
+      for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(lost);
+      if (this.closed) return;
+      const delay = this.backoff.next();
+      this.log.warn({ coordinator: this.url, retry_ms: delay }, "coordinator link down");
+      this.retryTimer = setTimeout(() => this.connect(), delay);
+    });
+  }
+
+  private dispatch(message: ToGateway | undefined): void {
+    if (!message) return this.log.warn("the coordinator sent an invalid message");
+    if (message.t === "listed") this.lists.get(message.rid)?.post(message.providers);
+    else this.sessions.get(message.id)?.post(message);
+  }
+
+  private send(message: FromGateway): void {
+    if (this.ws?.readyState !== WebSocket.OPEN) {
+      throw new ApiError("directory_unavailable", `The coordinator at ${this.url} is unreachable; try again shortly.`);
+    }
+    this.ws.send(JSON.stringify(message));
+  }
+
+  async list(): Promise<ProviderRecord[]> {
+    const rid = this.nextRid++;
+    const box = new Mailbox<ProviderEntry[]>();
+    this.lists.set(rid, box);
+    try {
+      this.send({ t: "list", rid });
+      const providers = await box.take(AbortSignal.timeout(LIST_TIMEOUT_MS));
+      return providers.map(record);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not answer in time; try again shortly.`);
+    } finally {
+      this.lists.delete(rid);
+    }
+  }
+
+  async *open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
+    const exclude: string[] = [];
+    for (;;) {
+      const id = `s_${randomBytes(12).toString("base64url")}`;
+      const box = new Mailbox<ToGateway>();
+      this.sessions.set(id, box);
+      let finished = false;
+      try {
+        this.send({ t: "reserve", id, alias: request.model, floor: request.floor, pin: request.pin, exclude });
+        const reply = await box.take(signal);
+        if (reply.t === "rejected") throw rejection(reply.error);
+        if (reply.t !== "reserved") throw new ApiError("provider_unavailable", "The chosen provider went offline; try again.");
+        const provider = reply.provider;
+        yield { type: "provider", provider: record(provider) };
+        const plaintext: SealedRequest = {
+          model: request.model,
+          messages: request.messages.map(({ role, content }) => ({ role, content })),
+          max_tokens: request.max_tokens,
+          temperature: request.temperature,
+          nonce: randomBytes(16).toString("hex"),
+        };
+        const { sealed, frames } = await sealRequest(provider.sealing_key, id, Buffer.from(canonicalJson(plaintext)));
+        this.send({ t: "request", id, ...sealed });
+        for (;;) {
+          const message = await box.take(signal);
+          if (message.t === "gone") {
+            finished = true;
+            // an unpinned request that has not started may go to another machine; a pinned one never hops
+            if (!message.started && request.pin === undefined) break;
+            if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
+            throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
+          }
+          if (message.t === "end") {
+            finished = true;
+            throw new ApiError("provider_error", `Provider ${provider.id} ended the session without a result.`);
+          }
+          if (message.t !== "frame") continue;
+          const frame = openFrame(() => frames.open(message.data), provider.id);
+          if (frame.type === "delta") yield frame;
+          else if (frame.type === "error") throw reportedError(frame);
+          else {
+            finished = true;
+            yield { type: "done", finish_reason: frame.finish_reason, usage: frame.usage, receipt: frame.receipt };
+            return;
+          }
+        }
+        exclude.push(provider.id);
+      } finally {
+        this.sessions.delete(id);
+        // hung up, or failed on our side: the queue spot or the running session is given back at once
+        if (!finished && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ t: "cancel", id } satisfies FromGateway));
+      }
+    }
+  }
+
+  /** Resolves once the link is up (or rejects after `timeoutMs`); for start-up messages and tests. */
+  async ready(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.ws?.readyState !== WebSocket.OPEN) {
+      if (Date.now() > deadline) throw new Error(`could not reach the coordinator at ${this.url}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.ws?.terminate();
+    return Promise.resolve();
+  }
+}
+
+function record(entry: ProviderEntry): ProviderRecord {
+  const { signing_key: _signing, sealing_key: _sealing, ...rest } = entry;
+  return rest;
+}
+
+function openFrame(open: () => string, providerId: string) {
+  try {
+    return SessionFrameSchema.parse(JSON.parse(open()));
+  } catch {
+    throw new ApiError("provider_error", `Provider ${providerId} sent a frame that does not open under this session's key.`);
+  }
+}
+
+function rejection(error: { code: string; message: string; param: string | null }): ApiError {
+  const code = (error.code in ERROR_CODES ? error.code : "provider_unavailable") as ErrorCode;
+  return new ApiError(code, error.message, { param: error.param });
+}
+
+function reportedError(frame: { code: string; message: string; param: string | null }): ApiError {
+  const code = (PROVIDER_ERROR_CODES as readonly string[]).includes(frame.code) ? (frame.code as ErrorCode) : "provider_error";
+  return new ApiError(code, frame.message, { param: frame.param });
+}

@@ -1,0 +1,94 @@
+// One agent's WebSocket at the coordinator: challenge it with a fresh nonce on connect and every few
+// minutes, grant the rung its evidence earns (or refuse it, with the reason), then relay its sealed frames.
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { WebSocket } from "ws";
+import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/attestation.ts";
+import { keepAlive } from "../../src/heartbeat.ts";
+import { providerIdOf } from "../../src/provider-id.ts";
+import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire.ts";
+import type { AgentPort, Registry } from "./registry.ts";
+
+export interface AgentLinkOptions {
+  registry: Registry;
+  anchors: TrustAnchors;
+  log: Logger;
+  heartbeatMs: number;
+  /** How often a connected agent must answer a fresh challenge. */
+  rechallengeMs: number;
+}
+
+export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOptions): void {
+  const { registry, anchors, heartbeatMs } = options;
+  let log = options.log.child({ agent: remote });
+  let outstanding: string | undefined;
+  let answerTimer: NodeJS.Timeout | undefined;
+  let provider: { id: string; signingKey: string; sealingKey: string } | undefined;
+  const port: AgentPort = { send: (message: ToAgent) => ws.send(JSON.stringify(message)) };
+
+  const drop = (why: string) => {
+    log.warn({ why }, "agent dropped");
+    ws.terminate();
+  };
+  const challenge = () => {
+    outstanding = randomBytes(32).toString("hex");
+    port.send({ t: "challenge", nonce: outstanding });
+    clearTimeout(answerTimer);
+    answerTimer = setTimeout(() => drop("no answer to the challenge in time"), Math.max(10_000, heartbeatMs * 2));
+  };
+
+  const answer = async (evidence: Evidence) => {
+    clearTimeout(answerTimer);
+    const nonce = outstanding;
+    outstanding = undefined; // a nonce is answered once; a second answer to it is a replay
+    const grant = nonce === undefined ? { ok: false as const, reason: "evidence arrived with no challenge outstanding (replayed)" } : await verifyEvidence(evidence, nonce, anchors);
+    const id = providerIdOf(evidence.signing_key);
+    if (grant.ok && provider && (provider.signingKey !== evidence.signing_key || provider.sealingKey !== evidence.sealing_key)) {
+      return refuse("the keys changed on a live connection");
+    }
+    if (!grant.ok) return refuse(grant.reason);
+    const serial = grant.rung === "hardware" ? grant.serial : undefined;
+    if (provider) {
+      registry.setTrust(id, grant.rung, serial);
+      log.info({ rung: grant.rung, refusals: grant.refusals }, "agent re-attested");
+    } else {
+      provider = { id, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key };
+      log = log.child({ provider: id });
+      const name = evidence.name;
+      registry.add({ id, trust: grant.rung, serial, name, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key }, port);
+      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals }, "agent granted");
+    }
+    port.send({ t: "granted", rung: grant.rung, provider_id: id, ...(serial === undefined ? {} : { serial }), refusals: grant.refusals });
+  };
+
+  const refuse = (reason: string) => {
+    log.warn({ reason }, "agent refused");
+    port.send({ t: "refused", reason });
+    ws.close(4003, "attestation refused");
+  };
+
+  ws.on("message", (data) => {
+    const message = parseMessage(FromAgentSchema, data);
+    if (!message) return drop("sent a frame that is not a valid agent message");
+    if (message.t === "evidence") return void answer(message.evidence).catch((err: Error) => drop(`evidence check failed: ${err.message}`));
+    if (!provider) return drop(`sent ${message.t} before it was granted a rung`);
+    if (message.t === "advertise") {
+      const dropped = registry.advertise(provider.id, message.aliases);
+      log.info({ aliases: message.aliases, not_in_catalog: dropped }, "agent advertising");
+    } else if (message.t === "frame") registry.frame(provider.id, message.id, message.data);
+    else registry.end(provider.id, message.id, message.error);
+  });
+  // oversized frames (ws closes with 1009) and protocol garbage land here: that agent goes, the rest stay
+  ws.on("error", (err) => drop(`link error: ${err.message}`));
+  const stopHeartbeat = keepAlive(ws, heartbeatMs, () => drop("missed heartbeat"));
+  const rechallenge = setInterval(challenge, options.rechallengeMs);
+  ws.on("close", (code) => {
+    stopHeartbeat();
+    clearInterval(rechallenge);
+    clearTimeout(answerTimer);
+    if (provider) registry.remove(provider.id, "the provider disconnected", port);
+    log.info({ code }, "agent disconnected");
+  });
+  log.info("agent connected");
+  challenge();
+}

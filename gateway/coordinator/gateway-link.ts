@@ -1,0 +1,48 @@
+// One gateway's WebSocket at the coordinator: answers listings, reserves providers for sessions and
+// relays their sealed requests; everything it carries for a session is ciphertext.
+import type { Logger } from "pino";
+import { WebSocket } from "ws";
+import { ApiError } from "../../src/errors.ts";
+import { keepAlive } from "../../src/heartbeat.ts";
+import { FromGatewaySchema, parseMessage, type FromGateway, type ToGateway } from "../../src/wire.ts";
+import type { GatewayPort, Registry } from "./registry.ts";
+
+export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, heartbeatMs: number): void {
+  const port: GatewayPort = {
+    send: (message: ToGateway) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+    },
+  };
+  ws.on("message", (data) => {
+    const message = parseMessage(FromGatewaySchema, data);
+    if (!message) {
+      log.warn("gateway sent a frame that is not a valid gateway message; closing its link");
+      ws.close(1008, "invalid message");
+      return;
+    }
+    if (message.t === "list") port.send({ t: "listed", rid: message.rid, providers: registry.entries() });
+    else if (message.t === "reserve") reserve(message);
+    else if (message.t === "request") registry.request(port, message.id, { enc: message.enc, ct: message.ct });
+    else registry.cancel(port, message.id);
+  });
+
+  function reserve(message: Extract<FromGateway, { t: "reserve" }>) {
+    try {
+      const provider = registry.reserve(port, message);
+      log.info({ session: message.id, provider: provider.id, alias: message.alias, waiting: provider.waiting }, "session queued");
+      port.send({ t: "reserved", id: message.id, provider });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      port.send({ t: "rejected", id: message.id, error: { code: err.code, message: err.message, param: err.param } });
+    }
+  }
+
+  ws.on("error", (err) => log.warn({ why: err.message }, "gateway link error"));
+  const stopHeartbeat = keepAlive(ws, heartbeatMs, () => ws.terminate());
+  ws.on("close", () => {
+    stopHeartbeat();
+    registry.dropGateway(port);
+    log.info("gateway disconnected");
+  });
+  log.info("gateway connected");
+}

@@ -1,0 +1,51 @@
+// Starts a coordinator on a port: what `svc-gateway coordinator` runs alone and `svc-gateway serve` embeds.
+import type { Logger } from "pino";
+import type { TrustAnchors } from "../../src/attestation.ts";
+import type { Catalog } from "../../src/catalog.ts";
+import { loadRoots } from "../../src/hardware-chain.ts";
+import { loadReleaseKeys } from "../../src/release-manifest.ts";
+import { closeServer, listen } from "../listen.ts";
+import { createCoordinatorServer } from "./server.ts";
+
+export interface StartCoordinatorOptions {
+  host: string;
+  port: number;
+  catalog: Catalog;
+  /** `--release-keys FILE`: release keys whose manifests earn the transparent rung. */
+  releaseKeysPath?: string;
+  /** `--attestation-roots DIR`: roots whose chains earn the hardware rung. */
+  rootsDir?: string;
+  logger: Logger;
+  heartbeatMs?: number;
+  rechallengeMs?: number;
+}
+
+export interface RunningCoordinator {
+  url: string;
+  close(): Promise<void>;
+}
+
+export function trustAnchors(releaseKeysPath: string | undefined, rootsDir: string | undefined): TrustAnchors {
+  return {
+    releaseKeys: releaseKeysPath === undefined ? new Set() : loadReleaseKeys(releaseKeysPath),
+    roots: rootsDir === undefined ? [] : loadRoots(rootsDir),
+  };
+}
+
+export async function startCoordinator(options: StartCoordinatorOptions): Promise<RunningCoordinator> {
+  const { server, dropLinks } = createCoordinatorServer({
+    catalog: options.catalog,
+    anchors: trustAnchors(options.releaseKeysPath, options.rootsDir),
+    logger: options.logger,
+    heartbeatMs: options.heartbeatMs,
+    rechallengeMs: options.rechallengeMs,
+  });
+  const url = await listen(server, options.port, options.host, "coordinator");
+  return {
+    url,
+    close: async () => {
+      dropLinks();
+      await closeServer(server);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+// The coordinator's two WebSocket protocols (DESIGN §1), parsed with zod at each end: agents on
+// `/v1/agent` (attest, advertise, run sealed sessions) and gateways on `/v1/gateway` (list, reserve a
+// provider, relay sealed bytes). Every session message carries only ciphertext for the prompt and tokens.
+import { z } from "zod";
+import { EvidenceSchema } from "./attestation.ts";
+import { Hex32 } from "./hex.ts";
+import { TRUST_LEVELS } from "./trust.ts";
+
+export const AGENT_PATH = "/v1/agent";
+export const GATEWAY_PATH = "/v1/gateway";
+/** An agent's frames are small (a token, a receipt); anything bigger is a broken or hostile agent. */
+export const AGENT_MAX_FRAME_BYTES = 1024 * 1024;
+/** A sealed request can carry the gateway's 4 MiB body limit, base64-grown by a third. */
+export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
+const SessionId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/);
+const Base64 = z.string().max(GATEWAY_MAX_FRAME_BYTES).regex(/^[A-Za-z0-9+/]*={0,2}$/);
+const Alias = z.string().min(1).max(128);
+const Trust = z.enum(TRUST_LEVELS);
+
+/** A directory entry: the SPEC §2.4 record plus the attested keys a gateway seals to and checks receipts by. */
+export const ProviderEntrySchema = z.strictObject({
+  id: Hex32,
+  model_ids: z.array(Alias),
+  trust: Trust,
+  busy: z.boolean(),
+  waiting: z.number().int().nonnegative(),
+  serial: z.string().optional(),
+  signing_key: Hex32,
+  sealing_key: Hex32,
+});
+export type ProviderEntry = z.infer<typeof ProviderEntrySchema>;
+
+export const ToAgentSchema = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("challenge"), nonce: Hex32 }),
+  z.strictObject({ t: z.literal("granted"), rung: Trust, provider_id: Hex32, serial: z.string().optional(), refusals: z.array(z.string()) }),
+  z.strictObject({ t: z.literal("refused"), reason: z.string() }),
+  z.strictObject({ t: z.literal("session"), id: SessionId, alias: Alias, enc: Base64, ct: Base64 }),
+  z.strictObject({ t: z.literal("cancel"), id: SessionId }),
+]);
+export type ToAgent = z.infer<typeof ToAgentSchema>;
+
+export const FromAgentSchema = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("evidence"), evidence: EvidenceSchema }),
+  z.strictObject({ t: z.literal("advertise"), aliases: z.array(Alias).max(64) }),
+  z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),
+  /** The agent is free again; `error` says why a session ended without its last frame. */
+  z.strictObject({ t: z.literal("end"), id: SessionId, error: z.string().max(500).optional() }),
+]);
+export type FromAgent = z.infer<typeof FromAgentSchema>;
+
+const WireError = z.strictObject({ code: z.string(), message: z.string(), param: z.string().nullable() });
+
+export const FromGatewaySchema = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("list"), rid: z.number().int() }),
+  z.strictObject({
+    t: z.literal("reserve"),
+    id: SessionId,
+    alias: Alias,
+    floor: Trust,
+    pin: z.string().max(64).optional(),
+    /** Providers that already failed this request before its session started. */
+    exclude: z.array(Hex32).max(1000),
+  }),
+  z.strictObject({ t: z.literal("request"), id: SessionId, enc: Base64, ct: Base64 }),
+  z.strictObject({ t: z.literal("cancel"), id: SessionId }),
+]);
+export type FromGateway = z.infer<typeof FromGatewaySchema>;
+
+export const ToGatewaySchema = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("listed"), rid: z.number().int(), providers: z.array(ProviderEntrySchema) }),
+  z.strictObject({ t: z.literal("reserved"), id: SessionId, provider: ProviderEntrySchema }),
+  z.strictObject({ t: z.literal("rejected"), id: SessionId, error: WireError }),
+  z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),
+  z.strictObject({ t: z.literal("end"), id: SessionId, error: z.string().optional() }),
+  /** The provider left: before the session started (`started` false) the gateway may route elsewhere. */
+  z.strictObject({ t: z.literal("gone"), id: SessionId, started: z.boolean(), reason: z.string() }),
+]);
+export type ToGateway = z.infer<typeof ToGatewaySchema>;
+
+/** Parses one WebSocket text message; undefined for anything that is not valid JSON of this schema. */
+export function parseMessage<T>(schema: z.ZodType<T>, data: unknown): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(String(data));
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
