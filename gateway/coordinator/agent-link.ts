@@ -2,7 +2,7 @@
 // minutes, grant the rung its evidence earns (or refuse it, with the reason), then relay its sealed frames.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { WebSocket } from "ws";
+import { WebSocket } from "ws";
 import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/attestation.ts";
 import { keepAlive } from "../../src/heartbeat.ts";
 import { providerIdOf } from "../../src/provider-id.ts";
@@ -24,7 +24,15 @@ export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOpt
   let outstanding: string | undefined;
   let answerTimer: NodeJS.Timeout | undefined;
   let provider: { id: string; signingKey: string; sealingKey: string } | undefined;
-  const port: AgentPort = { send: (message: ToAgent) => ws.send(JSON.stringify(message)) };
+  const port: AgentPort = {
+    send: (message: ToAgent) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+    },
+    close: (reason: string) => {
+      log.warn({ reason }, "agent replaced");
+      ws.close(4000, reason);
+    },
+  };
 
   const drop = (why: string) => {
     log.warn({ why }, "agent dropped");

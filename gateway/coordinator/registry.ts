@@ -8,6 +8,8 @@ import { chooseProvider, type Routable } from "../routing.ts";
 
 export interface AgentPort {
   send(message: ToAgent): void;
+  /** Ends the link (the provider is leaving the directory). */
+  close(reason: string): void;
 }
 export interface GatewayPort {
   send(message: ToGateway): void;
@@ -49,9 +51,11 @@ export class Registry {
     return this.providers.size;
   }
 
-  /** A freshly granted provider; one already connected under the same id is replaced (and its sessions end). */
+  /** A freshly granted provider; one already connected under the same id is replaced (its sessions end, its link closes). */
   add(info: ProviderInfo, agent: AgentPort): void {
+    const previous = this.providers.get(info.id)?.agent;
     this.remove(info.id, "the provider reconnected");
+    previous?.close("a newer connection presented the same keys");
     this.providers.set(info.id, { ...info, agent, model_ids: [], busy: false, waiting: 0, lastAssigned: 0, queue: [] });
   }
 
