@@ -40,6 +40,7 @@ export interface RunningAgent {
 
 export async function startAgent(options: StartAgentOptions): Promise<RunningAgent> {
   const { log } = options;
+  if (!/^https?:\/\/[^/]/.test(options.coordinatorUrl)) throw new Error(`--coordinator ${options.coordinatorUrl}: expected an http:// or https:// URL`);
   const catalog = loadCatalog(options.catalogPath);
   const keys = await loadOrCreateKeys(options.dataDir);
   log(`${keys.created ? "created keys" : "loaded keys"} in ${options.dataDir}: provider ${keys.providerId}`);

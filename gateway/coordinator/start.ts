@@ -27,9 +27,18 @@ export interface RunningCoordinator {
 
 export function trustAnchors(releaseKeysPath: string | undefined, rootsDir: string | undefined): TrustAnchors {
   return {
-    releaseKeys: releaseKeysPath === undefined ? new Set() : loadReleaseKeys(releaseKeysPath),
-    roots: rootsDir === undefined ? [] : loadRoots(rootsDir),
+    releaseKeys: releaseKeysPath === undefined ? new Set() : flagged("--release-keys", () => loadReleaseKeys(releaseKeysPath)),
+    roots: rootsDir === undefined ? [] : flagged("--attestation-roots", () => loadRoots(rootsDir)),
   };
+}
+
+/** Names the flag in a load error, so a mistyped path says which option it came from. */
+function flagged<T>(flag: string, load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    throw new Error(`${flag}: ${(err as Error).message}`);
+  }
 }
 
 export async function startCoordinator(options: StartCoordinatorOptions): Promise<RunningCoordinator> {

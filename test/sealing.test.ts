@@ -1,0 +1,76 @@
+// DESIGN §5 sealed sessions end to end: a canary prompt goes gateway → coordinator → agent and back, and
+// appears nowhere in what the coordinator relayed, what it logged, or its heap.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCluster, type Cluster } from "./fixtures/cluster.ts";
+import { post, waitForProvider } from "./fixtures/gateway.ts";
+import { startTap, type Tap } from "./fixtures/ws-tap.ts";
+
+const CANARY = `canary-${randomBytes(12).toString("hex")}`;
+const LABEL = `label-${randomBytes(6).toString("hex")}`;
+let cluster: Cluster;
+let snapshots: string;
+const taps: Tap[] = [];
+
+beforeAll(async () => {
+  const dir = join(process.env.TMPDIR ?? "/tmp", `svc-heap-${randomBytes(4).toString("hex")}`);
+  mkdirSync(dir, { recursive: true });
+  snapshots = dir;
+  cluster = await startCluster({ coordinatorEnv: { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}` } });
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(taps.map((t) => t.close()));
+  await cluster.stop();
+  rmSync(snapshots, { recursive: true, force: true });
+});
+
+describe("DESIGN §5 Sealed sessions: the coordinator only relays ciphertext", () => {
+  it("a canary prompt and its answer appear nowhere in the coordinator's frames, logs or heap snapshot", async () => {
+    const gatewayTap = await startTap(cluster.coordinator.url);
+    const agentTap = await startTap(cluster.coordinator.url);
+    taps.push(gatewayTap, agentTap);
+    const gateway = await cluster.startGateway(["--coordinator", gatewayTap.url]);
+    const agent = await cluster.startAgent("process", { coordinatorUrl: agentTap.url, args: ["--name", LABEL] });
+    await waitForProvider(gateway, agent.providerId);
+
+    const res = await post(gateway, "/v1/chat/completions", {
+      messages: [{ role: "system", content: `Repeat ${CANARY}.` }, { role: "user", content: CANARY }],
+      max_tokens: 16,
+    });
+    expect(res.status).toBe(200);
+    const answer = ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+
+    // the taps saw the whole session: the reservation, the sealed request, the sealed frames
+    const frames = [...gatewayTap.frames, ...agentTap.frames].join("\n");
+    for (const kind of ['"t":"reserve"', '"t":"request"', '"t":"session"', '"t":"frame"', '"t":"end"']) expect(frames).toContain(kind);
+    expect(frames).not.toContain(CANARY);
+    if (answer.length >= 4) expect(frames).not.toContain(JSON.stringify(answer).slice(1, -1));
+
+    const logs = cluster.coordinator.stdout() + cluster.coordinator.stderr();
+    expect(logs).toContain(agent.providerId);
+    expect(logs).not.toContain(CANARY);
+
+    cluster.coordinator.child.kill("SIGUSR2");
+    const file = await waitForFile(snapshots, /\.heapsnapshot$/);
+    const heap = readFileSync(file, "utf8");
+    expect(heap).toContain(LABEL); // the snapshot holds what the coordinator does know
+    expect(heap).not.toContain(CANARY);
+  });
+});
+
+async function waitForFile(dir: string, pattern: RegExp): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const name = readdirSync(dir).find((n) => pattern.test(n));
+    // the snapshot is written in one go; wait until its size stops changing
+    if (name) {
+      const path = join(dir, name);
+      const size = readFileSync(path).length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      if (size > 0 && readFileSync(path).length === size) return path;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no heap snapshot appeared in ${dir}`);
+}
