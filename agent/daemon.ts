@@ -5,7 +5,7 @@ import { WebSocket } from "ws";
 import { signEvidence, type UnsignedEvidence } from "../src/attestation.ts";
 import { Backoff } from "../src/backoff.ts";
 import { keysDigest } from "../src/hardware-chain.ts";
-import { keepAlive } from "../src/heartbeat.ts";
+import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../src/heartbeat.ts";
 import type { ReleaseManifest } from "../src/release-manifest.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
@@ -45,7 +45,7 @@ export class AgentDaemon {
 
   start(): void {
     const { coordinatorUrl, log } = this.options;
-    const ws = new WebSocket(wsUrl(coordinatorUrl, AGENT_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES });
+    const ws = new WebSocket(wsUrl(coordinatorUrl, AGENT_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
     this.ws = ws;
     let grant: { rung: TrustLevel; serial?: string } | undefined;
     let chain: Promise<string[] | undefined> | undefined;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { loadCatalog } from "../src/catalog.ts";
 import { measure, PACKAGE_ROOT } from "../src/measure.ts";
 import { loadManifest } from "../src/release-manifest.ts";
+import { checkCoordinatorUrl } from "../src/ws-url.ts";
 import { AgentDaemon } from "./daemon.ts";
 import { Engine } from "./engine.ts";
 import type { Faults } from "./faults.ts";
@@ -40,7 +41,7 @@ export interface RunningAgent {
 
 export async function startAgent(options: StartAgentOptions): Promise<RunningAgent> {
   const { log } = options;
-  if (!/^https?:\/\/[^/]/.test(options.coordinatorUrl)) throw new Error(`--coordinator ${options.coordinatorUrl}: expected an http:// or https:// URL`);
+  checkCoordinatorUrl(options.coordinatorUrl);
   const catalog = loadCatalog(options.catalogPath);
   const keys = await loadOrCreateKeys(options.dataDir);
   log(`${keys.created ? "created keys" : "loaded keys"} in ${options.dataDir}: provider ${keys.providerId}`);

@@ -7,7 +7,7 @@ import { WebSocket } from "ws";
 import { Backoff } from "../src/backoff.ts";
 import { canonicalJson } from "../src/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../src/errors.ts";
-import { keepAlive } from "../src/heartbeat.ts";
+import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../src/heartbeat.ts";
 import { Mailbox } from "../src/mailbox.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { sealRequest } from "../src/seal.ts";
@@ -35,10 +35,12 @@ export class CoordinatorClient implements Directory {
   }
 
   private connect(): void {
-    const ws = new WebSocket(wsUrl(this.url, GATEWAY_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES });
+    const ws = new WebSocket(wsUrl(this.url, GATEWAY_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
     this.ws = ws;
     const stopHeartbeat = keepAlive(ws, this.heartbeatMs, () => ws.terminate());
+    let opened = false;
     ws.on("open", () => {
+      opened = true;
       this.backoff.reset();
       this.log.info({ coordinator: this.url }, "connected to the coordinator");
     });
@@ -46,11 +48,12 @@ export class CoordinatorClient implements Directory {
     ws.on("error", (err) => this.log.debug({ why: err.message }, "coordinator link error"));
     ws.on("close", () => {
       stopHeartbeat();
-      const lost = new ApiError("directory_unavailable", `The coordinator at ${this.url} is unreachable; try again shortly.`);
-      for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(lost);
+      for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(this.unreachable());
       if (this.closed) return;
       const delay = this.backoff.next();
-      this.log.warn({ coordinator: this.url, retry_ms: delay }, "coordinator link down");
+      // one warning when a live link drops; the retries that follow are routine
+      if (opened) this.log.warn({ coordinator: this.url }, "coordinator link down; reconnecting");
+      else this.log.debug({ coordinator: this.url, retry_ms: delay }, "coordinator unreachable; retrying");
       this.retryTimer = setTimeout(() => this.connect(), delay);
     });
   }
@@ -62,10 +65,13 @@ export class CoordinatorClient implements Directory {
   }
 
   private send(message: FromGateway): void {
-    if (this.ws?.readyState !== WebSocket.OPEN) {
-      throw new ApiError("directory_unavailable", `The coordinator at ${this.url} is unreachable; try again shortly.`);
-    }
+    if (this.ws?.readyState !== WebSocket.OPEN) throw this.unreachable();
     this.ws.send(JSON.stringify(message));
+  }
+
+  /** SPEC §4.2's 502: what every request gets at once while the coordinator is down. */
+  private unreachable(): ApiError {
+    return new ApiError("directory_unavailable", `The coordinator at ${this.url} is unreachable; try again shortly.`);
   }
 
   async list(): Promise<ProviderRecord[]> {
@@ -136,15 +142,6 @@ export class CoordinatorClient implements Directory {
         // hung up, or failed on our side: the queue spot or the running session is given back at once
         if (!finished && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ t: "cancel", id } satisfies FromGateway));
       }
-    }
-  }
-
-  /** Resolves once the link is up (or rejects after `timeoutMs`); for start-up messages and tests. */
-  async ready(timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.ws?.readyState !== WebSocket.OPEN) {
-      if (Date.now() > deadline) throw new Error(`could not reach the coordinator at ${this.url}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 

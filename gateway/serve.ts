@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { TrustLevel } from "../src/trust.ts";
+import { checkCoordinatorUrl } from "../src/ws-url.ts";
 import { OperatorKeys } from "./auth.ts";
 import { BODY_LIMIT_BYTES } from "./body.ts";
 import { CoordinatorClient } from "./coordinator-client.ts";
@@ -42,6 +43,7 @@ export interface RunningGateway {
 }
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
+  if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   const catalog = loadCatalog(options.catalogPath);
   mkdirSync(options.dataDir, { recursive: true });
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
