@@ -64,9 +64,13 @@ export class AgentDaemon {
         send({ t: "evidence", evidence: signEvidence(this.options.keys.signer, this.evidence(message.nonce, await chain)) });
       } else if (message.t === "granted") {
         const first = grant === undefined;
+        const changed = grant?.rung !== message.rung;
         grant = { rung: message.rung, ...(message.serial === undefined ? {} : { serial: message.serial }) };
-        log(`granted rung ${message.rung}${message.serial ? ` (serial ${message.serial})` : ""} as provider ${message.provider_id}`);
-        for (const refusal of message.refusals) log(`attestation: ${refusal}`);
+        // a re-answered challenge that keeps the rung is not a state change worth a line
+        if (changed) {
+          log(`granted rung ${message.rung}${message.serial ? ` (serial ${message.serial})` : ""} as provider ${message.provider_id}`);
+          for (const refusal of message.refusals) log(`attestation: ${refusal}`);
+        }
         if (!first) return;
         this.backoff.reset();
         send({ t: "advertise", aliases: [...this.options.aliases] });

@@ -50,11 +50,11 @@ export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOpt
     const nonce = outstanding;
     outstanding = undefined; // a nonce is answered once; a second answer to it is a replay
     const grant = nonce === undefined ? { ok: false as const, reason: "evidence arrived with no challenge outstanding (replayed)" } : await verifyEvidence(evidence, nonce, anchors);
-    const id = providerIdOf(evidence.signing_key);
-    if (grant.ok && provider && (provider.signingKey !== evidence.signing_key || provider.sealingKey !== evidence.sealing_key)) {
+    if (!grant.ok) return refuse(grant.reason);
+    if (provider && (provider.signingKey !== evidence.signing_key || provider.sealingKey !== evidence.sealing_key)) {
       return refuse("the keys changed on a live connection");
     }
-    if (!grant.ok) return refuse(grant.reason);
+    const id = providerIdOf(evidence.signing_key);
     const serial = grant.rung === "hardware" ? grant.serial : undefined;
     if (provider) {
       registry.setTrust(id, grant.rung, serial);

@@ -32,8 +32,11 @@ export interface ProviderInfo {
   sealingKey: string;
 }
 
-interface Provider extends ProviderInfo, Routable {
+interface Provider extends ProviderInfo {
   agent: AgentPort;
+  model_ids: string[];
+  /** When it was last given a session (routing's least-recently-used tie-break). */
+  lastAssigned: number;
   /** The session the agent is running (busy until the agent says it ended). */
   active?: Session;
   queue: Session[];
@@ -56,7 +59,7 @@ export class Registry {
     const previous = this.providers.get(info.id)?.agent;
     this.remove(info.id, "the provider reconnected");
     previous?.close("a newer connection presented the same keys");
-    this.providers.set(info.id, { ...info, agent, model_ids: [], busy: false, waiting: 0, lastAssigned: 0, queue: [] });
+    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [] });
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */
@@ -92,9 +95,9 @@ export class Registry {
   /** Chooses a provider and puts the session in its queue at once, so concurrent choices see each other. */
   reserve(gateway: GatewayPort, message: Reserve): ProviderEntry {
     if (this.sessions.has(message.id)) throw new ApiError("invalid_value", `Session id ${message.id} is already in use.`);
-    // busy and waiting are derived from the session and the queue; refresh them for routing to read
-    const providers = [...this.providers.values()].map((p) => Object.assign(p, { busy: p.active !== undefined, waiting: p.queue.length }));
-    const provider = chooseProvider(providers, { alias: message.alias, floor: message.floor, pin: message.pin }, new Set(message.exclude));
+    // routing reads busy and waiting as the listing shows them, derived from the session and the queue
+    const views = [...this.providers.values()].map((p): Routable & { provider: Provider } => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
+    const { provider } = chooseProvider(views, { alias: message.alias, floor: message.floor, pin: message.pin }, new Set(message.exclude));
     const session: Session = { id: message.id, alias: message.alias, gateway };
     provider.queue.push(session);
     provider.lastAssigned = Date.now();
