@@ -11,6 +11,7 @@ import { DEFAULT_KEEPALIVE_MS } from "../gateway/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { collect, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { Hex32 } from "../src/hex.ts";
 import { measure } from "../src/measure.ts";
 import { signManifest } from "../src/release-manifest.ts";
 import { Signer } from "../src/signing.ts";
@@ -134,7 +135,7 @@ release
   .option("--measurement <hex>", "a measurement to list (repeatable; default: this build's, as `svc-agent measure` prints)", collect, [])
   .action((opts: { key: string; out: string; measurement: string[] }) => {
     const measurements = opts.measurement.length > 0 ? opts.measurement : [measure()];
-    for (const m of measurements) if (!/^[0-9a-f]{64}$/.test(m)) throw new Error(`--measurement ${m}: expected 64 lowercase hex characters`);
+    for (const m of measurements) if (!Hex32.safeParse(m).success) throw new Error(`--measurement ${m}: expected 64 lowercase hex characters`);
     const manifest = signManifest(Signer.fromPem(readFileSync(opts.key, "utf8")), measurements);
     writeFileSync(opts.out, `${JSON.stringify(manifest, null, 2)}\n`);
     console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);

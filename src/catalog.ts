@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ApiError } from "./errors.ts";
+import { hexChars } from "./hex.ts";
 import { describeIssues } from "./validation.ts";
 
 /** `model` value that always means the catalog default (SPEC §1). */
@@ -11,15 +12,12 @@ export const LOCAL_ALIAS = "svc-local";
 
 export const BUNDLED_CATALOG_PATH = fileURLToPath(new URL("../models.lock.json", import.meta.url));
 
-const hex = (length: number) =>
-  z.string().regex(new RegExp(`^[0-9a-f]{${length}}$`), `expected ${length} lowercase hex characters`);
-
 export const CatalogEntrySchema = z.strictObject({
   alias: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "expected a lowercase alias such as qwen3-4b"),
   hub_id: z.string().regex(/^[\w.-]+\/[\w.-]+$/, "expected a model-hub id such as Qwen/Qwen3-4B-GGUF"),
   file: z.string().regex(/^[^/\\]+\.gguf$/, "expected a bare .gguf file name"),
-  revision: hex(40),
-  sha256: hex(64),
+  revision: hexChars(40),
+  sha256: hexChars(64),
   size_bytes: z.number().int().nonnegative(),
   min_memory_gb: z.number().positive(),
   license: z.string().min(1),

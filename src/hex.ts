@@ -1,7 +1,10 @@
-// zod shapes for the lowercase hex strings our wire formats carry (keys, digests, signatures, nonces).
+// zod shapes for the lowercase hex strings our formats carry (keys, digests, signatures, nonces, revisions).
 import { z } from "zod";
 
-export const hex = (bytes: number) => z.string().regex(new RegExp(`^[0-9a-f]{${bytes * 2}}$`), `expected ${bytes * 2} lowercase hex characters`);
-export const Hex16 = hex(16);
-export const Hex32 = hex(32);
-export const Hex64 = hex(64);
+/** Exactly `length` lowercase hex characters. */
+export const hexChars = (length: number) =>
+  z.string().regex(new RegExp(`^[0-9a-f]{${length}}$`), `expected ${length} lowercase hex characters`);
+/** 16, 32 and 64 bytes as hex: nonces; keys and digests; signatures. */
+export const Hex16 = hexChars(32);
+export const Hex32 = hexChars(64);
+export const Hex64 = hexChars(128);

@@ -2,6 +2,7 @@
 // thing of ours (attestation evidence, release manifest, receipt) can be replayed as another kind.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
 import { canonicalJson } from "./canonical-json.ts";
+import { Hex32, Hex64 } from "./hex.ts";
 
 // DER headers that turn a raw 32-byte Ed25519 seed / public key into PKCS#8 / SPKI (RFC 8410), which is
 // how node's crypto imports raw keys
@@ -50,7 +51,7 @@ export class Signer {
 
 /** False for any signature, key or payload that does not check out; never throws on malformed hex. */
 export function verifySignature(publicKeyHex: string, domain: SignatureDomain, payload: unknown, signatureHex: string): boolean {
-  if (!/^[0-9a-f]{64}$/.test(publicKeyHex) || !/^[0-9a-f]{128}$/.test(signatureHex)) return false;
+  if (!Hex32.safeParse(publicKeyHex).success || !Hex64.safeParse(signatureHex).success) return false;
   const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKeyHex, "hex")]), format: "der", type: "spki" });
   try {
     return verify(null, signedMessage(domain, payload), key, Buffer.from(signatureHex, "hex"));

@@ -50,10 +50,6 @@ export class Registry {
 
   constructor(private readonly knownAliases: ReadonlySet<string>) {}
 
-  get size(): number {
-    return this.providers.size;
-  }
-
   /** A freshly granted provider; one already connected under the same id is replaced (its sessions end, its link closes). */
   add(info: ProviderInfo, agent: AgentPort): void {
     const previous = this.providers.get(info.id)?.agent;
