@@ -10,6 +10,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { ApiError } from "../src/errors.ts";
+import type { FinishReason } from "../src/receipt.ts";
 import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
 import { OneAtATime } from "./one-at-a-time.ts";
@@ -43,8 +44,6 @@ export interface GenerateRequest {
   seed?: number;
   signal?: AbortSignal;
 }
-
-export type FinishReason = "stop" | "length";
 
 export type GenerateEvent =
   | { type: "delta"; text: string }

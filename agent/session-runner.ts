@@ -1,14 +1,14 @@
 // Runs one sealed session on the agent (DESIGN §5): opens the request with the agent's sealing key, runs it
-// on the engine and seals every frame back to the gateway under the session's key.
-import { randomBytes } from "node:crypto";
+// on the engine, seals every frame back to the gateway under the session's key and ends with a signed receipt.
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../src/errors.ts";
+import { newReceiptId, RECEIPT_VERSION, sha256Hex, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
 import { openRequest, type FrameCipher } from "../src/seal.ts";
-import { SealedRequestSchema, type SessionFrame } from "../src/session-protocol.ts";
+import { SealedRequestSchema, type SealedRequest, type SessionFrame } from "../src/session-protocol.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import type { FromAgent, ToAgent } from "../src/wire.ts";
-import type { Engine } from "./engine.ts";
-import type { Faults } from "./faults.ts";
+import type { Engine, GenerateEvent } from "./engine.ts";
+import { faultyReceipt, type Faults } from "./faults.ts";
 import type { AgentKeys } from "./keys.ts";
 import { ModelFileError, type ModelStore } from "./model-store.ts";
 
@@ -42,38 +42,22 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
     let deltas = 0;
+    // the exact content string the gateway will return, which the receipt's response_sha256 covers
+    let content = "";
     for await (const event of ctx.engine.generate({ ...request, signal })) {
       if (event.type === "delta") {
         if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
           throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
         }
         deltas++;
+        content += event.text;
         emit(event);
         if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
         continue;
       }
-      const usage = {
-        prompt_tokens: event.prompt_tokens,
-        completion_tokens: event.completion_tokens,
-        total_tokens: event.prompt_tokens + event.completion_tokens,
-      };
-      const entry = ctx.store.entry(request.model);
-      // unsigned until receipts land: the facts, in the shape the signed receipt will have (DESIGN §5)
-      const receipt = {
-        id: `rcpt_${randomBytes(12).toString("hex")}`,
-        created: Math.floor(Date.now() / 1000),
-        provider_id: ctx.keys.providerId,
-        trust_level: ctx.grant.rung,
-        ...(ctx.grant.rung === "hardware" && ctx.grant.serial !== undefined ? { serial: ctx.grant.serial } : {}),
-        model_id: entry.alias,
-        model_hub_id: entry.hub_id,
-        model_revision: entry.revision,
-        model_sha256: event.model_sha256,
-        usage,
-        finish_reason: event.finish_reason,
-        gateway_nonce: request.nonce,
-      };
-      emit({ type: "done", finish_reason: event.finish_reason, usage, receipt });
+      const payload = receiptPayload(ctx, request, event, sha256Hex(opened.plaintext), sha256Hex(content));
+      const receipt = signReceipt(ctx.keys.signer, payload);
+      emit({ type: "done", receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt });
       const seconds = (Date.now() - started) / 1000;
       ctx.log(`session ${id} end: ${event.finish_reason}, ${event.completion_tokens} tokens in ${seconds.toFixed(2)} s (${(event.completion_tokens / seconds).toFixed(1)} tok/s)`);
     }
@@ -92,6 +76,36 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
   } finally {
     ctx.send({ t: "end", id, ...(endError === undefined ? {} : { error: endError }) });
   }
+}
+
+type Done = Extract<GenerateEvent, { type: "done" }>;
+
+/** DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer. */
+function receiptPayload(ctx: SessionContext, request: SealedRequest, done: Done, requestSha256: string, responseSha256: string): ReceiptPayload {
+  const entry = ctx.store.entry(request.model);
+  const { grant } = ctx;
+  return {
+    version: RECEIPT_VERSION,
+    id: newReceiptId(),
+    created: Math.floor(Date.now() / 1000),
+    provider_id: ctx.keys.providerId,
+    trust_level: grant.rung,
+    ...(grant.rung === "hardware" && grant.serial !== undefined ? { serial: grant.serial } : {}),
+    model_id: entry.alias,
+    model_hub_id: entry.hub_id,
+    model_revision: entry.revision,
+    model_sha256: done.model_sha256,
+    request_sha256: requestSha256,
+    response_sha256: responseSha256,
+    usage: {
+      prompt_tokens: done.prompt_tokens,
+      completion_tokens: done.completion_tokens,
+      total_tokens: done.prompt_tokens + done.completion_tokens,
+    },
+    finish_reason: done.finish_reason,
+    gateway_nonce: request.nonce,
+    client_nonce: request.client_nonce,
+  };
 }
 
 function reportable(err: unknown): ApiError {

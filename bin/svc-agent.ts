@@ -11,7 +11,8 @@ import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
-import { collect, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
+import { collect, hexKey, positiveInteger, positiveNumber, receiptNonce } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 
@@ -91,7 +92,7 @@ program
   .option("--name <label>", "a label for this machine in the coordinator's logs")
   .option("--threads <n>", "llama.cpp CPU threads", positiveInteger)
   .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
-  .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N").hideHelp())
+  .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
   .action(async (flags: StartFlags) => {
     const log = (line: string) => console.log(`svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`);
     const agent = await startAgent({
@@ -115,6 +116,20 @@ program
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
+  });
+
+program
+  .command("verify")
+  .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript; exit 0 when valid")
+  .argument("<file>", "what the gateway returned, saved to a file")
+  .option("--providers <url>", "a provider listing ({gateway}/v1/providers) that must list the receipt's provider")
+  .option("--api-key <key>", "API key for --providers (default: $SVC_API_KEY)")
+  .option("--provider-key <hex>", "the provider's Ed25519 public key (64 hex characters): it must have signed", hexKey)
+  .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
+  .action(async (file: string, flags: VerifyFlags) => {
+    const apiKey = flags.apiKey ?? process.env.SVC_API_KEY;
+    const valid = await verifyFile(file, { ...flags, ...(apiKey ? { apiKey } : {}) }, (line) => console.log(line));
+    process.exitCode = valid ? 0 : 1;
   });
 
 program

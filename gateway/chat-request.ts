@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { ChatMessage } from "../agent/prompt.ts";
 import { ApiError } from "../src/errors.ts";
+import { CLIENT_NONCE_PATTERN } from "../src/receipt.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../src/validation.ts";
 
 export const MAX_MESSAGES = 100;
@@ -45,6 +46,18 @@ export interface ChatRequest {
   stream: boolean;
   /** Provider pin: a whole provider id or a unique prefix of at least 8 characters. */
   provider: string | undefined;
+}
+
+export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
+
+/** The caller's `x-svc-receipt-nonce`, signed into the receipt as `client_nonce`; null when absent. */
+export function parseReceiptNonce(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  // node joins a repeated header with ", ", which the pattern refuses: one nonce per request
+  if (typeof header === "string" && CLIENT_NONCE_PATTERN.test(header)) return header;
+  throw new ApiError("invalid_value", `${RECEIPT_NONCE_HEADER} must be 16 to 64 base64url characters (A-Z a-z 0-9 - _).`, {
+    param: RECEIPT_NONCE_HEADER,
+  });
 }
 
 /** Validates a parsed JSON body. Throws the ApiError for the first fault in document order. */

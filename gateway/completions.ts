@@ -1,8 +1,9 @@
 // POST /v1/chat/completions (SPEC §4.1): validate, resolve the model before any provider is touched, pick a
 // provider, run the session and answer as one JSON body or as the SSE sequence of SPEC §3.
-import { resolveModel } from "../src/catalog.ts";
+import { resolveModel, type CatalogEntry } from "../src/catalog.ts";
 import { ApiError } from "../src/errors.ts";
-import { parseChatRequest, type ChatRequest } from "./chat-request.ts";
+import type { Receipt } from "../src/receipt.ts";
+import { parseChatRequest, parseReceiptNonce, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
 import type { SessionEvent, SessionRequest } from "./directory.ts";
 import {
   completionBody,
@@ -13,7 +14,6 @@ import {
   verdictHeaders,
   verdictOf,
   type CompletionMeta,
-  type Outcome,
 } from "./openai-shapes.ts";
 import { asApiError, sendJson } from "./respond.ts";
 import type { RouteContext } from "./route-context.ts";
@@ -21,32 +21,34 @@ import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
   const request = parseChatRequest(body);
+  const clientNonce = parseReceiptNonce(ctx.req.headers[RECEIPT_NONCE_HEADER]);
   const { catalog } = ctx.gateway;
   // SPEC §4.1: an unknown model is answered here, before any provider session exists
   const entry = resolveModel(catalog, request.model ?? catalog.default);
   ctx.log.model = entry.alias;
   const meta = newCompletionMeta(request.model ?? entry.alias);
-  const session = (): AsyncIterable<SessionEvent> => openSession(ctx, request, entry.alias);
+  const session = (): AsyncIterable<SessionEvent> => openSession(ctx, request, entry, clientNonce);
   if (request.stream) await streamed(ctx, meta, session);
   else await whole(ctx, meta, session);
 }
 
-function openSession(ctx: RouteContext, request: ChatRequest, alias: string): AsyncIterable<SessionEvent> {
+function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntry, clientNonce: string | null): AsyncIterable<SessionEvent> {
   const { directory, floor } = ctx.gateway;
   const session: SessionRequest = {
-    model: alias,
+    entry,
     floor,
     ...(request.provider === undefined ? {} : { pin: request.provider }),
     messages: request.messages,
     max_tokens: request.max_tokens,
     temperature: request.temperature,
     requestId: ctx.requestId,
+    clientNonce,
   };
   return directory.open(session, ctx.signal);
 }
 
-/** Runs a session to its end, handing each delta to `onDelta`; returns the outcome of the `done` event. */
-async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDelta: (text: string) => unknown): Promise<Outcome> {
+/** Runs a session to its end, handing each delta to `onDelta`; returns the verified receipt. */
+async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDelta: (text: string) => unknown): Promise<Receipt> {
   for await (const event of events) {
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
@@ -56,9 +58,9 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDel
       if (event.text !== "") await onDelta(event.text);
       continue;
     }
-    ctx.log.prompt_tokens = event.usage.prompt_tokens;
-    ctx.log.completion_tokens = event.usage.completion_tokens;
-    return event;
+    ctx.log.prompt_tokens = event.receipt.usage.prompt_tokens;
+    ctx.log.completion_tokens = event.receipt.usage.completion_tokens;
+    return event.receipt;
   }
   ctx.signal.throwIfAborted();
   throw new ApiError("provider_error", "The provider ended the session without a result.");
@@ -66,9 +68,9 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDel
 
 async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
   let content = "";
-  const outcome = await run(ctx, session(), (text) => (content += text));
+  const receipt = await run(ctx, session(), (text) => (content += text));
   ctx.signal.throwIfAborted();
-  sendJson(ctx.res, 200, completionBody(meta, content, outcome), verdictHeaders(verdictOf(outcome.receipt)));
+  sendJson(ctx.res, 200, completionBody(meta, content, receipt), verdictHeaders(verdictOf(receipt)));
 }
 
 async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
@@ -76,9 +78,9 @@ async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => 
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {
-    const outcome = await run(ctx, session(), (text) => sse.send(contentChunk(meta, text)));
+    const receipt = await run(ctx, session(), (text) => sse.send(contentChunk(meta, text)));
     ctx.signal.throwIfAborted();
-    await sse.send(stopChunk(meta, outcome));
+    await sse.send(stopChunk(meta, receipt));
     sse.done();
   } catch (err) {
     if (ctx.signal.aborted) throw err; // the caller is gone: nothing more is written

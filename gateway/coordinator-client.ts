@@ -1,6 +1,7 @@
 // The gateway's side of the coordinator (DESIGN §1): one WebSocket, kept up with jittered reconnects, that
 // implements the Directory the routes use. Listing asks the coordinator; a session reserves a provider,
-// seals the request to that provider's attested key and opens the sealed frames it sends back.
+// seals the request to that provider's attested key, opens the sealed frames it sends back and verifies the
+// receipt against what was sealed and relayed before anything calls the session done.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { WebSocket } from "ws";
@@ -9,6 +10,7 @@ import { canonicalJson } from "../src/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../src/errors.ts";
 import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../src/heartbeat.ts";
 import { Mailbox } from "../src/mailbox.ts";
+import { sha256Hex, verifyReceipt, type Receipt } from "../src/receipt.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { sealRequest } from "../src/seal.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SealedRequest } from "../src/session-protocol.ts";
@@ -98,21 +100,24 @@ export class CoordinatorClient implements Directory {
       this.sessions.set(id, box);
       let finished = false;
       try {
-        this.send({ t: "reserve", id, alias: request.model, floor: request.floor, pin: request.pin, exclude });
+        this.send({ t: "reserve", id, alias: request.entry.alias, floor: request.floor, pin: request.pin, exclude });
         const reply = await box.take(signal);
         if (reply.t === "rejected") throw rejection(reply.error);
         if (reply.t !== "reserved") throw new ApiError("provider_unavailable", "The chosen provider went offline; try again.");
         const provider = reply.provider;
         yield { type: "provider", provider: record(provider) };
         const plaintext: SealedRequest = {
-          model: request.model,
+          model: request.entry.alias,
           messages: request.messages.map(({ role, content }) => ({ role, content })),
           max_tokens: request.max_tokens,
           temperature: request.temperature,
           nonce: randomBytes(16).toString("hex"),
+          client_nonce: request.clientNonce,
         };
-        const { sealed, frames } = await sealRequest(provider.sealing_key, id, Buffer.from(canonicalJson(plaintext)));
+        const sealedBytes = Buffer.from(canonicalJson(plaintext));
+        const { sealed, frames } = await sealRequest(provider.sealing_key, id, sealedBytes);
         this.send({ t: "request", id, ...sealed });
+        let content = "";
         for (;;) {
           const message = await box.take(signal);
           if (message.t === "gone") {
@@ -128,11 +133,14 @@ export class CoordinatorClient implements Directory {
           }
           if (message.t !== "frame") continue;
           const frame = openFrame(() => frames.open(message.data), provider.id);
-          if (frame.type === "delta") yield frame;
-          else if (frame.type === "error") throw reportedError(frame);
+          if (frame.type === "delta") {
+            content += frame.text;
+            yield frame;
+          } else if (frame.type === "error") throw reportedError(frame);
           else {
             finished = true;
-            yield { type: "done", finish_reason: frame.finish_reason, usage: frame.usage, receipt: frame.receipt };
+            const expected = { request, provider, requestSha256: sha256Hex(sealedBytes), nonce: plaintext.nonce, content };
+            yield { type: "done", receipt: this.verified(frame.receipt, expected) };
             return;
           }
         }
@@ -145,12 +153,44 @@ export class CoordinatorClient implements Directory {
     }
   }
 
+  /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
+  private verified(raw: unknown, expected: Expected): Receipt {
+    const { request, provider } = expected;
+    const verdict = verifyReceipt(raw, {
+      // the key the directory attested, never just the one inside the receipt
+      signingKey: provider.signing_key,
+      providerId: provider.id,
+      ...(request.pin === undefined ? {} : { pin: request.pin }),
+      trustLevel: provider.trust,
+      ...(provider.serial === undefined ? {} : { serial: provider.serial }),
+      model: request.entry,
+      requestSha256: expected.requestSha256,
+      content: expected.content,
+      gatewayNonce: expected.nonce,
+      clientNonce: request.clientNonce,
+    });
+    if (verdict.valid && verdict.receipt) return verdict.receipt;
+    this.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
+    throw new ApiError(
+      "receipt_invalid",
+      `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,
+    );
+  }
+
   close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.ws?.terminate();
     return Promise.resolve();
   }
+}
+
+interface Expected {
+  request: SessionRequest;
+  provider: ProviderEntry;
+  requestSha256: string;
+  nonce: string;
+  content: string;
 }
 
 function record(entry: ProviderEntry): ProviderRecord {

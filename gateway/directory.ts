@@ -1,8 +1,9 @@
 // What the HTTP layer needs from the provider side: list the live providers, run a session on one. The
 // coordinator client implements it (tests may fake it), so the routes never change with where providers live.
 import type { ChatMessage } from "../agent/prompt.ts";
+import type { CatalogEntry } from "../src/catalog.ts";
 import { ApiError } from "../src/errors.ts";
-import type { FinishReason } from "../agent/engine.ts";
+import type { Receipt } from "../src/receipt.ts";
 import type { TrustLevel } from "../src/trust.ts";
 
 export { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
@@ -18,23 +19,9 @@ export interface ProviderRecord {
   serial?: string;
 }
 
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
-
-/** The provider's statement of what it served; signed and verified once receipts land (DESIGN §5). */
-export interface Receipt {
-  trust_level: TrustLevel;
-  model_id: string;
-  provider_id: string;
-  [field: string]: unknown;
-}
-
 export interface SessionRequest {
-  /** Catalog alias, already resolved. */
-  model: string;
+  /** The catalog entry the request's model resolved to; the receipt must name its alias and pins. */
+  entry: CatalogEntry;
   /** The gateway's trust floor: only providers at or above it may take the session. */
   floor: TrustLevel;
   /** `provider` / `provider_key_id`: whole id or a prefix of at least 8 characters. */
@@ -43,13 +30,16 @@ export interface SessionRequest {
   max_tokens: number;
   temperature: number;
   requestId: string;
+  /** The caller's `x-svc-receipt-nonce`, signed into the receipt; null when it sent none. */
+  clientNonce: string | null;
 }
 
 export type SessionEvent =
   /** The provider chosen for the session (sent again if an unpinned request is re-routed before it starts). */
   | { type: "provider"; provider: ProviderRecord }
   | { type: "delta"; text: string }
-  | { type: "done"; finish_reason: FinishReason; usage: Usage; receipt: Receipt };
+  /** The provider's receipt, verified against what was sealed and relayed (DESIGN §5). */
+  | { type: "done"; receipt: Receipt };
 
 export interface Directory {
   /** Throws ApiError `directory_unavailable` when it cannot list. */
@@ -57,7 +47,7 @@ export interface Directory {
   /**
    * Chooses a provider (SPEC §4.1 routing), waits in its queue, then streams its deltas and one `done`.
    * Aborting the signal leaves the queue or ends the session on the provider; failures are ApiErrors
-   * (`provider_unavailable`, `provider_error`, `directory_unavailable`, …).
+   * (`provider_unavailable`, `provider_error`, `directory_unavailable`, `receipt_invalid`, …).
    */
   open(request: SessionRequest, signal: AbortSignal): AsyncIterable<SessionEvent>;
   close(): Promise<void>;

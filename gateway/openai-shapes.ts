@@ -1,8 +1,7 @@
 // The OpenAI response objects we send (SPEC §2.2, §2.3): a completion body and the stream's chunks. Pure
 // functions of plain values, so framing tests need no server.
 import { randomBytes } from "node:crypto";
-import type { FinishReason } from "../agent/engine.ts";
-import type { Receipt, Usage } from "./directory.ts";
+import type { FinishReason, Receipt } from "../src/receipt.ts";
 
 export interface CompletionMeta {
   id: string;
@@ -19,12 +18,6 @@ export interface Verdict {
   provider: string;
 }
 
-export interface Outcome {
-  finish_reason: FinishReason;
-  usage: Usage;
-  receipt: Receipt;
-}
-
 export function newCompletionMeta(model: string, now = Date.now()): CompletionMeta {
   return { id: `chatcmpl-${randomBytes(16).toString("base64url")}`, created: Math.floor(now / 1000), model };
 }
@@ -33,15 +26,16 @@ export function verdictOf(receipt: Receipt): Verdict {
   return { trust: receipt.trust_level, model: receipt.model_id, provider: receipt.provider_id };
 }
 
-export function completionBody(meta: CompletionMeta, content: string, outcome: Outcome) {
+/** SPEC §2.2; `finish_reason` and `usage` come from the verified receipt. */
+export function completionBody(meta: CompletionMeta, content: string, receipt: Receipt) {
   return {
     id: meta.id,
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: outcome.finish_reason }],
-    usage: outcome.usage,
-    svc_receipt: outcome.receipt,
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: receipt.finish_reason }],
+    usage: receipt.usage,
+    svc_receipt: receipt,
   };
 }
 
@@ -66,12 +60,12 @@ export function contentChunk(meta: CompletionMeta, text: string) {
 }
 
 /** SPEC §3 step 4: usage always (whatever `stream_options` says), the receipt and the verdict fields. */
-export function stopChunk(meta: CompletionMeta, outcome: Outcome) {
-  const verdict = verdictOf(outcome.receipt);
+export function stopChunk(meta: CompletionMeta, receipt: Receipt) {
+  const verdict = verdictOf(receipt);
   return {
-    ...chunk(meta, {}, outcome.finish_reason),
-    usage: outcome.usage,
-    svc_receipt: outcome.receipt,
+    ...chunk(meta, {}, receipt.finish_reason),
+    usage: receipt.usage,
+    svc_receipt: receipt,
     x_svc_trust: verdict.trust,
     x_svc_model: verdict.model,
     x_svc_provider: verdict.provider,

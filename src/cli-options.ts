@@ -1,5 +1,7 @@
 // Argument parsers shared by the two command lines.
 import { InvalidArgumentError } from "commander";
+import { Hex32 } from "./hex.ts";
+import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
 
 export const positiveNumber = (value: string): number => {
   const n = Number(value);
@@ -21,3 +23,15 @@ export const port = (value: string): number => {
 
 /** For repeatable options such as `--model A=P --model B=Q`. */
 export const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** A raw Ed25519 public key. */
+export const hexKey = (value: string): string => {
+  if (!Hex32.safeParse(value).success) throw new InvalidArgumentError("expected 64 lowercase hex characters");
+  return value;
+};
+
+/** An `x-svc-receipt-nonce` value. */
+export const receiptNonce = (value: string): string => {
+  if (!CLIENT_NONCE_PATTERN.test(value)) throw new InvalidArgumentError("expected 16 to 64 base64url characters");
+  return value;
+};

@@ -6,9 +6,9 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const PACKAGE_ROOT = fileURLToPath(new URL("..", import.meta.url));
-/** What runs: the entry shims, the shared core, both roles, the manifest and the pinned catalog. */
+/** What runs: the entry shims and the package entry, the shared core, both roles, the manifest and the pinned catalog. */
 const CODE_DIRS = ["bin", "src", "agent", "gateway"];
-const CODE_FILES = ["package.json", "package-lock.json", "models.lock.json"];
+const CODE_FILES = ["index.js", "package.json", "package-lock.json", "models.lock.json"];
 
 function codeFiles(root: string, dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {

@@ -2,7 +2,7 @@
 // and the frames the provider seals back. Only the two ends ever see these in the clear.
 import { z } from "zod";
 import { Hex16 } from "./hex.ts";
-import { TRUST_LEVELS } from "./trust.ts";
+import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
 
 /** RFC 8785 JSON of this object is the exact plaintext sealed to the provider. */
 export const SealedRequestSchema = z.strictObject({
@@ -12,26 +12,19 @@ export const SealedRequestSchema = z.strictObject({
   temperature: z.number().min(0).max(2),
   /** The gateway's fresh nonce, echoed in the receipt so it is bound to this one request. */
   nonce: Hex16,
+  /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */
+  client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
 });
 export type SealedRequest = z.infer<typeof SealedRequestSchema>;
-
-const UsageSchema = z.strictObject({
-  prompt_tokens: z.number().int().nonnegative(),
-  completion_tokens: z.number().int().nonnegative(),
-  total_tokens: z.number().int().nonnegative(),
-});
 
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
 export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded"] as const;
 
 export const SessionFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("delta"), text: z.string() }),
-  z.strictObject({
-    type: z.literal("done"),
-    finish_reason: z.enum(["stop", "length"]),
-    usage: UsageSchema,
-    receipt: z.looseObject({ trust_level: z.enum(TRUST_LEVELS), model_id: z.string(), provider_id: z.string() }),
-  }),
+  // the receipt carries finish_reason and usage; its shape is the verifier's to judge (a bad one is
+  // `receipt_invalid`, not a broken frame)
+  z.strictObject({ type: z.literal("done"), receipt: z.unknown() }),
   z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string().max(2000), param: z.string().nullable() }),
 ]);
 export type SessionFrame = z.infer<typeof SessionFrameSchema>;

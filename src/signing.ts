@@ -49,12 +49,26 @@ export class Signer {
   }
 }
 
+// importing a raw key costs as much as the verification itself, and a gateway sees the same few providers'
+// keys over and over; the bound keeps a stream of fresh keys from growing it without end
+const publicKeys = new Map<string, KeyObject>();
+const MAX_CACHED_KEYS = 4096;
+
+function publicKeyObject(publicKeyHex: string): KeyObject {
+  let key = publicKeys.get(publicKeyHex);
+  if (!key) {
+    key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKeyHex, "hex")]), format: "der", type: "spki" });
+    if (publicKeys.size >= MAX_CACHED_KEYS) publicKeys.clear();
+    publicKeys.set(publicKeyHex, key);
+  }
+  return key;
+}
+
 /** False for any signature, key or payload that does not check out; never throws on malformed hex. */
 export function verifySignature(publicKeyHex: string, domain: SignatureDomain, payload: unknown, signatureHex: string): boolean {
   if (!Hex32.safeParse(publicKeyHex).success || !Hex64.safeParse(signatureHex).success) return false;
-  const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKeyHex, "hex")]), format: "der", type: "spki" });
   try {
-    return verify(null, signedMessage(domain, payload), key, Buffer.from(signatureHex, "hex"));
+    return verify(null, signedMessage(domain, payload), publicKeyObject(publicKeyHex), Buffer.from(signatureHex, "hex"));
   } catch {
     return false;
   }

@@ -2,6 +2,7 @@
 // `for await`, and §7 errors surfacing as the SDK's error classes with their status.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyReceipt } from "../src/receipt.ts";
 import { startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 
 let gw: GatewayProcess;
@@ -13,12 +14,6 @@ beforeAll(async () => {
 afterAll(() => gw.stop());
 
 const messages = [{ role: "user" as const, content: "Say something." }];
-
-interface SvcReceipt {
-  trust_level: string;
-  model_id: string;
-  provider_id: string;
-}
 
 describe("§2.2 Chat completion response (non-stream 200)", () => {
   it("has the standard shape, echoes the request model, and carries usage and svc_receipt", async () => {
@@ -38,8 +33,11 @@ describe("§2.2 Chat completion response (non-stream 200)", () => {
     expect(data.usage?.completion_tokens).toBe(16);
     expect(Number.isInteger(data.usage?.prompt_tokens)).toBe(true);
     expect(data.usage?.total_tokens).toBe((data.usage?.prompt_tokens ?? 0) + 16);
-    const receipt = (data as unknown as { svc_receipt: SvcReceipt }).svc_receipt;
+    const receipt = (data as unknown as { svc_receipt: unknown }).svc_receipt;
     expect(receipt).toMatchObject({ trust_level: "process", model_id: "qwen3-4b", provider_id: gw.providerId });
+    // the SDK hands back the receipt as sent: it still verifies against the content the SDK parsed
+    const verdict = verifyReceipt(receipt, { providerId: gw.providerId, content: choice?.message.content ?? "", usage: data.usage, finishReason: choice?.finish_reason });
+    expect(verdict.problems).toEqual([]);
     expect(response.headers.get("x-svc-trust")).toBe("process");
     expect(response.headers.get("x-svc-model")).toBe("qwen3-4b");
     expect(response.headers.get("x-svc-provider")).toBe(gw.providerId);
@@ -66,6 +64,8 @@ describe("§2.3 Stream chunk", () => {
     expect(last.choices[0]?.finish_reason).toBe("length");
     expect(last.usage).toMatchObject({ completion_tokens: 12 });
     expect(last.svc_receipt).toMatchObject({ trust_level: "process", model_id: "qwen3-4b" });
+    expect(verifyReceipt(last.svc_receipt, { providerId: gw.providerId, content: text, usage: last.usage }).problems).toEqual([]);
+    expect(chunks.slice(0, -1).some((c) => "svc_receipt" in c)).toBe(false);
     expect([last.x_svc_trust, last.x_svc_model, last.x_svc_provider]).toEqual(["process", "qwen3-4b", gw.providerId]);
   });
 });

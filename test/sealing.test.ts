@@ -42,6 +42,8 @@ describe("DESIGN §5 Sealed sessions: the coordinator only relays ciphertext", (
     expect(res.status).toBe(200);
     const answer = ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 
+    // the agent's `end` follows its last frame, so it may still be on the wire when the caller has its answer
+    for (let i = 0; i < 100 && !agentTap.frames.some((f) => f.includes('"t":"end"')); i++) await new Promise((r) => setTimeout(r, 50));
     // the taps saw the whole session: the reservation, the sealed request, the sealed frames
     const frames = [...gatewayTap.frames, ...agentTap.frames].join("\n");
     for (const kind of ['"t":"reserve"', '"t":"request"', '"t":"session"', '"t":"frame"', '"t":"end"']) expect(frames).toContain(kind);

@@ -1,10 +1,12 @@
 // `npm start` (README "Two commands"): brings the service up and prints a curl and an SDK example that work
 // as printed. Without a downloaded model it says it serves the tiny random-weight demo model.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "./fixtures/cli.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/start.ts", import.meta.url));
@@ -37,15 +39,22 @@ describe("npm start", () => {
     expect(text).toMatch(/provider +[0-9a-f]{64} \(separate process, process rung\) advertising \[tiny-random\]/);
   });
 
-  it("prints a curl command that works as printed", async () => {
+  it("prints a curl command that works as printed, and a receipt check that passes on its answer", async () => {
     const text = await banner;
     const url = /curl (\S+) \\/.exec(text)?.[1];
     const headers = [...text.matchAll(/-H "([^:]+): ([^"]+)"/g)].map((m) => [m[1]!, m[2]!] as [string, string]);
     const body = /-d '([^']+)'/.exec(text)?.[1];
     const res = await fetch(url!, { method: "POST", headers: Object.fromEntries(headers), body });
     expect(res.status).toBe(200);
-    const answer = (await res.json()) as { choices: { message: { content: string } }[]; svc_receipt: { model_id: string } };
+    const saved = await res.text();
+    const answer = JSON.parse(saved) as { choices: { message: { content: string } }[]; svc_receipt: { model_id: string } };
     expect(answer.svc_receipt.model_id).toBe("tiny-random");
+    // and the receipt check it prints next
+    const file = /npx svc-agent verify (\S+)/.exec(text)![1]!;
+    writeFileSync(join(dataDir, file), saved);
+    const verified = await runCli("svc-agent", ["verify", join(dataDir, file)]);
+    expect(verified.code, verified.stdout).toBe(0);
+    expect(verified.stdout).toContain("VALID: receipt rcpt_");
   });
 
   it("prints SDK settings (base_url, api_key, model) that work with the OpenAI SDK", async () => {

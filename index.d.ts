@@ -1,0 +1,20 @@
+// Types of the package entry (index.js). The data types come from src/receipt-types.ts, which has no imports
+// and so compiles anywhere; tsc holds the three declarations below to the implementation (test/receipts.test.ts
+// assigns each to the other).
+import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt-types.js";
+
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt-types.js";
+
+export declare const RECEIPT_VERSION: 1;
+
+/** Checks a receipt's signature and self-consistency, plus every expectation given. Never throws. */
+export declare function verifyReceipt(raw: unknown, expect?: ReceiptExpectations): ReceiptVerdict;
+
+/** Reads a saved response body, a receipt alone or an SSE transcript; throws when the text is none of them. */
+export declare function readSavedResponse(text: string): SavedResponse;
+
+/** Reads saved text and checks its receipt against the content, usage and finish reason in it. */
+export declare function verifySavedResponse(
+  text: string,
+  expect?: Omit<ReceiptExpectations, "content" | "usage" | "finishReason">,
+): ReceiptVerdict & { saved: SavedResponse };

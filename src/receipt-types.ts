@@ -1,0 +1,90 @@
+// The receipt's public types (RECEIPTS.md), with no imports, so the package entry's index.d.ts can hand this
+// file to SDK users as it is; src/receipt.ts checks its zod schema parses to exactly `Receipt`.
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export type FinishReason = "stop" | "length";
+
+/** `svc_receipt`: the signed payload (DESIGN §5) plus `signing_key` and `signature`, all flat. */
+export interface Receipt {
+  version: 1;
+  id: string;
+  /** Unix seconds at signing. */
+  created: number;
+  provider_id: string;
+  trust_level: "process" | "transparent" | "hardware";
+  /** Present at the `hardware` rung only. */
+  serial?: string;
+  model_id: string;
+  model_hub_id: string;
+  model_revision: string;
+  model_sha256: string;
+  request_sha256: string;
+  response_sha256: string;
+  usage: Usage;
+  finish_reason: FinishReason;
+  gateway_nonce: string;
+  client_nonce: string | null;
+  signing_key: string;
+  signature: string;
+}
+
+export type ReceiptPayload = Omit<Receipt, "signing_key" | "signature">;
+
+/** What a verifier knows independently of the receipt; each one given is checked, the rest are not. */
+export interface ReceiptExpectations {
+  /** The Ed25519 key a directory attested for the provider (never the one inside the receipt). */
+  signingKey?: string;
+  /** The provider the request went to, or the pin it named (a prefix of the id). */
+  providerId?: string;
+  pin?: string;
+  /** The rung the directory granted, and the serial it disclosed at `hardware`. */
+  trustLevel?: Receipt["trust_level"];
+  serial?: string;
+  /** The catalog pins of the alias requested. */
+  model?: { alias: string; hub_id: string; revision: string; sha256: string };
+  /** SHA-256 of the exact plaintext sealed to the provider. */
+  requestSha256?: string;
+  /** The content returned to the caller; its SHA-256 must be `response_sha256`. */
+  content?: string;
+  gatewayNonce?: string;
+  /** The caller's `x-svc-receipt-nonce`, or null when it sent none. */
+  clientNonce?: string | null;
+  /** What a response reported beside the receipt (any value; it is parsed): it must be the receipt's. */
+  usage?: unknown;
+  finishReason?: string | null;
+}
+
+export interface ReceiptCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface ReceiptVerdict {
+  valid: boolean;
+  /** Present when the object has the receipt format (even if a check failed). */
+  receipt?: Receipt;
+  checks: ReceiptCheck[];
+  /** The details of the failed checks, for error messages and logs. */
+  problems: string[];
+}
+
+export type SavedKind = "response" | "receipt" | "stream";
+
+/** What `readSavedResponse` finds in a saved body, receipt or SSE transcript. */
+export interface SavedResponse {
+  kind: SavedKind;
+  /** The `svc_receipt` found (not yet checked), or undefined when the file carries none. */
+  receipt: unknown;
+  /** The assistant content in the file; absent for a receipt alone. */
+  content?: string;
+  usage?: unknown;
+  finishReason?: string | null;
+  /** Why the file itself cannot vouch for an answer (a failed stream, a missing receipt, …). */
+  problems: string[];
+}

@@ -1,0 +1,172 @@
+// DESIGN §5 receipts as a unit: RECEIPTS.md's vectors, signing and every verifier check, with no server.
+import { sign } from "node:crypto";
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../src/canonical-json.ts";
+import { providerIdOf } from "../src/provider-id.ts";
+import { newReceiptId, payloadOf, sha256Hex, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt.ts";
+import { Signer } from "../src/signing.ts";
+
+interface Vector {
+  name: string;
+  seed?: string;
+  request?: string;
+  content: string;
+  jcs?: string;
+  receipt: Receipt;
+  valid: boolean;
+  fails?: string[];
+}
+
+function vectorsFromDoc(): { domain: string; vectors: Vector[] } {
+  const doc = readFileSync(new URL("../RECEIPTS.md", import.meta.url), "utf8");
+  const block = /## Test vectors[\s\S]*?```json\n([\s\S]*?)\n```/.exec(doc);
+  if (!block) throw new Error("RECEIPTS.md has no test vector block");
+  return JSON.parse(block[1]!) as { domain: string; vectors: Vector[] };
+}
+
+const failed = (raw: unknown, expect: Parameters<typeof verifyReceipt>[1] = {}) =>
+  verifyReceipt(raw, expect).checks.filter((c) => !c.ok).map((c) => c.check);
+
+const key = Signer.fromSeed(Buffer.alloc(32, 1));
+const other = Signer.fromSeed(Buffer.alloc(32, 2));
+const content = "Hello, world ✓";
+const requestBytes = Buffer.from('{"model":"qwen3-4b"}');
+const payload: ReceiptPayload = {
+  version: 1,
+  id: newReceiptId(),
+  created: 1_795_305_600,
+  provider_id: providerIdOf(key.publicKey),
+  trust_level: "transparent",
+  model_id: "qwen3-4b",
+  model_hub_id: "Qwen/Qwen3-4B-GGUF",
+  model_revision: "a".repeat(40),
+  model_sha256: "b".repeat(64),
+  request_sha256: sha256Hex(requestBytes),
+  response_sha256: sha256Hex(content),
+  usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  finish_reason: "stop",
+  gateway_nonce: "c".repeat(32),
+  client_nonce: "my-nonce_0123456789",
+};
+const receipt = signReceipt(key, payload);
+/** Everything the gateway knows for this receipt. */
+const gatewayView = {
+  signingKey: key.publicKey,
+  providerId: payload.provider_id,
+  trustLevel: "transparent" as const,
+  model: { alias: "qwen3-4b", hub_id: "Qwen/Qwen3-4B-GGUF", revision: "a".repeat(40), sha256: "b".repeat(64) },
+  requestSha256: sha256Hex(requestBytes),
+  content,
+  gatewayNonce: "c".repeat(32),
+  clientNonce: "my-nonce_0123456789",
+};
+
+describe("RECEIPTS.md test vectors", () => {
+  const { domain, vectors } = vectorsFromDoc();
+
+  it("uses the receipt domain", () => expect(domain).toBe("svc-receipt/v1"));
+
+  it("valid vectors: the seed's key, the JCS bytes, both hashes and the exact signature", () => {
+    const valid = vectors.filter((v) => v.valid);
+    expect(valid.length).toBeGreaterThanOrEqual(2);
+    for (const v of valid) {
+      const signer = Signer.fromSeed(Buffer.from(v.seed!, "hex"));
+      expect(v.receipt.signing_key, v.name).toBe(signer.publicKey);
+      expect(canonicalJson(payloadOf(v.receipt)), v.name).toBe(v.jcs);
+      expect(v.receipt.request_sha256, v.name).toBe(sha256Hex(v.request!));
+      expect(v.receipt.response_sha256, v.name).toBe(sha256Hex(v.content));
+      // recomputed from first principles, not through our Signer: PKCS#8 wrapping of the raw seed
+      const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(v.seed!, "hex")]);
+      const message = Buffer.concat([Buffer.from(`${domain}\0`), Buffer.from(v.jcs!)]);
+      expect(sign(null, message, { key: pkcs8, format: "der", type: "pkcs8" }).toString("hex"), v.name).toBe(v.receipt.signature);
+      expect(verifyReceipt(v.receipt, { content: v.content }), v.name).toMatchObject({ valid: true, problems: [] });
+    }
+  });
+
+  it("invalid vectors fail exactly the checks they name", () => {
+    const invalid = vectors.filter((v) => !v.valid);
+    expect(invalid.length).toBeGreaterThanOrEqual(3);
+    for (const v of invalid) expect(failed(v.receipt, { content: v.content }), v.name).toEqual(v.fails);
+  });
+});
+
+describe("DESIGN §5 receipts: what the gateway verifies", () => {
+  it("an honest receipt passes every check the gateway runs", () => {
+    const verdict = verifyReceipt(receipt, gatewayView);
+    expect(verdict.problems).toEqual([]);
+    expect(verdict.valid).toBe(true);
+    expect(verdict.checks.map((c) => c.check)).toEqual(
+      expect.arrayContaining(["signature", "provider_id", "signing_key", "trust_level", "model_sha256", "request_sha256", "response_sha256", "gateway_nonce", "client_nonce"]),
+    );
+  });
+
+  it("the signature covers the JCS form of every payload field, not the two signature fields", () => {
+    const reordered = Object.fromEntries(Object.entries(receipt).reverse());
+    expect(verifyReceipt(reordered, gatewayView).valid).toBe(true);
+    expect(receipt.signature).toBe(key.sign("svc-receipt/v1", payload));
+  });
+
+  it("a tampered field breaks the signature", () => {
+    for (const change of [{ usage: { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 } }, { model_id: "qwen3-8b" }, { created: payload.created + 1 }, { finish_reason: "length" }]) {
+      expect(failed({ ...receipt, ...change }), JSON.stringify(change)).toContain("signature");
+    }
+  });
+
+  it("a swapped signing key: the id is not the key's hash and the key is not the attested one", () => {
+    const swapped = signReceipt(other, payload);
+    expect(failed(swapped, gatewayView)).toEqual(["provider_id", "signing_key"]);
+  });
+
+  it("a receipt from another provider fails the attested key and the provider", () => {
+    const theirs = signReceipt(other, { ...payload, provider_id: providerIdOf(other.publicKey) });
+    expect(failed(theirs)).toEqual([]);
+    expect(failed(theirs, gatewayView)).toEqual(["signing_key", "provider"]);
+  });
+
+  it("a receipt replayed on another request fails the request hash, both nonces and the content", () => {
+    const next = { ...gatewayView, requestSha256: sha256Hex("another request"), gatewayNonce: "d".repeat(32), clientNonce: "another-nonce-0123", content: "another answer" };
+    expect(failed(receipt, next)).toEqual(["request_sha256", "response_sha256", "gateway_nonce", "client_nonce"]);
+  });
+
+  it("a wrong response hash, correctly signed, fails against the content relayed", () => {
+    const wrong = signReceipt(key, { ...payload, response_sha256: sha256Hex(`${content}!`) });
+    expect(failed(wrong, gatewayView)).toEqual(["response_sha256"]);
+  });
+
+  it("the rung, the serial, the model pins and the pin are checked against the directory and catalog", () => {
+    expect(failed(receipt, { ...gatewayView, trustLevel: "hardware", serial: "C02X" })).toEqual(["trust_level", "serial"]);
+    const hardware = signReceipt(key, { ...payload, trust_level: "hardware", serial: "C02X" });
+    expect(failed(hardware, { ...gatewayView, trustLevel: "hardware", serial: "C02X" })).toEqual([]);
+    expect(failed(hardware, { ...gatewayView, trustLevel: "hardware", serial: "OTHER" })).toEqual(["serial"]);
+    expect(failed(signReceipt(key, { ...payload, trust_level: "hardware" }))).toEqual(["serial"]);
+    expect(failed(receipt, { ...gatewayView, model: { ...gatewayView.model, sha256: "e".repeat(64) } })).toEqual(["model_sha256"]);
+    expect(failed(receipt, { ...gatewayView, pin: payload.provider_id.slice(0, 8) })).toEqual([]);
+    expect(failed(receipt, { ...gatewayView, pin: "00000000" })).toEqual(["pin"]);
+  });
+
+  it("usage must add up and equal what the response reported", () => {
+    expect(failed(signReceipt(key, { ...payload, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 99 } }))).toEqual(["usage"]);
+    expect(failed(receipt, { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })).toEqual([]);
+    expect(failed(receipt, { usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 } })).toEqual(["usage"]);
+    expect(failed(receipt, { usage: "15 tokens" })).toEqual(["usage"]);
+  });
+
+  it("the format is closed: a missing or an extra field is not a v1 receipt", () => {
+    const { client_nonce: _dropped, ...missing } = receipt;
+    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1 receipt \(client_nonce: /);
+    expect(verifyReceipt({ ...receipt, tip: 1 }).valid).toBe(false);
+  });
+
+  it("never throws, whatever it is given", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.record({ ...Object.fromEntries(Object.keys(receipt).map((k) => [k, fc.jsonValue()])) })), (raw) => {
+        const verdict = verifyReceipt(raw, gatewayView);
+        expect(verdict.valid).toBe(false);
+        expect(verdict.problems.length).toBeGreaterThan(0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
