@@ -2,7 +2,8 @@
 // provider slow, make it fail mid-stream, or make it send the receipts a broken or dishonest provider would.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { payloadOf, sha256Hex, signReceipt, type Receipt } from "../src/receipt.ts";
+import { sha256Hex } from "../src/hash.ts";
+import { payloadOf, signReceipt, type Receipt } from "../src/receipt.ts";
 import { Signer } from "../src/signing.ts";
 
 export type ReceiptFault =

@@ -2,7 +2,8 @@
 // on the engine, seals every frame back to the gateway under the session's key and ends with a signed receipt.
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../src/errors.ts";
-import { newReceiptId, RECEIPT_VERSION, sha256Hex, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
+import { sha256Hex } from "../src/hash.ts";
+import { newReceiptId, RECEIPT_VERSION, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
 import { openRequest, type FrameCipher } from "../src/seal.ts";
 import { SealedRequestSchema, type SealedRequest, type SessionFrame } from "../src/session-protocol.ts";
 import type { TrustLevel } from "../src/trust.ts";

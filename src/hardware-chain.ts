@@ -4,9 +4,10 @@
 import "reflect-metadata"; // @peculiar/x509's dependency injection needs the polyfill loaded first
 import * as x509 from "@peculiar/x509";
 import * as asn1js from "asn1js";
-import { createHash, webcrypto } from "node:crypto";
+import { webcrypto } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { sha256Hex } from "./hash.ts";
 
 // node's WebCrypto is the provider x509 wants; the DOM `Crypto` type it names is not in our (node-only) lib
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[1]);
@@ -19,7 +20,7 @@ export const MAX_CHAIN_CERTS = 5;
 
 /** What the leaf must bind: SHA-256 over the raw Ed25519 then raw X25519 public keys, lowercase hex. */
 export function keysDigest(signingKey: string, sealingKey: string): string {
-  return createHash("sha256").update(Buffer.from(signingKey + sealingKey, "hex")).digest("hex");
+  return sha256Hex(Buffer.from(signingKey + sealingKey, "hex"));
 }
 
 /** Every certificate in the `.pem`/`.crt` files of `--attestation-roots DIR`. */

@@ -1,4 +1,4 @@
-// SHA-256 of files and bytes, streamed so a multi-GB model file never sits in memory.
+// SHA-256 of files and bytes; files are streamed so a multi-GB model file never sits in memory.
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 
@@ -7,6 +7,11 @@ export async function hashFileInto(hash: Hash, path: string, end?: number): Prom
   if (end === 0) return;
   const stream = createReadStream(path, end === undefined ? {} : { start: 0, end: end - 1 });
   for await (const chunk of stream) hash.update(chunk as Buffer);
+}
+
+/** Lowercase hex SHA-256 of bytes, or of a string's UTF-8 bytes. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
 }
 
 export async function sha256File(path: string): Promise<string> {

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sha256Hex } from "./hash.ts";
 
 export const PACKAGE_ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** What runs: the entry shims and the package entry, the shared core, both roles, the manifest and the pinned catalog. */
@@ -23,7 +24,7 @@ export function measure(root: string = PACKAGE_ROOT): string {
   const files = [...CODE_DIRS.flatMap((dir) => codeFiles(root, dir)), ...CODE_FILES].sort();
   const digest = createHash("sha256");
   for (const file of files) {
-    const fileHash = createHash("sha256").update(readFileSync(join(root, file))).digest("hex");
+    const fileHash = sha256Hex(readFileSync(join(root, file)));
     // forward slashes, so the figure does not depend on the platform
     digest.update(`${relative(root, join(root, file)).split(sep).join("/")}\0${fileHash}\n`);
   }

@@ -1,6 +1,6 @@
 // A provider id is the lowercase hex SHA-256 of its raw Ed25519 public key (DESIGN §4).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./hash.ts";
 
 export function providerIdOf(signingKey: string): string {
-  return createHash("sha256").update(Buffer.from(signingKey, "hex")).digest("hex");
+  return sha256Hex(Buffer.from(signingKey, "hex"));
 }

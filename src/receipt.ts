@@ -1,7 +1,8 @@
 // Receipts (DESIGN §5, RECEIPTS.md): the format, signing, and the checks a verifier runs. Pure functions of
 // plain values, shared by the agent that signs, the gateway that verifies and `svc-agent verify`.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { sha256Hex } from "./hash.ts";
 import { Hex16, Hex32, Hex64 } from "./hex.ts";
 import { providerIdOf } from "./provider-id.ts";
 import { SIGNATURE_DOMAINS, verifySignature, type Signer } from "./signing.ts";
@@ -47,11 +48,6 @@ export const ReceiptSchema = z.strictObject({
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemaIsReceipt: Same<z.infer<typeof ReceiptSchema>, Receipt> = true;
 void schemaIsReceipt;
-
-/** Lowercase hex SHA-256 of bytes, or of a string's UTF-8 bytes. */
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
 
 export function newReceiptId(): string {
   return `rcpt_${randomBytes(12).toString("hex")}`;

@@ -5,7 +5,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../src/canonical-json.ts";
 import { providerIdOf } from "../src/provider-id.ts";
-import { newReceiptId, payloadOf, sha256Hex, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt.ts";
+import { sha256Hex } from "../src/hash.ts";
+import { newReceiptId, payloadOf, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt.ts";
 import { Signer } from "../src/signing.ts";
 
 interface Vector {

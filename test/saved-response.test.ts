@@ -2,7 +2,8 @@
 // non-stream body, a receipt alone, or an SSE transcript, checked against the content in the same file.
 import { describe, expect, it } from "vitest";
 import { providerIdOf } from "../src/provider-id.ts";
-import { newReceiptId, sha256Hex, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
+import { sha256Hex } from "../src/hash.ts";
+import { newReceiptId, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
 import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
 import { Signer } from "../src/signing.ts";
 
