@@ -33,9 +33,9 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
     ...(flags.nonce === undefined ? {} : { clientNonce: flags.nonce }),
   });
   const { saved, receipt } = verdict;
-  const checks: ReceiptCheck[] = [...verdict.checks];
-  if (flags.providers !== undefined && receipt) checks.push(await listedCheck(flags.providers, flags.apiKey, receipt.provider_id));
-  const problems = [...saved.problems, ...checks.filter((c) => !c.ok).map((c) => c.detail)];
+  const listed = flags.providers !== undefined && receipt ? await listedCheck(flags.providers, flags.apiKey, receipt.provider_id) : undefined;
+  const checks: ReceiptCheck[] = listed ? [...verdict.checks, listed] : verdict.checks;
+  const problems = listed && !listed.ok ? [...verdict.problems, listed.detail] : verdict.problems;
 
   print(`${path}: ${KINDS[saved.kind]}`);
   for (const problem of saved.problems) print(`  FAIL  ${problem}`);
