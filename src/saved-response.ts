@@ -46,6 +46,11 @@ function parseJson(text: string, why: string): unknown {
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** `choices[0]` of a completion or chunk, or an empty object when the file has none. */
+function firstChoice(json: Json): Json {
+  return Array.isArray(json.choices) && isObject(json.choices[0]) ? json.choices[0] : {};
+}
+
 function fromJson(json: unknown): SavedResponse {
   if (!isObject(json)) throw new Error("the JSON in the file is not an object");
   if ("error" in json) throw new Error(`the file holds an error response, which carries no receipt: ${describeError(json.error)}`);
@@ -53,7 +58,7 @@ function fromJson(json: unknown): SavedResponse {
     if ("signature" in json) return { kind: "receipt", receipt: json, problems: [] };
     throw new Error("the JSON is neither a chat completion nor a receipt");
   }
-  const choice = Array.isArray(json.choices) && isObject(json.choices[0]) ? json.choices[0] : {};
+  const choice = firstChoice(json);
   const message = isObject(choice.message) ? choice.message : {};
   const problems = "svc_receipt" in json ? [] : ["the response carries no svc_receipt"];
   return {
@@ -88,14 +93,14 @@ function fromStream(text: string): SavedResponse {
       continue;
     }
     if (stop) problems.push("a chunk follows the stop chunk");
-    const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : {};
+    const choice = firstChoice(chunk);
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === "string") content += delta.content;
     if ("svc_receipt" in chunk) stop = chunk;
   }
   if (!stop) problems.push("no chunk carries svc_receipt");
   else if (!done) problems.push("the transcript ends without data: [DONE]");
-  const choice = stop && Array.isArray(stop.choices) && isObject(stop.choices[0]) ? stop.choices[0] : {};
+  const choice = stop ? firstChoice(stop) : {};
   return {
     kind: "stream",
     receipt: stop?.svc_receipt,
