@@ -7,6 +7,7 @@ import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
 import { parseOperatorKeys } from "../gateway/auth.ts";
 import { startCoordinator } from "../gateway/coordinator/start.ts";
 import { serve } from "../gateway/serve.ts";
+import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { collect, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
@@ -33,6 +34,10 @@ interface ServeFlags extends CoordinatorFlags {
   trustFloor: TrustLevel;
   dataDir: string;
   keepaliveMs: number;
+  oidcIssuer?: string;
+  oidcClientId?: string;
+  oidcClientSecret?: string;
+  publicUrl?: string;
 }
 
 const program = new Command("svc-gateway")
@@ -67,9 +72,17 @@ coordinatorOptions(
     .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
     .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
     .option("--data-dir <dir>", "gateway state", join(DEFAULT_DATA_DIR, "gateway"))
-    .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS),
+    .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
+    .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
+    .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
+    .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
+    .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL")),
 ).action(async (flags: ServeFlags) => {
   const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
+  const oidc =
+    flags.oidcIssuer === undefined
+      ? undefined
+      : oidcSettings({ issuer: flags.oidcIssuer, clientId: flags.oidcClientId, clientSecret: flags.oidcClientSecret, publicUrl: flags.publicUrl });
   const running = await serve({
     host: flags.host,
     port: flags.port,
@@ -81,6 +94,7 @@ coordinatorOptions(
     floor: flags.trustFloor,
     dataDir: flags.dataDir,
     operatorKeys,
+    oidc,
     keepaliveMs: flags.keepaliveMs,
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,
@@ -90,7 +104,13 @@ coordinatorOptions(
   const where = running.embedded ? "embedded coordinator" : "remote coordinator";
   console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
   console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl}`);
-  if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
+  if (running.signIn) {
+    console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
+    console.log(`svc-gateway: register this redirect URI with the issuer: ${running.signIn.redirectUri}`);
+  } else {
+    console.log(`svc-gateway: sign-in is not configured (--oidc-issuer): only operator keys work`);
+    if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
+  }
   onSignal(running.close);
 });
 

@@ -26,7 +26,7 @@ export async function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTE
   const tooLarge = () => new ApiError("body_too_large", `The request body is larger than ${limit} bytes.`);
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > limit) throw tooLarge();
-  const body = await collect(req, limit);
+  const body = await collectBody(req, limit);
   if (body === undefined) throw tooLarge();
   let text: string;
   try {
@@ -47,7 +47,7 @@ export async function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTE
  * The whole body, or undefined once it passes `limit`. Past the limit the rest still flows (and is thrown
  * away) rather than the socket being cut: a client still sending would otherwise never read the 413.
  */
-function collect(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+export function collectBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

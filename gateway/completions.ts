@@ -58,8 +58,11 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDel
       if (event.text !== "") await onDelta(event.text);
       continue;
     }
-    ctx.log.prompt_tokens = event.receipt.usage.prompt_tokens;
-    ctx.log.completion_tokens = event.receipt.usage.completion_tokens;
+    const { usage } = event.receipt;
+    ctx.log.prompt_tokens = usage.prompt_tokens;
+    ctx.log.completion_tokens = usage.completion_tokens;
+    // counted only once the receipt is verified: a key's usage is what its receipts prove
+    if (ctx.principal.kind === "user") ctx.gateway.signIn?.users.noteUsage(ctx.principal, usage);
     return event.receipt;
   }
   ctx.signal.throwIfAborted();

@@ -1,14 +1,17 @@
 // What a route handler gets: the gateway's parts, this request's response, id, hang-up signal and log line.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Catalog } from "../src/catalog.ts";
-import type { OperatorKeys } from "./auth.ts";
+import type { Authenticator, Principal } from "./auth.ts";
 import type { Directory, TrustLevel } from "./directory.ts";
+import type { SignIn } from "./web/routes.ts";
 
 export interface Gateway {
   catalog: Catalog;
   directory: Directory;
   floor: TrustLevel;
-  keys: OperatorKeys;
+  auth: Authenticator;
+  /** The settings pages' sign-in and key store; absent when no identity provider is configured. */
+  signIn?: SignIn;
   keepaliveMs: number;
   bodyLimitBytes: number;
 }
@@ -32,4 +35,6 @@ export interface RouteContext {
   /** Aborted when the caller hangs up before the answer is complete. */
   signal: AbortSignal;
   log: RequestLog;
+  /** Who the bearer key belongs to. */
+  principal: Principal;
 }

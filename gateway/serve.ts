@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import { checkCoordinatorUrl } from "../src/ws-url.ts";
-import { OperatorKeys } from "./auth.ts";
+import { Authenticator, OperatorKeys } from "./auth.ts";
 import { BODY_LIMIT_BYTES } from "./body.ts";
 import { CoordinatorClient } from "./coordinator-client.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
@@ -13,6 +13,12 @@ import { startCoordinator, type RunningCoordinator } from "./coordinator/start.t
 import { closeServer, listen } from "./listen.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse.ts";
+import { KeyStore } from "./keys/store.ts";
+import { UserKeys } from "./keys/user-keys.ts";
+import { NewKeyFlash } from "./web/new-key-flash.ts";
+import { OidcClient, type OidcSettings } from "./web/oidc.ts";
+import type { SignIn } from "./web/routes.ts";
+import { loadCookieSecret, Sessions } from "./web/session.ts";
 
 export interface ServeOptions {
   host: string;
@@ -27,6 +33,8 @@ export interface ServeOptions {
   floor: TrustLevel;
   dataDir: string;
   operatorKeys: string[];
+  /** Sign-in for the settings page; without it only operator keys work. */
+  oidc?: OidcSettings;
   keepaliveMs?: number;
   heartbeatMs?: number;
   rechallengeMs?: number;
@@ -39,7 +47,19 @@ export interface RunningGateway {
   /** Whether the coordinator runs in this process. */
   embedded: boolean;
   catalog: Catalog;
+  /** Where people sign in and make keys, when an identity provider is configured. */
+  signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
   close(): Promise<void>;
+}
+
+/** The key store, cookies and OIDC client behind the settings page. */
+function openSignIn(settings: OidcSettings, dataDir: string, logger: Logger): SignIn {
+  const store = KeyStore.open(dataDir);
+  const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
+  const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
+  const oidc = new OidcClient(settings, logger);
+  oidc.warmUp();
+  return { oidc, sessions, users, flash: new NewKeyFlash() };
 }
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
@@ -61,13 +81,15 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     });
   }
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
+  const signIn = options.oidc && openSignIn(options.oidc, options.dataDir, options.logger.child({ role: "sign-in" }));
   const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs);
   const gatewayServer = createGatewayServer(
     {
       catalog,
       directory,
       floor: options.floor,
-      keys: new OperatorKeys(options.operatorKeys),
+      auth: new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users),
+      signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       bodyLimitBytes: BODY_LIMIT_BYTES,
     },
@@ -77,10 +99,16 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await closeServer(gatewayServer);
     await directory.close();
     await coordinator?.close();
+    signIn?.users.close();
   };
   try {
     const url = await listen(gatewayServer, options.port, options.host, "gateway");
-    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, close: shutdown };
+    const signInInfo = signIn && {
+      settingsUrl: `${signIn.oidc.settings.publicUrl.href.replace(/\/+$/, "")}/settings`,
+      redirectUri: signIn.oidc.redirectUri,
+      issuer: signIn.oidc.settings.issuer.href,
+    };
+    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, close: shutdown };
   } catch (err) {
     await shutdown();
     throw err;

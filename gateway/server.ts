@@ -5,12 +5,13 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { ApiError, type ErrorCode } from "../src/errors.ts";
-import { authenticate } from "./auth.ts";
 import { readJsonBody } from "./body.ts";
 import { chatCompletions } from "./completions.ts";
 import { listModels, listProviders, retrieveModel } from "./listing.ts";
 import { asApiError, sendError } from "./respond.ts";
 import type { Gateway, RouteContext } from "./route-context.ts";
+import { sendErrorPage } from "./web/respond.ts";
+import { isPagePath, servePage } from "./web/routes.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
@@ -80,12 +81,17 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
   const method = req.method ?? "GET";
   const path = (req.url ?? "/").split("?")[0] ?? "/";
   let routeName = "unmatched";
-  const ctx: RouteContext = { gateway, req, res, requestId, signal: controller.signal, log: {} };
+  const ctx: RouteContext = { gateway, req, res, requestId, signal: controller.signal, log: {}, principal: { kind: "operator" } };
+  const page = isPagePath(path);
   try {
-    const { route, handler, param } = resolveRoute(method, path);
-    routeName = route.name;
-    authenticate(req.headers.authorization, gateway.keys);
-    await handler(ctx, param);
+    if (page) {
+      routeName = await servePage(gateway.signIn, req, res, path);
+    } else {
+      const { route, handler, param } = resolveRoute(method, path);
+      routeName = route.name;
+      ctx.principal = gateway.auth.authenticate(req.headers.authorization);
+      await handler(ctx, param);
+    }
     ctx.log.status ??= res.statusCode;
   } catch (err) {
     if (controller.signal.aborted) {
@@ -96,8 +102,12 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
       Object.assign(ctx.log, { status: error.status, code: error.code });
       // a 4xx message can quote what the caller sent; only the gateway's own failures are spelled out
       if (error.status >= 500) ctx.log.error = error.message;
-      const allow = error.code === "method_not_allowed" ? allowHeader(path) : {};
-      sendError(req, res, error, allow);
+      if (page) {
+        sendErrorPage(req, res, error);
+      } else {
+        const allow = error.code === "method_not_allowed" ? allowHeader(path) : {};
+        sendError(req, res, error, allow);
+      }
     }
   } finally {
     const latency_ms = Math.round((performance.now() - started) * 100) / 100;

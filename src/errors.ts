@@ -37,6 +37,14 @@ export const ERROR_CODES = {
   provider_error: { status: 502, type: "api_error", action: "retry" },
   provider_unavailable: { status: 503, type: "api_error", action: "wait" },
   internal_error: { status: 500, type: "api_error", action: "retry" },
+  // the settings pages (HTML, not the API): sign-in, CSRF and key ownership
+  sign_in_required: { status: 401, type: "authentication_error", action: "fix_key" },
+  sign_in_failed: { status: 400, type: "authentication_error", action: "fix_key" },
+  sign_in_unavailable: { status: 503, type: "api_error", action: "wait" },
+  sign_in_not_configured: { status: 404, type: "invalid_request_error", action: "fix_key" },
+  csrf_failed: { status: 403, type: "invalid_request_error", action: "fix_request" },
+  key_not_found: request(404),
+  invalid_form: request(),
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,6 +1,9 @@
 // SPEC §5 at the unit level: which Authorization headers carry a key, and operator keys from the environment.
 import { describe, expect, it } from "vitest";
-import { authenticate, bearerKey, OperatorKeys, parseOperatorKeys } from "../gateway/auth.ts";
+import { Authenticator, bearerKey, OperatorKeys, parseOperatorKeys } from "../gateway/auth.ts";
+import type { KeyActivity, KeyOwner, KeyStore } from "../gateway/keys/store.ts";
+import { secretHash } from "../gateway/keys/secret.ts";
+import { UserKeys } from "../gateway/keys/user-keys.ts";
 import { ApiError } from "../src/errors.ts";
 
 describe("§5 Authentication", () => {
@@ -26,11 +29,11 @@ describe("§5 Authentication", () => {
   });
 
   it("a missing or invalid key is 401 invalid_api_key, invalid_request_error, param null, fix_key", () => {
-    const keys = new OperatorKeys(["sk-svc_one"]);
+    const auth = new Authenticator(new OperatorKeys(["sk-svc_one"]));
     for (const header of [undefined, "Basic x", "Bearer sk-svc_nope"]) {
       let error: unknown;
       try {
-        authenticate(header, keys);
+        auth.authenticate(header);
       } catch (err) {
         error = err;
       }
@@ -41,6 +44,77 @@ describe("§5 Authentication", () => {
       expect((error as ApiError).status).toBe(401);
       expect((error as ApiError).message).not.toContain("sk-svc_nope");
     }
-    expect(() => authenticate("Bearer sk-svc_one", keys)).not.toThrow();
+    expect(auth.authenticate("Bearer sk-svc_one")).toEqual({ kind: "operator" });
+  });
+});
+
+/** The store's key lookups and writes, counted; everything else is out of this module's reach. */
+class FakeStore {
+  live = new Map<string, KeyOwner>();
+  lookups = 0;
+  batches: Map<string, KeyActivity>[] = [];
+  liveKey(hash: string): KeyOwner | undefined {
+    this.lookups++;
+    return this.live.get(hash);
+  }
+  revokeKey(userId: number, keyId: string): string | undefined {
+    for (const [hash, owner] of this.live) {
+      if (owner.keyId === keyId && owner.userId === userId) {
+        this.live.delete(hash);
+        return hash;
+      }
+    }
+    return undefined;
+  }
+  recordActivity(batch: Map<string, KeyActivity>): void {
+    this.batches.push(new Map(batch));
+  }
+  close(): void {}
+}
+
+describe("§5 Authentication: user keys from the store", () => {
+  const secret = `sk-svc_${"a".repeat(43)}`;
+  const setup = () => {
+    const store = new FakeStore();
+    store.live.set(secretHash(secret), { keyId: "key_1", userId: 7 });
+    const users = new UserKeys(store as unknown as KeyStore, (err) => { throw err; }, 3_600_000);
+    return { store, users, auth: new Authenticator(new OperatorKeys(["operator-key"]), users) };
+  };
+
+  it("a user key authenticates as its owner; after the first lookup the hot path does not touch the store", () => {
+    const { store, users, auth } = setup();
+    for (let i = 0; i < 5; i++) expect(auth.authenticate(`Bearer ${secret}`)).toEqual({ kind: "user", keyId: "key_1", userId: 7 });
+    expect(store.lookups).toBe(1);
+    // keys without the product prefix are never looked up
+    expect(() => auth.authenticate("Bearer something-else")).toThrow(ApiError);
+    expect(store.lookups).toBe(1);
+    users.close();
+  });
+
+  it("revoking a key takes effect on the very next request", () => {
+    const { users, auth } = setup();
+    auth.authenticate(`Bearer ${secret}`);
+    expect(users.revoke(8, "key_1")).toBe(false); // not the owner
+    auth.authenticate(`Bearer ${secret}`);
+    expect(users.revoke(7, "key_1")).toBe(true);
+    expect(() => auth.authenticate(`Bearer ${secret}`)).toThrow(expect.objectContaining({ code: "invalid_api_key", status: 401 }));
+    users.close();
+  });
+
+  it("last use and usage are written in batches, not once per request", () => {
+    const { store, users, auth } = setup();
+    const principal = auth.authenticate(`Bearer ${secret}`);
+    if (principal.kind !== "user") throw new Error("expected a user key");
+    auth.authenticate(`Bearer ${secret}`);
+    users.noteUsage(principal, { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 });
+    users.noteUsage(principal, { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 });
+    expect(store.batches).toEqual([]);
+    users.flush();
+    expect(store.batches).toEqual([
+      new Map([["key_1", { lastUsedAt: expect.any(Number), requests: 2, promptTokens: 7, completionTokens: 4 }]]),
+    ]);
+    users.flush(); // nothing new: nothing written
+    expect(store.batches).toHaveLength(1);
+    users.close();
   });
 });

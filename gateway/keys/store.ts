@@ -1,0 +1,213 @@
+// The SQLite key store under --data-dir (WAL): users, their API keys and their sign-in sessions, created and
+// migrated when the gateway opens it. Secrets are stored only as SHA-256 hashes behind a unique index, so a
+// key is found by one index lookup, never by scanning.
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { displayPrefix, newKeyId, newSecret, secretHash } from "./secret.ts";
+
+export const STORE_FILE = "keys.sqlite";
+
+/** Each entry moves the schema one version on; `PRAGMA user_version` says how many have run. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE users (
+     id INTEGER PRIMARY KEY,
+     issuer TEXT NOT NULL,
+     subject TEXT NOT NULL,
+     email TEXT,
+     name TEXT,
+     created_at INTEGER NOT NULL,
+     UNIQUE (issuer, subject)
+   );
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     user_id INTEGER NOT NULL REFERENCES users(id),
+     name TEXT NOT NULL,
+     secret_sha256 TEXT NOT NULL UNIQUE,
+     prefix TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     last_used_at INTEGER,
+     revoked_at INTEGER,
+     requests INTEGER NOT NULL DEFAULT 0,
+     prompt_tokens INTEGER NOT NULL DEFAULT 0,
+     completion_tokens INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX api_keys_by_user ON api_keys (user_id, created_at);
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     user_id INTEGER NOT NULL REFERENCES users(id),
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );`,
+];
+
+export interface UserClaims {
+  issuer: string;
+  subject: string;
+  email: string | null;
+  name: string | null;
+}
+
+export interface User {
+  id: number;
+  email: string | null;
+  name: string | null;
+}
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Whose a live key is: what a request authenticated by it acts as. */
+export interface KeyOwner {
+  keyId: string;
+  userId: number;
+}
+
+/** What a batch of requests did with one key since the last write. */
+export interface KeyActivity {
+  lastUsedAt: number;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+const KEY_COLUMNS = `id, name, prefix, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
+  requests, prompt_tokens AS promptTokens, completion_tokens AS completionTokens`;
+
+export class KeyStore {
+  private constructor(private readonly db: Database.Database) {}
+
+  static open(dataDir: string): KeyStore {
+    const db = new Database(join(dataDir, STORE_FILE));
+    db.pragma("journal_mode = WAL");
+    // a key handed to its owner must survive a power cut, not only a crash; keys are created rarely
+    db.pragma("synchronous = FULL");
+    db.pragma("foreign_keys = ON");
+    db.pragma("busy_timeout = 5000");
+    migrate(db);
+    return new KeyStore(db);
+  }
+
+  /** Creates the user on first sign-in; later sign-ins refresh email and name. */
+  upsertUser(claims: UserClaims, now = Date.now()): number {
+    const row = this.db
+      .prepare<[string, string, string | null, string | null, number], { id: number }>(
+        `INSERT INTO users (issuer, subject, email, name, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, name = excluded.name
+         RETURNING id`,
+      )
+      .get(claims.issuer, claims.subject, claims.email, claims.name, now);
+    return row!.id;
+  }
+
+  user(id: number): User | undefined {
+    return this.db.prepare<[number], User>("SELECT id, email, name FROM users WHERE id = ?").get(id);
+  }
+
+  /** The secret is returned here once and exists nowhere else afterwards: only its hash is written. */
+  createKey(userId: number, name: string, now = Date.now()): { key: KeyRecord; secret: string } {
+    const secret = newSecret();
+    const key: KeyRecord = {
+      id: newKeyId(),
+      name,
+      prefix: displayPrefix(secret),
+      createdAt: now,
+      lastUsedAt: null,
+      revokedAt: null,
+      requests: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+    };
+    this.db
+      .prepare("INSERT INTO api_keys (id, user_id, name, secret_sha256, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(key.id, userId, name, secretHash(secret), key.prefix, now);
+    return { key, secret };
+  }
+
+  /** One user's keys, newest first; never anyone else's. */
+  listKeys(userId: number): KeyRecord[] {
+    return this.db
+      .prepare<[number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, id`)
+      .all(userId);
+  }
+
+  /** The key only when it belongs to `userId`: the owner check lives in the query, not in callers. */
+  ownedKey(userId: number, keyId: string): KeyRecord | undefined {
+    return this.db
+      .prepare<[string, number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? AND user_id = ?`)
+      .get(keyId, userId);
+  }
+
+  /** Revokes the user's own live key; returns its secret hash so caches can drop it, or undefined. */
+  revokeKey(userId: number, keyId: string, now = Date.now()): string | undefined {
+    const row = this.db
+      .prepare<[number, string, number], { hash: string }>(
+        `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
+         RETURNING secret_sha256 AS hash`,
+      )
+      .get(now, keyId, userId);
+    return row?.hash;
+  }
+
+  /** The owner of the live key with this secret hash. */
+  liveKey(hash: string): KeyOwner | undefined {
+    return this.db
+      .prepare<[string], KeyOwner>(
+        "SELECT id AS keyId, user_id AS userId FROM api_keys WHERE secret_sha256 = ? AND revoked_at IS NULL",
+      )
+      .get(hash);
+  }
+
+  /** Writes a batch of per-key activity in one transaction. */
+  recordActivity(batch: ReadonlyMap<string, KeyActivity>): void {
+    const update = this.db.prepare(
+      `UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?), requests = requests + ?,
+         prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ? WHERE id = ?`,
+    );
+    this.db.transaction(() => {
+      for (const [keyId, a] of batch) update.run(a.lastUsedAt, a.requests, a.promptTokens, a.completionTokens, keyId);
+    })();
+  }
+
+  createSession(id: string, userId: number, expiresAt: number, now = Date.now()): void {
+    this.db.prepare("DELETE FROM sessions WHERE expires_at <= ?").run(now);
+    this.db.prepare("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(id, userId, now, expiresAt);
+  }
+
+  /** The signed-in user of a live session. */
+  sessionUser(id: string, now = Date.now()): User | undefined {
+    return this.db
+      .prepare<[string, number], User>(
+        `SELECT users.id, users.email, users.name FROM sessions JOIN users ON users.id = sessions.user_id
+         WHERE sessions.id = ? AND sessions.expires_at > ?`,
+      )
+      .get(id, now);
+  }
+
+  deleteSession(id: string): void {
+    this.db.prepare("DELETE FROM sessions WHERE id = ?").run(id);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new Error(`${STORE_FILE} has schema version ${version}, newer than this gateway knows (${MIGRATIONS.length}); upgrade svc`);
+    }
+    for (const step of MIGRATIONS.slice(version)) db.exec(step);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
