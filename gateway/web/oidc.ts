@@ -118,8 +118,13 @@ export class OidcClient {
   }
 }
 
-/** openid-client wraps the precise check that failed (`unexpected "state" …`) as the cause of a generic error. */
+/**
+ * What went wrong, in the words that help: the identity provider's own error (`access_denied: …`) when it
+ * sent one, else the precise check that failed, which openid-client wraps as the cause of a generic error.
+ */
 function reason(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
+  const { error, error_description: description } = err as { error?: unknown; error_description?: unknown };
+  if (typeof error === "string") return `the identity provider said ${error}${typeof description === "string" ? `: ${description}` : ""}`;
   return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
 }

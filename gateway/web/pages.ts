@@ -2,6 +2,7 @@
 // controls, one <main>, and a table with a caption. Pure functions from a view to markup.
 import type { KeyRecord, User } from "../keys/store.ts";
 import { html, type Html } from "./html.ts";
+import type { NewKey } from "./new-key-flash.ts";
 
 export const KEY_NAME_MAX = 64;
 
@@ -62,8 +63,8 @@ export interface SettingsView {
   user: User;
   csrf: string;
   keys: KeyRecord[];
-  /** A key made a moment ago: the only time its secret is ever shown. */
-  created?: { name: string; secret: string };
+  /** Keys made a moment ago: the only time their secrets are ever shown. */
+  created: NewKey[];
 }
 
 const when = (ms: number | null) => (ms === null ? "never" : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`);
@@ -80,19 +81,20 @@ function keyRow(key: KeyRecord): Html {
 </tr>`;
 }
 
-export function settingsPage(view: SettingsView): string {
-  const { created } = view;
-  const newKey = created
-    ? html`<section class="new-key" aria-labelledby="new-key-title">
-<h2 id="new-key-title">Your new key “${created.name}”</h2>
+function newKeySection({ name, secret }: NewKey, i: number): Html {
+  const id = i === 0 ? "new-secret" : `new-secret-${i}`;
+  return html`<section class="new-key" aria-labelledby="${id}-title">
+<h2 id="${id}-title">Your new key “${name}”</h2>
 <p class="warning" role="alert">Copy this secret now. It is shown only this once: svc keeps only a hash of it and
 cannot show it again. If you lose it, revoke the key and create another.</p>
-<label for="new-secret">Secret</label>
-<input id="new-secret" class="secret" readonly value="${created.secret}" autocomplete="off" spellcheck="false">
-<p><button type="button" data-copy="new-secret" aria-describedby="copy-status">Copy</button>
-<span id="copy-status" role="status"></span></p>
-</section>`
-    : "";
+<label for="${id}">Secret</label>
+<input id="${id}" class="secret" readonly value="${secret}" autocomplete="off" spellcheck="false">
+<p><button type="button" data-copy="${id}" aria-describedby="${id}-status">Copy</button>
+<span id="${id}-status" role="status"></span></p>
+</section>`;
+}
+
+export function settingsPage(view: SettingsView): string {
   const table = view.keys.length === 0
     ? html`<p>You have no API keys yet.</p>`
     : html`<table>
@@ -105,7 +107,7 @@ ${view.keys.map(keyRow)}
 </table>`;
   return page(
     { title: "API keys", signedIn: view },
-    html`${newKey}
+    html`${view.created.map(newKeySection)}
 <form method="post" action="/settings/keys">
 <input type="hidden" name="csrf" value="${view.csrf}">
 <label for="key-name">Name for a new key</label>

@@ -80,8 +80,7 @@ async function showSettings({ signIn, req, res }: Request): Promise<void> {
   if (session === undefined) return sendHtml(res, 200, signedOutPage(signIn.oidc.settings.issuer.href));
   const { user, sessionId } = session;
   const created = signIn.flash.take(sessionId);
-  const view = { user, csrf: signIn.sessions.csrfToken(sessionId), keys: signIn.users.list(user.id) };
-  sendHtml(res, 200, settingsPage(created === undefined ? view : { ...view, created }));
+  sendHtml(res, 200, settingsPage({ user, csrf: signIn.sessions.csrfToken(sessionId), keys: signIn.users.list(user.id), created }));
 }
 
 async function createKey(r: Request): Promise<void> {
