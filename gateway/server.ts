@@ -9,9 +9,9 @@ import { readJsonBody } from "./body.ts";
 import { chatCompletions } from "./completions.ts";
 import { listModels, listProviders, retrieveModel } from "./listing.ts";
 import { asApiError, sendError } from "./respond.ts";
-import type { Gateway, RouteContext } from "./route-context.ts";
+import type { Gateway, RequestLog, RouteContext } from "./route-context.ts";
 import { sendErrorPage } from "./web/respond.ts";
-import { isPagePath, servePage } from "./web/routes.ts";
+import { isPagePath, resolvePage } from "./web/routes.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
@@ -81,27 +81,31 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
   const method = req.method ?? "GET";
   const path = (req.url ?? "/").split("?")[0] ?? "/";
   let routeName = "unmatched";
-  const ctx: RouteContext = { gateway, req, res, requestId, signal: controller.signal, log: {}, principal: { kind: "operator" } };
+  const log: RequestLog = {};
+  // the settings pages are HTML for browsers, signed in by cookie; every other route is the bearer-key API
   const page = isPagePath(path);
   try {
     if (page) {
-      routeName = await servePage(gateway.signIn, req, res, path);
+      const resolved = resolvePage(gateway.signIn, method, path, res);
+      routeName = resolved.name;
+      await resolved.serve(req, res);
     } else {
       const { route, handler, param } = resolveRoute(method, path);
       routeName = route.name;
-      ctx.principal = gateway.auth.authenticate(req.headers.authorization);
+      const principal = gateway.auth.authenticate(req.headers.authorization);
+      const ctx: RouteContext = { gateway, req, res, requestId, signal: controller.signal, log, principal };
       await handler(ctx, param);
     }
-    ctx.log.status ??= res.statusCode;
+    log.status ??= res.statusCode;
   } catch (err) {
     if (controller.signal.aborted) {
-      ctx.log.code = "aborted"; // SPEC §7: the session is aborted and no body is sent
+      log.code = "aborted"; // SPEC §7: the session is aborted and no body is sent
     } else {
       if (!(err instanceof ApiError)) logger.error({ id: requestId, err }, "unexpected failure");
       const error = asApiError(err);
-      Object.assign(ctx.log, { status: error.status, code: error.code });
+      Object.assign(log, { status: error.status, code: error.code });
       // a 4xx message can quote what the caller sent; only the gateway's own failures are spelled out
-      if (error.status >= 500) ctx.log.error = error.message;
+      if (error.status >= 500) log.error = error.message;
       if (page) {
         sendErrorPage(req, res, error);
       } else {
@@ -111,7 +115,7 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
     }
   } finally {
     const latency_ms = Math.round((performance.now() - started) * 100) / 100;
-    logger.info({ id: requestId, method, route: routeName, ...ctx.log, latency_ms }, "request");
+    logger.info({ id: requestId, method, route: routeName, ...log, latency_ms }, "request");
   }
 }
 

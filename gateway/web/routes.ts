@@ -47,17 +47,26 @@ const PAGE_ROUTES: PageRoute[] = [
 
 export const isPagePath = (path: string): boolean => path === "/settings" || path.startsWith("/settings/") || path.startsWith("/auth/");
 
+/** A matched page: its name for the log, and the work. */
+export interface ResolvedPage {
+  name: string;
+  serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
 /**
- * Serves one settings-page request; returns the route's name for the log. Throws ApiError for the caller to
- * render as an error page (with `allow` set on a 405).
+ * Finds the page for a request, or throws 404/405 (with `allow` set on the response for a 405). Whatever
+ * `serve` throws is an ApiError for the caller to render as an error page.
  */
-export async function servePage(signIn: SignIn | undefined, req: IncomingMessage, res: ServerResponse, path: string): Promise<string> {
-  const method = req.method ?? "GET";
+export function resolvePage(signIn: SignIn | undefined, method: string, path: string, res: ServerResponse): ResolvedPage {
   const asset = ASSETS[path];
   if (asset !== undefined && (method === "GET" || method === "HEAD")) {
-    res.writeHead(200, { "content-type": asset.type, "content-length": Buffer.byteLength(asset.body), "cache-control": "max-age=3600" });
-    res.end(method === "HEAD" ? undefined : asset.body);
-    return "/settings/assets/{file}";
+    return {
+      name: "/settings/assets/{file}",
+      serve: async (_req, res) => {
+        res.writeHead(200, { "content-type": asset.type, "content-length": Buffer.byteLength(asset.body), "cache-control": "max-age=3600" });
+        res.end(method === "HEAD" ? undefined : asset.body);
+      },
+    };
   }
   const route = PAGE_ROUTES.find((r) => r.pattern.test(path));
   if (route === undefined) throw new ApiError("route_not_found", `There is no page at ${path}.`);
@@ -66,13 +75,15 @@ export async function servePage(signIn: SignIn | undefined, req: IncomingMessage
     res.setHeader("allow", Object.keys(route.methods).join(", "));
     throw new ApiError("method_not_allowed", `${method} is not allowed on ${route.name}.`);
   }
-  if (signIn === undefined) {
-    if (route.name !== "/settings") throw new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway.");
-    sendHtml(res, 200, notConfiguredPage());
-    return route.name;
-  }
-  await handler({ signIn, req, res, param: KEY_PATH.exec(path)?.[1] ?? "" });
-  return route.name;
+  const param = KEY_PATH.exec(path)?.[1] ?? "";
+  return {
+    name: route.name,
+    serve: async (req, res) => {
+      if (signIn !== undefined) return handler({ signIn, req, res, param });
+      if (route.name !== "/settings") throw new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway.");
+      sendHtml(res, 200, notConfiguredPage());
+    },
+  };
 }
 
 async function showSettings({ signIn, req, res }: Request): Promise<void> {
