@@ -76,7 +76,8 @@ describe("§5 Authentication: the key store", () => {
     const store = KeyStore.open(freshDir());
     const id = store.upsertUser(alice);
     expect(store.upsertUser({ ...alice, email: "new@example.test" })).toBe(id);
-    expect(store.user(id)).toEqual({ id, email: "new@example.test", name: "Alice" });
+    store.createSession("s", id, Date.now() + 60_000);
+    expect(store.sessionUser("s")).toEqual({ id, email: "new@example.test", name: "Alice" });
     expect(store.upsertUser({ ...alice, issuer: "https://other.example" })).not.toBe(id);
     store.close();
   });

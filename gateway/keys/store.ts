@@ -83,7 +83,19 @@ const KEY_COLUMNS = `id, name, prefix, created_at AS createdAt, last_used_at AS 
   requests, prompt_tokens AS promptTokens, completion_tokens AS completionTokens`;
 
 export class KeyStore {
+  private readonly statements = new Map<string, Database.Statement>();
+
   private constructor(private readonly db: Database.Database) {}
+
+  /** Each statement is compiled once and reused: key and session lookups sit on the request path. */
+  private sql<P extends unknown[] = unknown[], R = unknown>(text: string): Database.Statement<P, R> {
+    let statement = this.statements.get(text);
+    if (statement === undefined) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement as unknown as Database.Statement<P, R>;
+  }
 
   static open(dataDir: string): KeyStore {
     const db = new Database(join(dataDir, STORE_FILE));
@@ -98,18 +110,13 @@ export class KeyStore {
 
   /** Creates the user on first sign-in; later sign-ins refresh email and name. */
   upsertUser(claims: UserClaims, now = Date.now()): number {
-    const row = this.db
-      .prepare<[string, string, string | null, string | null, number], { id: number }>(
+    const row = this.sql<[string, string, string | null, string | null, number], { id: number }>(
         `INSERT INTO users (issuer, subject, email, name, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, name = excluded.name
          RETURNING id`,
       )
       .get(claims.issuer, claims.subject, claims.email, claims.name, now);
     return row!.id;
-  }
-
-  user(id: number): User | undefined {
-    return this.db.prepare<[number], User>("SELECT id, email, name FROM users WHERE id = ?").get(id);
   }
 
   /** The secret is returned here once and exists nowhere else afterwards: only its hash is written. */
@@ -126,30 +133,26 @@ export class KeyStore {
       promptTokens: 0,
       completionTokens: 0,
     };
-    this.db
-      .prepare("INSERT INTO api_keys (id, user_id, name, secret_sha256, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    this.sql("INSERT INTO api_keys (id, user_id, name, secret_sha256, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)")
       .run(key.id, userId, name, secretHash(secret), key.prefix, now);
     return { key, secret };
   }
 
   /** One user's keys, newest first; never anyone else's. */
   listKeys(userId: number): KeyRecord[] {
-    return this.db
-      .prepare<[number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, id`)
+    return this.sql<[number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, id`)
       .all(userId);
   }
 
   /** The key only when it belongs to `userId`: the owner check lives in the query, not in callers. */
   ownedKey(userId: number, keyId: string): KeyRecord | undefined {
-    return this.db
-      .prepare<[string, number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? AND user_id = ?`)
+    return this.sql<[string, number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? AND user_id = ?`)
       .get(keyId, userId);
   }
 
   /** Revokes the user's own live key; returns its secret hash so caches can drop it, or undefined. */
   revokeKey(userId: number, keyId: string, now = Date.now()): string | undefined {
-    const row = this.db
-      .prepare<[number, string, number], { hash: string }>(
+    const row = this.sql<[number, string, number], { hash: string }>(
         `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
          RETURNING secret_sha256 AS hash`,
       )
@@ -159,8 +162,7 @@ export class KeyStore {
 
   /** The owner of the live key with this secret hash. */
   liveKey(hash: string): KeyOwner | undefined {
-    return this.db
-      .prepare<[string], KeyOwner>(
+    return this.sql<[string], KeyOwner>(
         "SELECT id AS keyId, user_id AS userId FROM api_keys WHERE secret_sha256 = ? AND revoked_at IS NULL",
       )
       .get(hash);
@@ -168,7 +170,7 @@ export class KeyStore {
 
   /** Writes a batch of per-key activity in one transaction. */
   recordActivity(batch: ReadonlyMap<string, KeyActivity>): void {
-    const update = this.db.prepare(
+    const update = this.sql(
       `UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?), requests = requests + ?,
          prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ? WHERE id = ?`,
     );
@@ -178,14 +180,13 @@ export class KeyStore {
   }
 
   createSession(id: string, userId: number, expiresAt: number, now = Date.now()): void {
-    this.db.prepare("DELETE FROM sessions WHERE expires_at <= ?").run(now);
-    this.db.prepare("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(id, userId, now, expiresAt);
+    this.sql("DELETE FROM sessions WHERE expires_at <= ?").run(now);
+    this.sql("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(id, userId, now, expiresAt);
   }
 
   /** The signed-in user of a live session. */
   sessionUser(id: string, now = Date.now()): User | undefined {
-    return this.db
-      .prepare<[string, number], User>(
+    return this.sql<[string, number], User>(
         `SELECT users.id, users.email, users.name FROM sessions JOIN users ON users.id = sessions.user_id
          WHERE sessions.id = ? AND sessions.expires_at > ?`,
       )
@@ -193,7 +194,7 @@ export class KeyStore {
   }
 
   deleteSession(id: string): void {
-    this.db.prepare("DELETE FROM sessions WHERE id = ?").run(id);
+    this.sql("DELETE FROM sessions WHERE id = ?").run(id);
   }
 
   close(): void {

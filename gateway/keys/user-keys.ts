@@ -6,7 +6,7 @@ import type { KeyActivity, KeyOwner, KeyRecord, KeyStore } from "./store.ts";
 
 /** Enough for every live key of a large deployment; past it the oldest entries are dropped. */
 const CACHE_LIMIT = 10_000;
-export const ACTIVITY_FLUSH_MS = 1_000;
+const ACTIVITY_FLUSH_MS = 1_000;
 
 export class UserKeys {
   private readonly cache = new Map<string, KeyOwner>();

@@ -6,21 +6,19 @@ import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EncryptJWT, jwtDecrypt, jwtVerify, SignJWT } from "jose";
+import { z } from "zod";
 import type { KeyStore, User } from "../keys/store.ts";
 
-export const SESSION_COOKIE = "svc_session";
-export const LOGIN_COOKIE = "svc_login";
-export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+const SESSION_COOKIE = "svc_session";
+const LOGIN_COOKIE = "svc_login";
+const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 const LOGIN_TTL_S = 10 * 60;
 const SECRET_FILE = "session-secret";
 const AUDIENCE = "svc-settings";
 
 /** What the sign-in redirect must come back with (OIDC `state`, `nonce` and the PKCE verifier). */
-export interface LoginTransaction {
-  state: string;
-  nonce: string;
-  verifier: string;
-}
+const LoginTransaction = z.object({ state: z.string(), nonce: z.string(), verifier: z.string() });
+export type LoginTransaction = z.infer<typeof LoginTransaction>;
 
 export interface SignedIn {
   sessionId: string;
@@ -114,9 +112,8 @@ export class Sessions {
     if (token === undefined) return undefined;
     try {
       const { payload } = await jwtDecrypt(token, this.loginKey, { audience: AUDIENCE });
-      const { state, nonce, verifier } = payload;
-      if (typeof state !== "string" || typeof nonce !== "string" || typeof verifier !== "string") return undefined;
-      return { state, nonce, verifier };
+      const parsed = LoginTransaction.safeParse(payload);
+      return parsed.success ? parsed.data : undefined;
     } catch {
       return undefined;
     }
