@@ -5,15 +5,15 @@ import { ApiError } from "../src/errors.ts";
 /** How much of an unwanted body we read and drop to keep the connection usable. */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** A whole body with its length; nothing once the response is gone or already started. */
+export function sendBody(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
   if (res.destroyed || res.headersSent) return;
-  const bytes = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(bytes),
-    ...headers,
-  });
-  res.end(bytes);
+  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendBody(res, status, "application/json", JSON.stringify(body), headers);
 }
 
 /** Any thrown value as an ApiError: ours as they are, anything else an internal error with no detail leaked. */

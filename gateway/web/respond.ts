@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 import { collectBody } from "../body.ts";
+import { sendBody } from "../respond.ts";
 import { errorPage } from "./pages.ts";
 
 const FORM_LIMIT_BYTES = 16 * 1024;
@@ -19,14 +20,7 @@ const PAGE_HEADERS = {
 };
 
 export function sendHtml(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
-  if (res.destroyed || res.headersSent) return;
-  res.writeHead(status, {
-    "content-type": "text/html; charset=utf-8",
-    "content-length": Buffer.byteLength(body),
-    ...PAGE_HEADERS,
-    ...headers,
-  });
-  res.end(body);
+  sendBody(res, status, "text/html; charset=utf-8", body, { ...PAGE_HEADERS, ...headers });
 }
 
 export function sendErrorPage(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {

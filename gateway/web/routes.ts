@@ -3,6 +3,7 @@
 // key is looked up together with its owner, so no one can reach another user's keys.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
+import { sendBody } from "../respond.ts";
 import type { UserKeys } from "../keys/user-keys.ts";
 import { ASSETS } from "./assets.ts";
 import { NewKeyFlash } from "./new-key-flash.ts";
@@ -62,10 +63,8 @@ export function resolvePage(signIn: SignIn | undefined, method: string, path: st
   if (asset !== undefined && (method === "GET" || method === "HEAD")) {
     return {
       name: "/settings/assets/{file}",
-      serve: async (_req, res) => {
-        res.writeHead(200, { "content-type": asset.type, "content-length": Buffer.byteLength(asset.body), "cache-control": "max-age=3600" });
-        res.end(method === "HEAD" ? undefined : asset.body);
-      },
+      // node sends no body in answer to HEAD, only the length it would have had
+      serve: async (_req, res) => sendBody(res, 200, asset.type, asset.body, { "cache-control": "max-age=3600" }),
     };
   }
   const route = PAGE_ROUTES.find((r) => r.pattern.test(path));
