@@ -11,7 +11,7 @@ import type { TrustLevel } from "../src/trust.ts";
 import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { runAttestor } from "./attestor.ts";
-import type { Engine } from "./engine.ts";
+import type { InferenceEngine } from "./inference.ts";
 import type { Faults } from "./faults.ts";
 import type { AgentKeys } from "./keys.ts";
 import type { ModelStore } from "./model-store.ts";
@@ -20,7 +20,7 @@ import { runSession } from "./session-runner.ts";
 export interface DaemonOptions {
   coordinatorUrl: string;
   keys: AgentKeys;
-  engine: Engine;
+  engine: InferenceEngine;
   store: ModelStore;
   /** The aliases to advertise (present and fitting in memory); loaded only when a session needs one. */
   aliases: readonly string[];
@@ -40,6 +40,8 @@ export class AgentDaemon {
   private retryTimer?: NodeJS.Timeout;
   private readonly backoff = new Backoff(250, 5_000);
   private session?: { id: string; controller: AbortController; done: Promise<void> };
+  /** Set once the agent is leaving: it finishes the session it runs and takes no other. */
+  private leaving = false;
 
   constructor(private readonly options: DaemonOptions) {}
 
@@ -105,6 +107,10 @@ export class AgentDaemon {
   }
 
   private run(message: Extract<ToAgent, { t: "session" }>, grant: { rung: TrustLevel; serial?: string }, send: (m: FromAgent) => void) {
+    if (this.leaving) {
+      send({ t: "end", id: message.id, error: "the provider is leaving" });
+      return;
+    }
     if (this.session) {
       // the coordinator runs one session at a time per provider; a second one means its view is stale
       send({ t: "end", id: message.id, error: "the provider is already in a session" });
@@ -142,11 +148,21 @@ export class AgentDaemon {
     }
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Leaves the directory: the coordinator stops routing here and hands this agent's queue to others, the
+   * running session gets up to `graceMs` to finish (then it is aborted), and the link closes normally.
+   */
+  async stop(graceMs = 0): Promise<void> {
     this.stopped = true;
+    this.leaving = true;
     clearTimeout(this.retryTimer);
-    this.session?.controller.abort(new Error("the agent is stopping"));
-    await this.session?.done;
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ t: "leaving" } satisfies FromAgent));
+    const session = this.session;
+    if (session) {
+      const deadline = setTimeout(() => session.controller.abort(new Error("the agent is stopping")), graceMs);
+      await session.done;
+      clearTimeout(deadline);
+    }
     this.ws?.close(1001, "agent stopping");
   }
 }

@@ -11,6 +11,7 @@ import {
 } from "node-llama-cpp";
 import { ApiError } from "../src/errors.ts";
 import type { FinishReason } from "../src/receipt.ts";
+import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
 import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
 import { OneAtATime } from "./one-at-a-time.ts";
@@ -18,6 +19,7 @@ import { renderPrompt, type ChatMessage } from "./prompt.ts";
 import { TokenText } from "./token-text.ts";
 
 export type { ChatMessage } from "./prompt.ts";
+export type { GenerateEvent, GenerateRequest } from "./inference.ts";
 
 export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 export const DEFAULT_CONTEXT_SIZE = 8192;
@@ -35,27 +37,6 @@ export interface EngineOptions {
   log?: (line: string) => void;
 }
 
-export interface GenerateRequest {
-  /** Catalog alias (already resolved). */
-  model: string;
-  messages: readonly ChatMessage[];
-  max_tokens: number;
-  temperature: number;
-  seed?: number;
-  signal?: AbortSignal;
-}
-
-export type GenerateEvent =
-  | { type: "delta"; text: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      finish_reason: FinishReason;
-      /** SHA-256 of the GGUF file that produced the answer. */
-      model_sha256: string;
-    };
-
 interface Loaded {
   alias: string;
   sha256: string;
@@ -65,7 +46,7 @@ interface Loaded {
   sequence: LlamaContextSequence;
 }
 
-export class Engine {
+export class Engine implements InferenceEngine {
   private llama?: Promise<Llama>;
   private loaded?: Loaded;
   private readonly turn = new OneAtATime();

@@ -8,14 +8,14 @@ import { openRequest, type FrameCipher } from "../src/seal.ts";
 import { SealedRequestSchema, type SealedRequest, type SessionFrame } from "../src/session-protocol.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import type { FromAgent, ToAgent } from "../src/wire.ts";
-import type { Engine, GenerateEvent } from "./engine.ts";
+import type { GenerateEvent, InferenceEngine } from "./inference.ts";
 import { faultyReceipt, type Faults } from "./faults.ts";
 import type { AgentKeys } from "./keys.ts";
 import { ModelFileError, type ModelStore } from "./model-store.ts";
 
 export interface SessionContext {
   keys: AgentKeys;
-  engine: Engine;
+  engine: InferenceEngine;
   store: ModelStore;
   /** The aliases this agent advertises; it serves nothing else. */
   advertised: readonly string[];

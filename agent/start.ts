@@ -2,7 +2,7 @@
 // which rung evidence it holds, then keeps it connected to the coordinator.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { loadCatalog } from "../src/catalog.ts";
+import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import { measure, PACKAGE_ROOT } from "../src/measure.ts";
 import { loadManifest } from "../src/release-manifest.ts";
 import { checkCoordinatorUrl } from "../src/ws-url.ts";
@@ -12,6 +12,7 @@ import type { Faults } from "./faults.ts";
 import { loadOrCreateKeys } from "./keys.ts";
 import { memoryGb } from "./machine.ts";
 import { ModelStore, parseModelOverrides } from "./model-store.ts";
+import { SyntheticEngine } from "./synthetic-engine.ts";
 import { VerifiedFiles } from "./verified-files.ts";
 
 /** A release ships its signed manifest here; `--release-manifest` points elsewhere. */
@@ -30,13 +31,16 @@ export interface StartAgentOptions {
   threads?: number;
   heartbeatMs: number;
   faults: Faults;
+  /** `--engine synthetic`: the benchmark engine instead of llama.cpp. */
+  synthetic?: { tokens: number; tokenMs: number };
   log(line: string): void;
 }
 
 export interface RunningAgent {
   providerId: string;
   aliases: readonly string[];
-  stop(): Promise<void>;
+  /** Leaves the directory, giving a running session up to `graceMs` to finish. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function startAgent(options: StartAgentOptions): Promise<RunningAgent> {
@@ -51,11 +55,14 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     overrides: parseModelOverrides(catalog, options.models),
     verified: new VerifiedFiles(join(options.dataDir, "verified-models.json")),
   });
-  const aliases = store.offered(memoryGb(options.memoryGb));
+  const { aliases, engine, release } = options.synthetic
+    ? syntheticSetup(options, store, catalog)
+    : {
+        aliases: store.offered(memoryGb(options.memoryGb)),
+        engine: new Engine({ store, threads: options.threads, log }),
+        release: releaseEvidence(options.releaseManifestPath),
+      };
   if (aliases.length === 0) log(`no catalog model is present in ${options.modelsDir} and fits this machine; run svc-agent pull ALIAS`);
-  const manifestPath = options.releaseManifestPath ?? (existsSync(BUNDLED_MANIFEST_PATH) ? BUNDLED_MANIFEST_PATH : undefined);
-  const release = manifestPath === undefined ? undefined : { measurement: measure(), manifest: loadManifest(manifestPath) };
-  const engine = new Engine({ store, threads: options.threads, log });
   const daemon = new AgentDaemon({
     coordinatorUrl: options.coordinatorUrl,
     keys,
@@ -73,9 +80,32 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   return {
     providerId: keys.providerId,
     aliases,
-    stop: async () => {
-      await daemon.stop();
+    stop: async (graceMs = 0) => {
+      await daemon.stop(graceMs);
       await engine.dispose();
     },
+  };
+}
+
+/** The transparent rung's evidence: this build's measurement and the manifest that lists it, if any. */
+function releaseEvidence(manifestFlag: string | undefined) {
+  const manifestPath = manifestFlag ?? (existsSync(BUNDLED_MANIFEST_PATH) ? BUNDLED_MANIFEST_PATH : undefined);
+  return manifestPath === undefined ? undefined : { measurement: measure(), manifest: loadManifest(manifestPath) };
+}
+
+/**
+ * The benchmark engine serves every catalog alias with no model file. Its receipts name files that never
+ * ran, so it never presents rung evidence: a synthetic agent stays at `process`, below any real floor.
+ */
+function syntheticSetup(options: StartAgentOptions, store: ModelStore, catalog: Catalog) {
+  if (options.attestor !== undefined || options.releaseManifestPath !== undefined) {
+    throw new Error("--engine synthetic serves no model, so it cannot claim a rung: drop --attestor and --release-manifest");
+  }
+  const { tokens, tokenMs } = options.synthetic!;
+  options.log(`benchmark engine: synthetic, ${tokens} tokens ${tokenMs > 0 ? `every ${tokenMs} ms` : "back to back"}, no model; rung process only`);
+  return {
+    aliases: catalog.models.map((m) => m.alias),
+    engine: new SyntheticEngine({ tokens, tokenMs, sha256Of: (alias) => store.entry(alias).sha256 }),
+    release: undefined,
   };
 }

@@ -12,7 +12,7 @@ import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
 import { verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
-import { collect, hexKey, positiveInteger, positiveNumber, receiptNonce } from "../src/cli-options.ts";
+import { collect, hexKey, nonNegativeInteger, positiveInteger, positiveNumber, receiptNonce } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 
@@ -29,6 +29,10 @@ interface StartFlags {
   threads?: number;
   heartbeatMs: number;
   testFault?: string;
+  engine: "llama" | "synthetic";
+  syntheticTokens: number;
+  syntheticTokenMs: number;
+  shutdownGraceMs: number;
 }
 
 const program = new Command("svc-agent")
@@ -91,6 +95,10 @@ program
   .option("--release-manifest <file>", "signed release manifest listing this build's measurement (transparent rung)")
   .option("--name <label>", "a label for this machine in the coordinator's logs")
   .option("--threads <n>", "llama.cpp CPU threads", positiveInteger)
+  .addOption(new Option("--engine <kind>", "llama (serves models) or synthetic (benchmarks only: fixed tokens, no model, rung process)").choices(["llama", "synthetic"]).default("llama"))
+  .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
+  .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
+  .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long a running session may take to finish", nonNegativeInteger, 30_000)
   .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
   .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
   .action(async (flags: StartFlags) => {
@@ -108,14 +116,22 @@ program
       threads: flags.threads,
       heartbeatMs: flags.heartbeatMs,
       faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
+      ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
       log,
     });
+    let stopping = false;
     const stop = () => {
-      log("stopping");
-      void agent.stop().finally(() => process.exit(0));
+      // a second signal means now: the running session is abandoned
+      if (stopping) process.exit(1);
+      stopping = true;
+      log(`leaving the directory; a running session has ${flags.shutdownGraceMs} ms to finish`);
+      void agent.stop(flags.shutdownGraceMs).finally(() => {
+        log("stopped");
+        process.exit(0);
+      });
     };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
   });
 
 program

@@ -10,7 +10,8 @@ import { serve } from "../gateway/serve.ts";
 import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
-import { collect, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { DEFAULT_HTTP_TIMEOUTS } from "../gateway/http-timeouts.ts";
+import { collect, nonNegativeInteger, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { Hex32 } from "../src/hex.ts";
 import { measure } from "../src/measure.ts";
@@ -34,6 +35,9 @@ interface ServeFlags extends CoordinatorFlags {
   trustFloor: TrustLevel;
   dataDir: string;
   keepaliveMs: number;
+  shutdownGraceMs: number;
+  headTimeoutMs: number;
+  bodyTimeoutMs: number;
   oidcIssuer?: string;
   oidcClientId?: string;
   oidcClientSecret?: string;
@@ -46,10 +50,16 @@ const program = new Command("svc-gateway")
 
 const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
 
+/** The first SIGTERM/SIGINT shuts down gracefully; a second one exits at once. */
 function onSignal(close: () => Promise<void>): void {
-  const stop = () => void close().finally(() => process.exit(0));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    void close().finally(() => process.exit(0));
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 }
 
 /** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
@@ -73,6 +83,9 @@ coordinatorOptions(
     .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
     .option("--data-dir <dir>", "gateway state", join(DEFAULT_DATA_DIR, "gateway"))
     .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
+    .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long requests in flight may take to finish", nonNegativeInteger, 30_000)
+    .option("--head-timeout-ms <ms>", "a request's line and headers must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.headMs)
+    .option("--body-timeout-ms <ms>", "a whole request, body included, must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.bodyMs)
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
@@ -96,6 +109,7 @@ coordinatorOptions(
     operatorKeys,
     oidc,
     keepaliveMs: flags.keepaliveMs,
+    httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,
     logger: newLogger(),
@@ -111,7 +125,12 @@ coordinatorOptions(
     console.log(`svc-gateway: sign-in is not configured (--oidc-issuer): only operator keys work`);
     if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
   }
-  onSignal(running.close);
+  console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
+  onSignal(async () => {
+    console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
+    await running.close(flags.shutdownGraceMs);
+    console.log("svc-gateway: stopped");
+  });
 });
 
 coordinatorOptions(
@@ -132,6 +151,7 @@ coordinatorOptions(
     rechallengeMs: flags.rechallengeMs,
   });
   console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
+  console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
   onSignal(running.close);
 });
 

@@ -17,6 +17,7 @@ import {
 } from "./openai-shapes.ts";
 import { asApiError, sendJson } from "./respond.ts";
 import type { RouteContext } from "./route-context.ts";
+import { CallerGone } from "./caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
@@ -26,6 +27,7 @@ export async function chatCompletions(ctx: RouteContext, body: unknown): Promise
   // SPEC §4.1: an unknown model is answered here, before any provider session exists
   const entry = resolveModel(catalog, request.model ?? catalog.default);
   ctx.log.model = entry.alias;
+  ctx.log.stream = request.stream;
   const meta = newCompletionMeta(request.model ?? entry.alias);
   const session = (): AsyncIterable<SessionEvent> => openSession(ctx, request, entry, clientNonce);
   if (request.stream) await streamed(ctx, meta, session);
@@ -55,6 +57,7 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDel
       continue;
     }
     if (event.type === "delta") {
+      ctx.log.ttft_ms ??= Math.round((performance.now() - ctx.started) * 100) / 100;
       if (event.text !== "") await onDelta(event.text);
       continue;
     }
@@ -86,7 +89,7 @@ async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => 
     await sse.send(stopChunk(meta, receipt));
     sse.done();
   } catch (err) {
-    if (ctx.signal.aborted) throw err; // the caller is gone: nothing more is written
+    if (ctx.signal.reason instanceof CallerGone) throw err; // the caller is gone: nothing more is written
     const error = asApiError(err);
     ctx.log.code = error.code;
     if (error.status >= 500) ctx.log.error = err instanceof ApiError ? error.message : String(err);

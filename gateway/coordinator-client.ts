@@ -61,6 +61,10 @@ export class CoordinatorClient implements Directory {
     });
   }
 
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
   private dispatch(message: ToGateway | undefined): void {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "listed") this.lists.get(message.rid)?.post(message.providers);

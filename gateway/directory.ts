@@ -42,6 +42,8 @@ export type SessionEvent =
   | { type: "done"; receipt: Receipt };
 
 export interface Directory {
+  /** Whether the link to the coordinator is up now (`GET /healthz`). */
+  readonly connected: boolean;
   /** Throws ApiError `directory_unavailable` when it cannot list. */
   list(): Promise<ProviderRecord[]>;
   /**

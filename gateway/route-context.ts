@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Catalog } from "../src/catalog.ts";
 import type { Authenticator, Principal } from "./auth.ts";
 import type { Directory, TrustLevel } from "./directory.ts";
+import type { GatewayMetrics } from "./metrics.ts";
 import type { SignIn } from "./web/routes.ts";
 
 export interface Gateway {
@@ -14,6 +15,7 @@ export interface Gateway {
   signIn?: SignIn;
   keepaliveMs: number;
   bodyLimitBytes: number;
+  metrics: GatewayMetrics;
 }
 
 /** The fields of the one log line each request gets; never the prompt, never the key. */
@@ -25,6 +27,9 @@ export interface RequestLog {
   provider?: string;
   prompt_tokens?: number;
   completion_tokens?: number;
+  stream?: boolean;
+  /** Milliseconds from arrival to the first content delta. */
+  ttft_ms?: number;
 }
 
 export interface RouteContext {
@@ -32,7 +37,9 @@ export interface RouteContext {
   req: IncomingMessage;
   res: ServerResponse;
   requestId: string;
-  /** Aborted when the caller hangs up before the answer is complete. */
+  /** When the request arrived (performance.now()). */
+  started: number;
+  /** Aborted when the caller hangs up (reason CallerGone) or the gateway's shutdown deadline passes (ApiError). */
   signal: AbortSignal;
   log: RequestLog;
   /** Who the bearer key belongs to. */

@@ -11,6 +11,8 @@ import { CoordinatorClient } from "./coordinator-client.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
 import { closeServer, listen } from "./listen.ts";
+import type { HttpTimeouts } from "./http-timeouts.ts";
+import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./sse.ts";
 import { KeyStore } from "./keys/store.ts";
@@ -36,6 +38,8 @@ export interface ServeOptions {
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
   keepaliveMs?: number;
+  /** Slowloris limits on the request head and body. */
+  httpTimeouts?: HttpTimeouts;
   heartbeatMs?: number;
   rechallengeMs?: number;
   logger: Logger;
@@ -49,7 +53,8 @@ export interface RunningGateway {
   catalog: Catalog;
   /** Where people sign in and make keys, when an identity provider is configured. */
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
-  close(): Promise<void>;
+  /** Stops accepting, gives requests in flight up to `graceMs` (default 0) to finish, then closes everything. */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** The key store, cookies and OIDC client behind the settings page. */
@@ -83,10 +88,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
   const signIn = options.oidc && openSignIn(options.oidc, options.dataDir, options.logger.child({ role: "sign-in" }));
   const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs);
-  const gatewayServer = createGatewayServer(
+  const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
       directory,
+      metrics: new GatewayMetrics(() => directory.connected),
       floor: options.floor,
       auth: new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users),
       signIn,
@@ -94,8 +100,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       bodyLimitBytes: BODY_LIMIT_BYTES,
     },
     options.logger,
+    options.httpTimeouts,
   );
-  const shutdown = async () => {
+  const shutdown = async (graceMs = 0) => {
+    await drain(graceMs);
     await closeServer(gatewayServer);
     await directory.close();
     await coordinator?.close();

@@ -6,6 +6,10 @@ import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { ApiError, type ErrorCode } from "../src/errors.ts";
 import { readJsonBody } from "./body.ts";
+import { CallerGone } from "./caller-gone.ts";
+import { Drain } from "./drain.ts";
+import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http-timeouts.ts";
+import { answerOps, OPS_PATHS, type Ops } from "./ops.ts";
 import { chatCompletions } from "./completions.ts";
 import { listModels, listProviders, retrieveModel } from "./listing.ts";
 import { asApiError, sendError } from "./respond.ts";
@@ -62,19 +66,13 @@ function resolveRoute(method: string, path: string): { route: Route; handler: Ha
   throw new ApiError("route_not_found", `No route ${method} ${path}; see the README for the API.`);
 }
 
-/** Thrown into a session when its caller hangs up (SPEC §7 `aborted`). */
-export class CallerGone extends Error {
-  constructor() {
-    super("the caller hung up");
-    this.name = "AbortError";
-  }
-}
-
-async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   const requestId = `req_${randomBytes(12).toString("hex")}`;
   res.setHeader("x-request-id", requestId);
+  // one signal per request: the caller hanging up (CallerGone) or the shutdown deadline (an ApiError)
   const controller = new AbortController();
+  drain.track(controller, res);
   res.once("close", () => {
     if (!res.writableFinished) controller.abort(new CallerGone());
   });
@@ -84,8 +82,16 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
   const log: RequestLog = {};
   // the settings pages are HTML for browsers, signed in by cookie; every other route is the bearer-key API
   const page = isPagePath(path);
+  gateway.metrics.inFlight.inc();
   try {
-    if (page) {
+    if (drain.draining) {
+      res.setHeader("connection", "close");
+      if (!OPS_PATHS.has(path)) throw new ApiError("shutting_down", "The gateway is shutting down; send the request to another gateway or retry shortly.");
+    }
+    if (OPS_PATHS.has(path)) {
+      routeName = path;
+      await answerOps(opsOf(gateway, drain), method, path, res);
+    } else if (page) {
       const resolved = resolvePage(gateway.signIn, method, path, res);
       routeName = resolved.name;
       await resolved.serve(req, res);
@@ -93,12 +99,12 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
       const { route, handler, param } = resolveRoute(method, path);
       routeName = route.name;
       const principal = gateway.auth.authenticate(req.headers.authorization);
-      const ctx: RouteContext = { gateway, req, res, requestId, signal: controller.signal, log, principal };
+      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal };
       await handler(ctx, param);
     }
     log.status ??= res.statusCode;
   } catch (err) {
-    if (controller.signal.aborted) {
+    if (controller.signal.reason instanceof CallerGone) {
       log.code = "aborted"; // SPEC §7: the session is aborted and no body is sent
     } else {
       if (!(err instanceof ApiError)) logger.error({ id: requestId, err }, "unexpected failure");
@@ -114,9 +120,23 @@ async function handle(gateway: Gateway, logger: Logger, req: IncomingMessage, re
       }
     }
   } finally {
-    const latency_ms = Math.round((performance.now() - started) * 100) / 100;
-    logger.info({ id: requestId, method, route: routeName, ...log, latency_ms }, "request");
+    gateway.metrics.inFlight.dec();
+    const seconds = (performance.now() - started) / 1000;
+    gateway.metrics.observe(routeName, method, log, seconds);
+    logger.info({ id: requestId, method, route: routeName, ...log, latency_ms: Math.round(seconds * 100_000) / 100 }, "request");
   }
+}
+
+/** The gateway is healthy while its coordinator link is up and it is not shutting down. */
+function opsOf(gateway: Gateway, drain: Drain): Ops {
+  return {
+    registry: gateway.metrics.registry,
+    health: () => {
+      const coordinator = gateway.directory.connected ? "connected" : "unreachable";
+      const status = drain.draining ? "draining" : coordinator === "connected" ? "ok" : "unavailable";
+      return { ok: status === "ok", body: { status, coordinator } };
+    },
+  };
 }
 
 function allowHeader(path: string): Record<string, string> {
@@ -145,13 +165,20 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: L
   logger.info({ route: "unparsed", status: error.status, code: error.code }, "request");
 }
 
-export function createGatewayServer(gateway: Gateway, logger: Logger): Server {
-  const server = createServer((req, res) => {
-    handle(gateway, logger, req, res).catch((err: unknown) => {
+export interface GatewayServer {
+  server: Server;
+  /** Stops accepting, lets requests in flight finish for up to `graceMs`, then ends them with 503 shutting_down. */
+  drain(graceMs: number): Promise<void>;
+}
+
+export function createGatewayServer(gateway: Gateway, logger: Logger, timeouts: HttpTimeouts = DEFAULT_HTTP_TIMEOUTS): GatewayServer {
+  const drain = new Drain();
+  const server = createServer(serverOptions(timeouts), (req, res) => {
+    handle(gateway, drain, logger, req, res).catch((err: unknown) => {
       logger.error({ err }, "request handler failed");
       if (!res.headersSent) res.destroy();
     });
   });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, logger));
-  return server;
+  return { server, drain: (graceMs) => drain.drain(server, graceMs) };
 }

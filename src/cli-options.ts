@@ -15,6 +15,12 @@ export const positiveInteger = (value: string): number => {
   return n;
 };
 
+export const nonNegativeInteger = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("expected a whole number, 0 or more");
+  return n;
+};
+
 export const port = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port number (0-65535)");

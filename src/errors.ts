@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   provider_error: { status: 502, type: "api_error", action: "retry" },
   provider_unavailable: { status: 503, type: "api_error", action: "wait" },
   internal_error: { status: 500, type: "api_error", action: "retry" },
+  // the gateway is draining on SIGTERM: this request could not finish in time, another gateway can take it
+  shutting_down: { status: 503, type: "api_error", action: "retry" },
   // the settings pages (HTML, not the API): sign-in, CSRF and key ownership
   sign_in_required: { status: 401, type: "authentication_error", action: "fix_key" },
   sign_in_failed: { status: 400, type: "authentication_error", action: "fix_key" },

@@ -46,6 +46,8 @@ export const FromAgentSchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),
   /** The agent is free again; `error` says why a session ended without its last frame. */
   z.strictObject({ t: z.literal("end"), id: SessionId, error: z.string().max(500).optional() }),
+  /** The agent is shutting down: route nothing more here; the running session may still finish. */
+  z.strictObject({ t: z.literal("leaving") }),
 ]);
 export type FromAgent = z.infer<typeof FromAgentSchema>;
 

@@ -83,6 +83,9 @@ export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOpt
     if (message.t === "advertise") {
       const dropped = registry.advertise(provider.id, message.aliases);
       log.info({ aliases: message.aliases, not_in_catalog: dropped }, "agent advertising");
+    } else if (message.t === "leaving") {
+      registry.leave(provider.id);
+      log.info("agent leaving");
     } else if (message.t === "frame") registry.frame(provider.id, message.id, message.data);
     else registry.end(provider.id, message.id, message.error);
   });

@@ -40,6 +40,8 @@ interface Provider extends ProviderInfo {
   /** The session the agent is running (busy until the agent says it ended). */
   active?: Session;
   queue: Session[];
+  /** The agent said it is leaving: no new sessions, out of the listing; its running session may finish. */
+  leaving: boolean;
 }
 
 type Reserve = Extract<FromGateway, { t: "reserve" }>;
@@ -47,6 +49,8 @@ type Reserve = Extract<FromGateway, { t: "reserve" }>;
 export class Registry {
   private readonly providers = new Map<string, Provider>();
   private readonly sessions = new Map<string, { session: Session; provider: Provider }>();
+  /** Running totals for the coordinator's metrics. */
+  readonly totals = { sessionsStarted: 0, framesRelayed: 0 };
 
   constructor(private readonly knownAliases: ReadonlySet<string>) {}
 
@@ -55,7 +59,7 @@ export class Registry {
     const previous = this.providers.get(info.id)?.agent;
     this.remove(info.id, "the provider reconnected");
     previous?.close("a newer connection presented the same keys");
-    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [] });
+    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false });
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */
@@ -84,15 +88,30 @@ export class Registry {
     for (const session of provider.queue) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
 
+  /** The agent is shutting down: it leaves the listing and routing now, and its queue goes elsewhere. */
+  leave(id: string): void {
+    const provider = this.providers.get(id);
+    if (!provider || provider.leaving) return;
+    provider.leaving = true;
+    const queued = provider.queue;
+    provider.queue = [];
+    for (const session of queued) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
+  }
+
   entries(): ProviderEntry[] {
-    return [...this.providers.values()].map(toEntry);
+    return this.present().map(toEntry);
+  }
+
+  /** Providers that take sessions: connected, granted, not leaving. */
+  private present(): Provider[] {
+    return [...this.providers.values()].filter((p) => !p.leaving);
   }
 
   /** Chooses a provider and puts the session in its queue at once, so concurrent choices see each other. */
   reserve(gateway: GatewayPort, message: Reserve): ProviderEntry {
     if (this.sessions.has(message.id)) throw new ApiError("invalid_value", `Session id ${message.id} is already in use.`);
     // routing reads busy and waiting as the listing shows them, derived from the session and the queue
-    const views = [...this.providers.values()].map((p): Routable & { provider: Provider } => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
+    const views = this.present().map((p): Routable & { provider: Provider } => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
     const { provider } = chooseProvider(views, { alias: message.alias, floor: message.floor, pin: message.pin }, new Set(message.exclude));
     const session: Session = { id: message.id, alias: message.alias, gateway };
     provider.queue.push(session);
@@ -132,7 +151,9 @@ export class Registry {
   /** A sealed frame from a provider, relayed as-is to the gateway of the session it is running. */
   frame(providerId: string, id: string, data: string): void {
     const active = this.providers.get(providerId)?.active;
-    if (active?.id === id) active.gateway.send({ t: "frame", id, data });
+    if (active?.id !== id) return;
+    this.totals.framesRelayed++;
+    active.gateway.send({ t: "frame", id, data });
   }
 
   /** The agent is free: the gateway learns the session ended, the next in line starts. */
@@ -157,6 +178,7 @@ export class Registry {
     if (!next?.sealed) return;
     provider.queue.shift();
     provider.active = next;
+    this.totals.sessionsStarted++;
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
 }

@@ -9,7 +9,10 @@ import { catalogBody, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { AGENT_MAX_FRAME_BYTES, AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH } from "../../src/wire.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../../src/heartbeat.ts";
-import { sendError, sendJson } from "../respond.ts";
+import { DEFAULT_HTTP_TIMEOUTS, serverOptions } from "../http-timeouts.ts";
+import { answerOps, OPS_PATHS, type Ops } from "../ops.ts";
+import { asApiError, sendError, sendJson } from "../respond.ts";
+import { coordinatorMetrics } from "./metrics.ts";
 import { acceptAgent } from "./agent-link.ts";
 import { acceptGateway } from "./gateway-link.ts";
 import { Registry } from "./registry.ts";
@@ -40,9 +43,19 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
   const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
 
-  const server = createServer((req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path !== "/v1/catalog") {
+  const ops: Ops = {
+    registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size })),
+    health: () => ({ ok: true, body: { status: "ok", providers: registry.entries().length, gateways: gateways.clients.size } }),
+  };
+
+  const server = createServer(serverOptions(DEFAULT_HTTP_TIMEOUTS), (req, res) => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (OPS_PATHS.has(path)) {
+      answerOps(ops, req.method ?? "GET", path, res).catch((err: unknown) => {
+        const error = asApiError(err);
+        sendError(req, res, error, error.code === "method_not_allowed" ? { allow: "GET" } : {});
+      });
+    } else if (path !== "/v1/catalog") {
       sendError(req, res, new ApiError("route_not_found", `No route ${req.method} ${path} on the coordinator.`));
     } else if (req.method !== "GET") {
       const error = new ApiError("method_not_allowed", `${req.method} is not allowed on /v1/catalog; use GET.`);

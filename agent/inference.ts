@@ -1,0 +1,31 @@
+// What a session runs on: a generator of text deltas and one `done` record. The llama.cpp engine is the one
+// that serves; the synthetic engine exists only so benchmarks can isolate the gateway path from inference.
+import type { FinishReason } from "../src/receipt.ts";
+import type { ChatMessage } from "./prompt.ts";
+
+export interface GenerateRequest {
+  /** Catalog alias (already resolved). */
+  model: string;
+  messages: readonly ChatMessage[];
+  max_tokens: number;
+  temperature: number;
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export type GenerateEvent =
+  | { type: "delta"; text: string }
+  | {
+      type: "done";
+      prompt_tokens: number;
+      completion_tokens: number;
+      finish_reason: FinishReason;
+      /** SHA-256 of the GGUF file that produced the answer. */
+      model_sha256: string;
+    };
+
+export interface InferenceEngine {
+  /** Streams text deltas, then one `done` record. Throws the signal's reason when aborted. */
+  generate(request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void>;
+  dispose(): Promise<void>;
+}
