@@ -9,6 +9,7 @@ import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../src/heartbeat.ts";
 import type { ReleaseManifest } from "../src/release-manifest.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
+import { jsonSender } from "../src/ws-send.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { runAttestor } from "./attestor.ts";
 import type { InferenceEngine } from "./inference.ts";
@@ -52,9 +53,7 @@ export class AgentDaemon {
     let grant: { rung: TrustLevel; serial?: string } | undefined;
     let chain: Promise<string[] | undefined> | undefined;
     let lastError = "";
-    const send = (message: FromAgent) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
-    };
+    const send = jsonSender<FromAgent>(ws);
     const stopHeartbeat = keepAlive(ws, this.options.heartbeatMs, () => {
       lastError = "the coordinator stopped answering heartbeats";
       ws.terminate();

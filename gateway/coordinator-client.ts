@@ -12,6 +12,7 @@ import { sha256Hex } from "../src/hash.ts";
 import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../src/heartbeat.ts";
 import { Mailbox } from "../src/mailbox.ts";
 import { verifyReceipt, type Receipt } from "../src/receipt.ts";
+import { jsonSender } from "../src/ws-send.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { sealRequest } from "../src/seal.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SealedRequest } from "../src/session-protocol.ts";
@@ -22,6 +23,7 @@ const LIST_TIMEOUT_MS = 5_000;
 
 export class CoordinatorClient implements Directory {
   private ws?: WebSocket;
+  private post: (message: FromGateway) => void = () => undefined;
   private closed = false;
   private nextRid = 0;
   private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
@@ -40,6 +42,7 @@ export class CoordinatorClient implements Directory {
   private connect(): void {
     const ws = new WebSocket(wsUrl(this.url, GATEWAY_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
     this.ws = ws;
+    this.post = jsonSender(ws);
     const stopHeartbeat = keepAlive(ws, this.heartbeatMs, () => ws.terminate());
     let opened = false;
     ws.on("open", () => {
@@ -73,7 +76,7 @@ export class CoordinatorClient implements Directory {
 
   private send(message: FromGateway): void {
     if (this.ws?.readyState !== WebSocket.OPEN) throw this.unreachable();
-    this.ws.send(JSON.stringify(message));
+    this.post(message);
   }
 
   /** SPEC §4.2's 502: what every request gets at once while the coordinator is down. */
@@ -153,7 +156,7 @@ export class CoordinatorClient implements Directory {
       } finally {
         this.sessions.delete(id);
         // hung up, or failed on our side: the queue spot or the running session is given back at once
-        if (!finished && this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ t: "cancel", id } satisfies FromGateway));
+        if (!finished) this.post({ t: "cancel", id });
       }
     }
   }

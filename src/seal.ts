@@ -1,12 +1,12 @@
 // Sealed sessions (DESIGN §5): the gateway seals the request to the provider's attested X25519 key with
 // HPKE (RFC 9180: DHKEM-X25519, HKDF-SHA256, ChaCha20-Poly1305); both ends then derive a frame key from
 // the HPKE context, so the token frames coming back are sealed too and bound to this one request.
-import { CipherSuite, HkdfSha256 } from "@hpke/core";
+import { CipherSuite } from "@hpke/core";
 import { Chacha20Poly1305 } from "@hpke/chacha20poly1305";
-import { DhkemX25519HkdfSha256 } from "@hpke/dhkem-x25519";
 import { createCipheriv, createDecipheriv } from "node:crypto";
+import { nodeDhkemX25519, NodeHkdfSha256 } from "./hpke-node.ts";
 
-const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Chacha20Poly1305() });
+const suite = new CipherSuite({ kem: nodeDhkemX25519(), kdf: new NodeHkdfSha256(), aead: new Chacha20Poly1305() });
 const INFO = bytes("svc-session/v1");
 const FRAME_KEY_LABEL = bytes("svc-frames/v1");
 const TAG_BYTES = 16;

@@ -6,6 +6,7 @@ import { WebSocket } from "ws";
 import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/attestation.ts";
 import { keepAlive } from "../../src/heartbeat.ts";
 import { providerIdOf } from "../../src/provider-id.ts";
+import { jsonSender } from "../../src/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire.ts";
 import type { AgentPort, Registry } from "./registry.ts";
 
@@ -25,9 +26,7 @@ export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOpt
   let answerTimer: NodeJS.Timeout | undefined;
   let provider: { id: string; signingKey: string; sealingKey: string } | undefined;
   const port: AgentPort = {
-    send: (message: ToAgent) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
-    },
+    send: jsonSender<ToAgent>(ws),
     close: (reason: string) => {
       log.warn({ reason }, "agent replaced");
       ws.close(4000, reason);

@@ -1,17 +1,16 @@
 // One gateway's WebSocket at the coordinator: answers listings, reserves providers for sessions and
 // relays their sealed requests; everything it carries for a session is ciphertext.
 import type { Logger } from "pino";
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { ApiError } from "../../src/errors.ts";
 import { keepAlive } from "../../src/heartbeat.ts";
+import { jsonSender } from "../../src/ws-send.ts";
 import { FromGatewaySchema, parseMessage, type FromGateway, type ToGateway } from "../../src/wire.ts";
 import type { GatewayPort, Registry } from "./registry.ts";
 
 export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, heartbeatMs: number): void {
   const port: GatewayPort = {
-    send: (message: ToGateway) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
-    },
+    send: jsonSender<ToGateway>(ws),
   };
   ws.on("message", (data) => {
     const message = parseMessage(FromGatewaySchema, data);
