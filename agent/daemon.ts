@@ -1,6 +1,7 @@
 // `svc-agent start`'s connection to the coordinator (DESIGN §1, §4): connect over WebSocket, answer each
 // challenge with evidence, advertise, run sealed sessions one at a time, and reconnect with jittered
 // backoff when the link drops, aborting any session it was running so nothing is left dangling.
+import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket } from "ws";
 import { signEvidence, type UnsignedEvidence } from "../src/attestation.ts";
 import { Backoff } from "../src/backoff.ts";
@@ -34,6 +35,9 @@ export interface DaemonOptions {
   heartbeatMs: number;
   log(line: string): void;
 }
+
+/** How long a stopping agent waits for the coordinator to acknowledge its close. */
+const CLOSE_WAIT_MS = 2_000;
 
 export class AgentDaemon {
   private ws?: WebSocket;
@@ -162,6 +166,12 @@ export class AgentDaemon {
       await session.done;
       clearTimeout(deadline);
     }
-    this.ws?.close(1001, "agent stopping");
+    // wait for the closing handshake, so the session's last frames are flushed before the process exits
+    const ws = this.ws;
+    if (ws?.readyState === WebSocket.OPEN) {
+      const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+      ws.close(1001, "agent stopping");
+      await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
+    }
   }
 }

@@ -1,0 +1,148 @@
+// Bench section 3, the engine: svc-agent's Engine against raw node-llama-cpp (the lowest-level loop: a context
+// sequence evaluating the same prompt tokens with the same sampling and threads) on the same GGUF, alternating
+// runs in this process. Generation and prompt-processing tokens/s, and cold load.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { getLlama, resolveChatWrapper, type LlamaModel } from "node-llama-cpp";
+import { DEFAULT_CONTEXT_SIZE, Engine } from "../agent/engine.ts";
+import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/model-store.ts";
+import { renderPrompt, type ChatMessage } from "../agent/prompt.ts";
+import { loadCatalog, type Catalog } from "../src/catalog.ts";
+import type { WrittenTinyCatalog } from "../src/tiny-catalog.ts";
+import { percentile, type Table } from "./stats.ts";
+
+const SHORT: ChatMessage[] = [{ role: "user", content: "Write a short story about a lighthouse keeper." }];
+/** About 500 prompt tokens, for prompt processing. */
+const LONG: ChatMessage[] = [{ role: "user", content: `Summarise this: ${"the keeper climbed the stairs and lit the lamp again. ".repeat(45)}` }];
+
+interface Run {
+  /** Generated tokens per second after the first token. */
+  genTokS: number;
+  /** Prompt tokens per second (prompt size / time to first token). */
+  promptTokS: number;
+}
+
+export interface EngineResult {
+  model: string;
+  threads: number;
+  tokens: number;
+  engine: { genTokS: number; promptTokS: number; coldLoadMs: number };
+  raw: { genTokS: number; promptTokS: number; coldLoadMs: number };
+  genRatio: number;
+  promptRatio: number;
+}
+
+/** Raw node-llama-cpp: load, one sequence, evaluate the rendered prompt, stop at EOG or the budget. */
+async function rawRunner(path: string, threads: number): Promise<Side> {
+  // timed from getLlama, as the engine's own load is: a fresh backend instance, then model and context
+  const started = performance.now();
+  const llama = await getLlama({ gpu: "auto" });
+  const model = await llama.loadModel({ modelPath: path });
+  const context = await model.createContext({ contextSize: Math.min(model.trainContextSize, DEFAULT_CONTEXT_SIZE), threads, sequences: 1 });
+  const coldLoadMs = performance.now() - started;
+  const sequence = context.getSequence();
+  const wrapper = resolveChatWrapper(model);
+  const run = async (messages: ChatMessage[], maxTokens: number) => {
+    const t0 = performance.now();
+    const prompt = renderPrompt(model, wrapper, messages);
+    const out = [];
+    let first = 0;
+    for await (const token of sequence.evaluate(prompt, { temperature: 0 })) {
+      if (model.isEogToken(token)) break;
+      if (out.length === 0) first = performance.now();
+      out.push(token);
+      if (out.length >= maxTokens) break;
+    }
+    model.detokenize(out);
+    const end = performance.now();
+    await sequence.clearHistory();
+    return { prompt: prompt.length, tokens: out.length, ttft: first - t0, gen: end - first };
+  };
+  return { coldLoadMs, run, dispose: async () => (await model.dispose(), await llama.dispose()) };
+}
+
+async function engineRun(engine: Engine, alias: string, messages: ChatMessage[], maxTokens: number, promptTokens: number) {
+  const t0 = performance.now();
+  let first = 0;
+  let end = 0;
+  let tokens = 0;
+  for await (const event of engine.generate({ model: alias, messages, max_tokens: maxTokens, temperature: 0 })) {
+    if (event.type === "delta" && first === 0) first = performance.now();
+    if (event.type === "done") {
+      end = performance.now();
+      tokens = event.completion_tokens;
+    }
+  }
+  return { prompt: promptTokens, tokens, ttft: first - t0, gen: end - first };
+}
+
+/** Whole answer: completion tokens over the time from the call to the last token (the short prompt costs little). */
+const rate = (r: { tokens: number; ttft: number; gen: number }) => (r.tokens / (r.ttft + r.gen)) * 1000;
+const median = (xs: number[]) => percentile(xs, 50);
+
+interface Side {
+  coldLoadMs: number;
+  /** One answer of at most `maxTokens`, timed. */
+  run(messages: ChatMessage[], maxTokens: number): Promise<{ prompt: number; tokens: number; ttft: number; gen: number }>;
+  dispose(): Promise<void>;
+}
+
+async function engineSide(store: ModelStore, alias: string, promptTokens: number): Promise<Side & { threads: number }> {
+  let coldLoadMs = Number.NaN;
+  const engine = new Engine({ store, log: (line) => (coldLoadMs = Number(/ in (\d+) ms$/.exec(line)?.[1] ?? coldLoadMs)) });
+  await engineRun(engine, alias, SHORT, 1, 0); // the cold load, timed by the engine's own log line
+  return {
+    coldLoadMs,
+    threads: engine.threads,
+    run: (messages, maxTokens) => engineRun(engine, alias, messages, maxTokens, messages === LONG ? promptTokens : 0),
+    dispose: () => engine.dispose(),
+  };
+}
+
+async function compare(label: string, catalog: Catalog, modelsDir: string, alias: string, tokens: number, reps: number): Promise<EngineResult> {
+  const store = new ModelStore({ catalog, modelsDir });
+  const { path } = await store.verify(alias);
+  const threads = new Engine({ store }).threads;
+  await (await getLlama({ gpu: "auto" })).loadModel({ modelPath: path }).then((m: LlamaModel) => m.dispose()); // load llama.cpp itself first
+  const probe = await rawRunner(path, threads);
+  const promptTokens = (await probe.run(LONG, 1)).prompt;
+  await probe.dispose();
+  const samples = { engine: { gen: [] as number[], prompt: [] as number[], load: [] as number[] }, raw: { gen: [] as number[], prompt: [] as number[], load: [] as number[] } };
+  // one side loaded at a time (two llama.cpp instances side by side slow each other unevenly), in the order
+  // engine, raw, raw, engine, so a drift in the machine's speed cancels out
+  const order = ["engine", "raw", "raw", "engine"] as const;
+  for (const which of reps > 10 ? [...order, ...order] : order) {
+    const side: Side = which === "engine" ? await engineSide(store, alias, promptTokens) : await rawRunner(path, threads);
+    const into = samples[which];
+    into.load.push(side.coldLoadMs);
+    await side.run(SHORT, tokens); // warm
+    for (let i = 0; i < Math.ceil(reps / (reps > 10 ? 4 : 2)); i++) {
+      into.gen.push(rate(await side.run(SHORT, tokens)));
+      const r = await side.run(LONG, 1);
+      into.prompt.push((r.prompt / r.ttft) * 1000);
+    }
+    await side.dispose();
+  }
+  const summary = (x: { gen: number[]; prompt: number[]; load: number[] }) => ({ genTokS: median(x.gen), promptTokS: median(x.prompt), coldLoadMs: median(x.load) });
+  const e = summary(samples.engine);
+  const w = summary(samples.raw);
+  return { model: label, threads, tokens, engine: e, raw: w, genRatio: e.genTokS / w.genTokS, promptRatio: e.promptTokS / w.promptTokS };
+}
+
+export async function engineBench(_dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
+  const results: EngineResult[] = [await compare("tiny-random (random weights)", tiny.catalog, tiny.modelsDir, tiny.catalog.default, 256, quick ? 10 : 40)];
+  const bundled = loadCatalog();
+  const present = bundled.models.find((m) => existsSync(join(DEFAULT_MODELS_DIR, m.file)));
+  let note = "Real catalog model: none downloaded on this machine, so only the tiny model ran (svc-agent pull ALIAS adds one).";
+  if (present) {
+    results.push(await compare(present.alias, bundled, DEFAULT_MODELS_DIR, present.alias, quick ? 16 : 64, quick ? 2 : 5));
+    note = `Real catalog model: ${present.alias} from ${DEFAULT_MODELS_DIR}.`;
+  }
+  const table: Table = {
+    title: "3. Engine: svc-agent's engine vs raw node-llama-cpp, same GGUF, prompt, sampling (temperature 0) and threads",
+    columns: ["model", "threads", "tok/s engine", "raw", "ratio", "prompt tok/s engine", "raw", "ratio", "cold load ms engine", "raw"],
+    rows: results.map((r) => [r.model, r.threads, r.engine.genTokS, r.raw.genTokS, r.genRatio, r.engine.promptTokS, r.raw.promptTokS, r.promptRatio, r.engine.coldLoadMs, r.raw.coldLoadMs]),
+    note: `Medians over two loads of each side, run one at a time in the order engine, raw, raw, engine (twice over in a full run). tok/s: completion tokens (${results[0]!.tokens}) over the whole call, short prompt. prompt: prompt tokens / time to first token (rendering included for both). The engine's cold load includes its SHA-256 check of the pinned file. ${note}`,
+  };
+  return { results, tables: [table] };
+}

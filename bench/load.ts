@@ -1,0 +1,107 @@
+// The load generator: chat completions over keep-alive HTTP/1.1, closed-loop at a fixed concurrency, timing
+// each request whole (non-stream) or its first content token and the gaps between tokens (stream).
+import { Agent, request } from "node:http";
+import { createParser } from "eventsource-parser";
+
+export interface Sample {
+  /** Whole request, ms. */
+  ms: number;
+  ok: boolean;
+  /** Stream only: arrival to first content delta, ms. */
+  ttftMs?: number;
+  /** Stream only: gaps between content deltas, ms. */
+  gapsMs?: number[];
+}
+
+export interface Target {
+  url: string;
+  key: string;
+  model?: string;
+}
+
+export interface RunResult {
+  samples: Sample[];
+  elapsedMs: number;
+  errors: number;
+  /** The first failure's status and body, for the report. */
+  firstError?: string;
+}
+
+export class LoadClient {
+  private readonly agent: Agent;
+
+  constructor(private readonly target: Target, maxSockets: number) {
+    this.agent = new Agent({ keepAlive: true, maxSockets });
+  }
+
+  /** One chat completion; resolves with its timings (never rejects: a failure is a sample with ok false). */
+  chat(body: Record<string, unknown>, stream: boolean, onError?: (why: string) => void): Promise<Sample> {
+    const payload = JSON.stringify({ ...(this.target.model ? { model: this.target.model } : {}), ...body, stream });
+    const started = performance.now();
+    return new Promise((resolve) => {
+      const fail = (why: string) => {
+        onError?.(why);
+        resolve({ ms: performance.now() - started, ok: false });
+      };
+      const req = request(
+        `${this.target.url}/v1/chat/completions`,
+        {
+          method: "POST",
+          agent: this.agent,
+          headers: { authorization: `Bearer ${this.target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+        },
+        (res) => {
+          res.setEncoding("utf8");
+          if (!stream) {
+            let text = "";
+            res.on("data", (d: string) => (text += d));
+            res.on("end", () => (res.statusCode === 200 ? resolve({ ms: performance.now() - started, ok: true }) : fail(`${res.statusCode} ${text.slice(0, 300)}`)));
+            return;
+          }
+          let ttftMs: number | undefined;
+          let last = 0;
+          let done = false;
+          const gapsMs: number[] = [];
+          const parser = createParser({
+            onEvent: (event) => {
+              if (event.data === "[DONE]") return void (done = true);
+              if (!event.data.includes('"content":"') || event.data.includes('"content":""')) return;
+              const now = performance.now();
+              if (ttftMs === undefined) ttftMs = now - started;
+              else gapsMs.push(now - last);
+              last = now;
+            },
+          });
+          let tail = "";
+          res.on("data", (d: string) => {
+            tail = (tail + d).slice(-400);
+            parser.feed(d);
+          });
+          res.on("end", () => (done ? resolve({ ms: performance.now() - started, ok: true, ttftMs, gapsMs }) : fail(`stream ended without [DONE]: ${tail}`)));
+        },
+      );
+      req.on("error", (err) => fail(err.message));
+      req.end(payload);
+    });
+  }
+
+  /** `concurrency` callers, each sending its next request as soon as the last one is answered. */
+  async closedLoop(body: Record<string, unknown>, options: { concurrency: number; durationMs?: number; requests?: number; stream?: boolean }): Promise<RunResult> {
+    const samples: Sample[] = [];
+    let firstError: string | undefined;
+    const started = performance.now();
+    const deadline = options.durationMs === undefined ? Infinity : started + options.durationMs;
+    let budget = options.requests ?? Infinity;
+    const worker = async () => {
+      while (performance.now() < deadline && budget-- > 0) {
+        samples.push(await this.chat(body, options.stream ?? false, (why) => (firstError ??= why)));
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    return { samples, elapsedMs: performance.now() - started, errors: samples.filter((s) => !s.ok).length, firstError };
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

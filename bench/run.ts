@@ -1,0 +1,69 @@
+// `npm run bench [-- --quick] [-- --only overhead,scale,engine]`: measures the gateway path against the
+// direct path, throughput and scale against synthetic agents, and our engine against raw node-llama-cpp, all
+// side by side in one run on this machine; prints the tables and saves them as JSON under bench/results/.
+import { Command } from "commander";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeTinyCatalog } from "../src/tiny-catalog.ts";
+import { engineBench } from "./engine-bench.ts";
+import { gatewayOverhead } from "./overhead.ts";
+import { BenchProc } from "./procs.ts";
+import { scaleBench } from "./scale.ts";
+import { renderTable, type Table } from "./stats.ts";
+
+const SECTIONS = ["overhead", "scale", "engine"] as const;
+type Section = (typeof SECTIONS)[number];
+
+const opts = new Command("npm run bench")
+  .option("--quick", "fewer samples and steps: under a minute")
+  .option("--only <sections>", `comma-separated subset of ${SECTIONS.join(",")}`)
+  .option("--cpu-prof <dir>", "write a V8 CPU profile of every gateway, coordinator and agent process into this folder")
+  .parse()
+  .opts<{ quick?: boolean; only?: string; cpuProf?: string }>();
+
+if (opts.cpuProf) BenchProc.profileDir = opts.cpuProf;
+
+const only = new Set((opts.only ?? SECTIONS.join(",")).split(",") as Section[]);
+const quick = opts.quick === true;
+const dir = mkdtempSync(join(os.tmpdir(), "svc-bench-"));
+const started = new Date();
+const tables: Table[] = [];
+const results: Record<string, unknown> = {};
+const print = (t: Table[]) => {
+  for (const table of t) console.log(renderTable(table));
+  tables.push(...t);
+};
+
+console.log(`svc bench ${quick ? "(quick) " : ""}on ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${started.toISOString()}\n`);
+try {
+  // every section uses the same tiny random-weight qwen3; "never" ends turns early, so answers run to max_tokens
+  const tiny = writeTinyCatalog(join(dir, "tiny"), [{ alias: "tiny-random", seed: 7, endOfTurn: "never" }], "svc-bench");
+  if (only.has("overhead")) {
+    const overhead = await gatewayOverhead(dir, tiny, quick);
+    results.overhead = overhead.rows;
+    print(overhead.tables);
+  }
+  if (only.has("scale")) {
+    const scale = await scaleBench(dir, tiny, quick);
+    results.scale = scale.results;
+    print(scale.tables);
+  }
+  if (only.has("engine")) {
+    const engine = await engineBench(dir, tiny, quick);
+    results.engine = engine.results;
+    print(engine.tables);
+  }
+  const seconds = (Date.now() - started.getTime()) / 1000;
+  const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = started.toISOString().replace(/[:.]/g, "-");
+  const record = { date: started.toISOString(), quick, seconds, machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, results, tables };
+  const file = join(resultsDir, `${stamp}${quick ? "-quick" : ""}.json`);
+  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  writeFileSync(join(resultsDir, "latest.md"), `Run ${started.toISOString()}${quick ? " (quick)" : ""}, ${seconds.toFixed(0)} s\n\n${tables.map(renderTable).join("\n")}`);
+  console.log(`saved ${file} (and results/latest.md); ${seconds.toFixed(0)} s in all`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
