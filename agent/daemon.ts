@@ -41,6 +41,8 @@ const CLOSE_WAIT_MS = 2_000;
 
 export class AgentDaemon {
   private ws?: WebSocket;
+  /** Sends on the current link (corked with the session's own messages, so they stay in order). */
+  private send: (message: FromAgent) => void = () => undefined;
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
   private readonly backoff = new Backoff(250, 5_000);
@@ -58,6 +60,7 @@ export class AgentDaemon {
     let chain: Promise<string[] | undefined> | undefined;
     let lastError = "";
     const send = jsonSender<FromAgent>(ws);
+    this.send = send;
     const stopHeartbeat = keepAlive(ws, this.options.heartbeatMs, () => {
       lastError = "the coordinator stopped answering heartbeats";
       ws.terminate();
@@ -159,7 +162,7 @@ export class AgentDaemon {
     this.stopped = true;
     this.leaving = true;
     clearTimeout(this.retryTimer);
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ t: "leaving" } satisfies FromAgent));
+    this.send({ t: "leaving" });
     const session = this.session;
     if (session) {
       const deadline = setTimeout(() => session.controller.abort(new Error("the agent is stopping")), graceMs);

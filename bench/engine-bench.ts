@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getLlama, resolveChatWrapper, type LlamaModel } from "node-llama-cpp";
 import { DEFAULT_CONTEXT_SIZE, Engine } from "../agent/engine.ts";
+import { defaultThreads } from "../agent/machine.ts";
 import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/model-store.ts";
 import { renderPrompt, type ChatMessage } from "../agent/prompt.ts";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
@@ -87,13 +88,12 @@ interface Side {
   dispose(): Promise<void>;
 }
 
-async function engineSide(store: ModelStore, alias: string, promptTokens: number): Promise<Side & { threads: number }> {
+async function engineSide(store: ModelStore, alias: string, promptTokens: number): Promise<Side> {
   let coldLoadMs = Number.NaN;
   const engine = new Engine({ store, log: (line) => (coldLoadMs = Number(/ in (\d+) ms$/.exec(line)?.[1] ?? coldLoadMs)) });
   await engineRun(engine, alias, SHORT, 1, 0); // the cold load, timed by the engine's own log line
   return {
     coldLoadMs,
-    threads: engine.threads,
     run: (messages, maxTokens) => engineRun(engine, alias, messages, maxTokens, messages === LONG ? promptTokens : 0),
     dispose: () => engine.dispose(),
   };
@@ -102,7 +102,7 @@ async function engineSide(store: ModelStore, alias: string, promptTokens: number
 async function compare(label: string, catalog: Catalog, modelsDir: string, alias: string, tokens: number, reps: number): Promise<EngineResult> {
   const store = new ModelStore({ catalog, modelsDir });
   const { path } = await store.verify(alias);
-  const threads = new Engine({ store }).threads;
+  const threads = defaultThreads(); // what the engine uses when --threads is not given
   await (await getLlama({ gpu: "auto" })).loadModel({ modelPath: path }).then((m: LlamaModel) => m.dispose()); // load llama.cpp itself first
   const probe = await rawRunner(path, threads);
   const promptTokens = (await probe.run(LONG, 1)).prompt;
