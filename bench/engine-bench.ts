@@ -9,7 +9,7 @@ import { defaultThreads } from "../agent/machine.ts";
 import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/model-store.ts";
 import { renderPrompt, type ChatMessage } from "../agent/prompt.ts";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
-import type { WrittenTinyCatalog } from "../src/tiny-catalog.ts";
+import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { percentile, type Table } from "./stats.ts";
 
 const SHORT: ChatMessage[] = [{ role: "user", content: "Write a short story about a lighthouse keeper." }];

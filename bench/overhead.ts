@@ -6,7 +6,7 @@ import { Engine } from "../agent/engine.ts";
 import type { GenerateRequest, InferenceEngine } from "../agent/inference.ts";
 import { ModelStore } from "../agent/model-store.ts";
 import { SyntheticEngine } from "../agent/synthetic-engine.ts";
-import type { WrittenTinyCatalog } from "../src/tiny-catalog.ts";
+import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
 import { LoadClient, type Sample } from "./load.ts";
 import { AGENT_BIN, BenchProc, OPERATOR_KEY, startGateway } from "./procs.ts";

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeTinyCatalog } from "../src/tiny-catalog.ts";
+import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
 import { BenchProc } from "./procs.ts";

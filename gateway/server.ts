@@ -5,15 +5,15 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { ApiError, type ErrorCode } from "../src/errors.ts";
-import { readJsonBody } from "./body.ts";
-import { CallerGone } from "./caller-gone.ts";
-import { Drain } from "./drain.ts";
-import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http-timeouts.ts";
-import { answerOps, OPS_PATHS, type Ops } from "./ops.ts";
-import { chatCompletions } from "./completions.ts";
-import { listModels, listProviders, retrieveModel } from "./listing.ts";
-import { asApiError, sendError } from "./respond.ts";
-import type { Gateway, RequestLog, RouteContext } from "./route-context.ts";
+import { readJsonBody } from "./http/body.ts";
+import { CallerGone } from "./http/caller-gone.ts";
+import { Drain } from "./http/drain.ts";
+import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http/timeouts.ts";
+import { answerOps, OPS_PATHS, type Ops } from "./http/ops.ts";
+import { chatCompletions } from "./openai/completions.ts";
+import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
+import { asApiError, sendError } from "./http/respond.ts";
+import type { Gateway, RequestLog, RouteContext } from "./context.ts";
 import { sendErrorPage } from "./web/respond.ts";
 import { isPagePath, resolvePage } from "./web/routes.ts";
 

@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
-import { parseOperatorKeys } from "../gateway/auth.ts";
+import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/serve.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { port } from "../src/cli-options.ts";
-import { writeTinyCatalog } from "../src/tiny-catalog.ts";
+import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 
 const DEMO_ALIAS = "tiny-random";
 const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));

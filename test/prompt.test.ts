@@ -5,7 +5,7 @@ import { getLlama, type ChatWrapper, type Llama, type LlamaModel, resolveChatWra
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderPrompt, renderPromptText } from "../agent/prompt.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
-import { writeTinyModel } from "../src/tiny-gguf.ts";
+import { writeTinyModel } from "../tiny-model/gguf.ts";
 
 describe("chat template rendering", () => {
   let llama: Llama;

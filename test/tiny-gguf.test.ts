@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { getLlama, readGgufFileInfo, resolveChatWrapper, type Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTinyModel, byteToUnicode, TINY_SPECIAL_TOKENS, writeTinyModel } from "../src/tiny-gguf.ts";
+import { buildTinyModel, byteToUnicode, TINY_SPECIAL_TOKENS, writeTinyModel } from "../tiny-model/gguf.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 
 describe("tiny qwen3 GGUF generator", () => {

@@ -4,7 +4,7 @@
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
 import type { FromGateway, ProviderEntry, ToAgent, ToGateway } from "../../src/wire.ts";
-import { chooseProvider, type Routable } from "../routing.ts";
+import { chooseProvider, type Routable } from "./routing.ts";
 
 export interface AgentPort {
   send(message: ToAgent): void;

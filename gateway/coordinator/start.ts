@@ -4,7 +4,7 @@ import type { TrustAnchors } from "../../src/attestation.ts";
 import type { Catalog } from "../../src/catalog.ts";
 import { loadRoots } from "../../src/hardware-chain.ts";
 import { loadReleaseKeys } from "../../src/release-manifest.ts";
-import { closeServer, listen } from "../listen.ts";
+import { closeServer, listen } from "../http/listen.ts";
 import { createCoordinatorServer } from "./server.ts";
 
 export interface StartCoordinatorOptions {

@@ -2,8 +2,8 @@
 // code, redirects after form posts, and reading a small urlencoded form body.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
-import { collectBody } from "../body.ts";
-import { sendBody } from "../respond.ts";
+import { collectBody } from "../http/body.ts";
+import { sendBody } from "../http/respond.ts";
 import { errorPage } from "./pages.ts";
 
 const FORM_LIMIT_BYTES = 16 * 1024;

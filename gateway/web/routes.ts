@@ -3,7 +3,7 @@
 // key is looked up together with its owner, so no one can reach another user's keys.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
-import { sendBody } from "../respond.ts";
+import { sendBody } from "../http/respond.ts";
 import type { UserKeys } from "../keys/user-keys.ts";
 import { ASSETS } from "./assets.ts";
 import { NewKeyFlash } from "./new-key-flash.ts";

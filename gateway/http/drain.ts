@@ -2,7 +2,7 @@
 // deadline, then end the rest with 503 `shutting_down` (a stream gets it as its SPEC §3 mid-stream error).
 import type { Server, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ApiError } from "../src/errors.ts";
+import { ApiError } from "../../src/errors.ts";
 
 /** After the deadline, how long the aborted requests get to write their error before sockets are cut. */
 const ABORT_FLUSH_MS = 2_000;

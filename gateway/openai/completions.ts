@@ -1,10 +1,10 @@
 // POST /v1/chat/completions (SPEC §4.1): validate, resolve the model before any provider is touched, pick a
 // provider, run the session and answer as one JSON body or as the SSE sequence of SPEC §3.
-import { resolveModel, type CatalogEntry } from "../src/catalog.ts";
-import { ApiError } from "../src/errors.ts";
-import type { Receipt } from "../src/receipt.ts";
+import { resolveModel, type CatalogEntry } from "../../src/catalog.ts";
+import { ApiError } from "../../src/errors.ts";
+import type { Receipt } from "../../src/receipt.ts";
 import { parseChatRequest, parseReceiptNonce, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
-import type { SessionEvent, SessionRequest } from "./directory.ts";
+import type { SessionEvent, SessionRequest } from "../directory/directory.ts";
 import {
   completionBody,
   contentChunk,
@@ -14,10 +14,10 @@ import {
   verdictHeaders,
   verdictOf,
   type CompletionMeta,
-} from "./openai-shapes.ts";
-import { asApiError, sendJson } from "./respond.ts";
-import type { RouteContext } from "./route-context.ts";
-import { CallerGone } from "./caller-gone.ts";
+} from "./shapes.ts";
+import { asApiError, sendJson } from "../http/respond.ts";
+import type { RouteContext } from "../context.ts";
+import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {

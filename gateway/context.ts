@@ -1,8 +1,8 @@
 // What a route handler gets: the gateway's parts, this request's response, id, hang-up signal and log line.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Catalog } from "../src/catalog.ts";
-import type { Authenticator, Principal } from "./auth.ts";
-import type { Directory, TrustLevel } from "./directory.ts";
+import type { Authenticator, Principal } from "./keys/auth.ts";
+import type { Directory, TrustLevel } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { SignIn } from "./web/routes.ts";
 

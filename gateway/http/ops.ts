@@ -2,7 +2,7 @@
 // balancers and orchestrators, `GET /metrics` (Prometheus text) for monitoring.
 import type { ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
-import { ApiError } from "../src/errors.ts";
+import { ApiError } from "../../src/errors.ts";
 import { sendBody, sendJson } from "./respond.ts";
 
 export const OPS_PATHS: ReadonlySet<string> = new Set(["/healthz", "/metrics"]);

@@ -2,10 +2,10 @@
 // from the key store. Operator keys are compared as SHA-256 digests with timingSafeEqual against every key,
 // so timing says nothing about a guess; user keys are found by the hash of the secret.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { ApiError } from "../src/errors.ts";
-import { SECRET_PREFIX } from "./keys/secret.ts";
-import type { KeyOwner } from "./keys/store.ts";
-import type { UserKeys } from "./keys/user-keys.ts";
+import { ApiError } from "../../src/errors.ts";
+import { SECRET_PREFIX } from "./secret.ts";
+import type { KeyOwner } from "./store.ts";
+import type { UserKeys } from "./user-keys.ts";
 
 const digest = (key: string): Buffer => createHash("sha256").update(key, "utf8").digest();
 

@@ -1,6 +1,6 @@
 // Writing plain JSON answers and error envelopes; the one place an error becomes bytes on a response.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError } from "../src/errors.ts";
+import { ApiError } from "../../src/errors.ts";
 
 /** How much of an unwanted body we read and drop to keep the connection usable. */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;

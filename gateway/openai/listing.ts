@@ -1,9 +1,9 @@
 // GET /v1/models and GET /v1/providers (SPEC §4.2, §4.3): what qualified providers offer right now.
-import { ApiError } from "../src/errors.ts";
-import { readDirectory } from "./directory.ts";
-import { sendJson } from "./respond.ts";
-import type { RouteContext } from "./route-context.ts";
-import { qualified, servableAliases } from "./routing.ts";
+import { ApiError } from "../../src/errors.ts";
+import { readDirectory } from "../directory/directory.ts";
+import { sendJson } from "../http/respond.ts";
+import type { RouteContext } from "../context.ts";
+import { qualified, servableAliases } from "../coordinator/routing.ts";
 
 /** SPEC §2.5 `owned_by`: one neutral label for every alias. */
 export const OWNED_BY = "svc";

@@ -1,7 +1,7 @@
 // Reads a request's JSON body at the boundary: content type, a size cap (413), strict UTF-8 and JSON syntax,
 // each fault a 400 or 413 envelope of its own.
 import type { IncomingMessage } from "node:http";
-import { ApiError } from "../src/errors.ts";
+import { ApiError } from "../../src/errors.ts";
 
 /**
  * 256 KiB of content characters can take up to 12 bytes each as JSON `\u` escapes of surrogate pairs,

@@ -1,9 +1,9 @@
 // Which providers a gateway may list and use (its trust floor), and which one takes a request: the pinned
 // one, or idle-first among those serving the alias (SPEC §4.1). The coordinator runs it, so that choices
 // made for concurrent requests, from any number of gateways, see each other.
-import { ApiError } from "../src/errors.ts";
-import { atOrAbove, type TrustLevel } from "../src/trust.ts";
-import type { ProviderRecord } from "./directory.ts";
+import { ApiError } from "../../src/errors.ts";
+import { atOrAbove, type TrustLevel } from "../../src/trust.ts";
+import type { ProviderRecord } from "../directory/directory.ts";
 
 /** A provider as routing sees it: its record plus when it was last given a session. */
 export interface Routable extends ProviderRecord {

@@ -2,8 +2,8 @@
 // `npm start` demo when no real model has been downloaded.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseCatalog, type Catalog, type CatalogEntry } from "./catalog.ts";
-import { writeTinyModel, type TinyModelFile, type TinyModelOptions } from "./tiny-gguf.ts";
+import { parseCatalog, type Catalog, type CatalogEntry } from "../src/catalog.ts";
+import { writeTinyModel, type TinyModelFile, type TinyModelOptions } from "./gguf.ts";
 
 export interface TinyAlias extends TinyModelOptions {
   alias: string;
