@@ -15,10 +15,10 @@ import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inferenc
 import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
 import { OneAtATime } from "./one-at-a-time.ts";
-import { renderPrompt, type ChatMessage } from "./prompt.ts";
+import { renderPrompt } from "./prompt.ts";
 import { TokenText } from "./token-text.ts";
 
-export type { ChatMessage } from "./prompt.ts";
+export type { ChatMessage } from "../src/session-protocol.ts";
 export type { GenerateEvent, GenerateRequest } from "./inference.ts";
 
 export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;

@@ -1,7 +1,7 @@
 // What a session runs on: a generator of text deltas and one `done` record. The llama.cpp engine is the one
 // that serves; the synthetic engine exists only so benchmarks can isolate the gateway path from inference.
 import type { FinishReason } from "../src/receipt.ts";
-import type { ChatMessage } from "./prompt.ts";
+import type { ChatMessage } from "../src/session-protocol.ts";
 
 export interface GenerateRequest {
   /** Catalog alias (already resolved). */

@@ -1,12 +1,11 @@
 // Where each catalog alias's GGUF lives on this machine, whether it is there, whether it matches its pin,
 // and which aliases this machine can offer (file present and enough memory).
 import { existsSync, statSync } from "node:fs";
-import os from "node:os";
 import { join } from "node:path";
 import { findAlias, type Catalog, type CatalogEntry } from "../src/catalog.ts";
+import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { VerifiedFiles } from "./verified-files.ts";
 
-export const DEFAULT_DATA_DIR = join(os.homedir(), ".svc");
 export const DEFAULT_MODELS_DIR = join(DEFAULT_DATA_DIR, "models");
 
 export class ModelFileError extends Error {

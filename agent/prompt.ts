@@ -1,11 +1,7 @@
 // Renders OpenAI-style messages into prompt tokens with the model's own chat template: exactly the messages
 // given, no default system prompt, then the assistant generation prompt.
 import type { ChatHistoryItem, ChatModelResponse, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
-
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
+import type { ChatMessage } from "../src/session-protocol.ts";
 
 const THINK_CLOSE = "</think>";
 

@@ -5,7 +5,7 @@ import { ApiError } from "../src/errors.ts";
 import { sha256Hex } from "../src/hash.ts";
 import { newReceiptId, RECEIPT_VERSION, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
 import { openRequest, type FrameCipher } from "../src/seal.ts";
-import { SealedRequestSchema, type SealedRequest, type SessionFrame } from "../src/session-protocol.ts";
+import { SessionPlaintextSchema, type SessionPlaintext, type SessionFrame } from "../src/session-protocol.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import type { FromAgent, ToAgent } from "../src/wire.ts";
 import type { GenerateEvent, InferenceEngine } from "./inference.ts";
@@ -38,7 +38,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
   try {
     const opened = await openRequest(ctx.keys.sealing, id, message);
     frames = opened.frames;
-    const request = SealedRequestSchema.parse(JSON.parse(opened.plaintext.toString("utf8")));
+    const request = SessionPlaintextSchema.parse(JSON.parse(opened.plaintext.toString("utf8")));
     if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
@@ -82,7 +82,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
 type Done = Extract<GenerateEvent, { type: "done" }>;
 
 /** DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer. */
-function receiptPayload(ctx: SessionContext, request: SealedRequest, done: Done, requestSha256: string, responseSha256: string): ReceiptPayload {
+function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Done, requestSha256: string, responseSha256: string): ReceiptPayload {
   const entry = ctx.store.entry(request.model);
   const { grant } = ctx;
   return {

@@ -3,7 +3,7 @@ import { Command, Option } from "commander";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { DEFAULT_DATA_DIR } from "../agent/model-store.ts";
+import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { startCoordinator } from "../gateway/coordinator/start.ts";
 import { serve } from "../gateway/serve.ts";

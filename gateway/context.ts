@@ -2,8 +2,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Catalog } from "../src/catalog.ts";
 import type { Authenticator, Principal } from "./keys/auth.ts";
-import type { Directory, TrustLevel } from "./directory/directory.ts";
+import type { TrustLevel } from "../src/trust.ts";
+import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+import type { RequestLog } from "./request-log.ts";
 import type { SignIn } from "./web/routes.ts";
 
 export interface Gateway {
@@ -16,20 +18,6 @@ export interface Gateway {
   keepaliveMs: number;
   bodyLimitBytes: number;
   metrics: GatewayMetrics;
-}
-
-/** The fields of the one log line each request gets; never the prompt, never the key. */
-export interface RequestLog {
-  status?: number;
-  code?: string;
-  error?: string;
-  model?: string;
-  provider?: string;
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  stream?: boolean;
-  /** Milliseconds from arrival to the first content delta. */
-  ttft_ms?: number;
 }
 
 export interface RouteContext {

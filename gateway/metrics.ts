@@ -2,7 +2,7 @@
 // time-to-first-token histograms, tokens in and out, and receipts that failed verification. Each gateway
 // has its own registry, so an embedded coordinator or a second gateway in one process never collides.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { RequestLog } from "./context.ts";
+import type { RequestLog } from "./request-log.ts";
 
 /** From half a millisecond (the gateway's own cost) to a minute (a long generation). */
 const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

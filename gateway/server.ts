@@ -13,7 +13,8 @@ import { answerOps, OPS_PATHS, type Ops } from "./http/ops.ts";
 import { chatCompletions } from "./openai/completions.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { asApiError, sendError } from "./http/respond.ts";
-import type { Gateway, RequestLog, RouteContext } from "./context.ts";
+import type { Gateway, RouteContext } from "./context.ts";
+import type { RequestLog } from "./request-log.ts";
 import { sendErrorPage } from "./web/respond.ts";
 import { isPagePath, resolvePage } from "./web/routes.ts";
 

@@ -4,10 +4,14 @@ import { z } from "zod";
 import { Hex16 } from "./hex.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
 
-/** RFC 8785 JSON of this object is the exact plaintext sealed to the provider. */
-export const SealedRequestSchema = z.strictObject({
+/** One chat turn as the model sees it: the gateway normalises OpenAI messages into this once, at parsing. */
+export const ChatMessageSchema = z.strictObject({ role: z.enum(["system", "user", "assistant"]), content: z.string() });
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+/** RFC 8785 JSON of this object is the exact plaintext the gateway seals to the provider (`src/seal.ts`). */
+export const SessionPlaintextSchema = z.strictObject({
   model: z.string(),
-  messages: z.array(z.strictObject({ role: z.enum(["system", "user", "assistant"]), content: z.string() })),
+  messages: z.array(ChatMessageSchema),
   max_tokens: z.number().int().positive(),
   temperature: z.number().min(0).max(2),
   /** The gateway's fresh nonce, echoed in the receipt so it is bound to this one request. */
@@ -15,7 +19,7 @@ export const SealedRequestSchema = z.strictObject({
   /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */
   client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
 });
-export type SealedRequest = z.infer<typeof SealedRequestSchema>;
+export type SessionPlaintext = z.infer<typeof SessionPlaintextSchema>;
 
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
 export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded"] as const;

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { EvidenceSchema } from "./attestation.ts";
 import { Hex32 } from "./hex.ts";
-import { TRUST_LEVELS } from "./trust.ts";
+import { TRUST_LEVELS, type TrustLevel } from "./trust.ts";
 
 export const AGENT_PATH = "/v1/agent";
 export const GATEWAY_PATH = "/v1/gateway";
@@ -18,6 +18,17 @@ const Base64 = z.string().max(GATEWAY_MAX_FRAME_BYTES).regex(/^[A-Za-z0-9+/]*={0
 const Alias = z.string().min(1).max(128);
 const Trust = z.enum(TRUST_LEVELS);
 
+/** SPEC §2.4's provider record, as the directory reports it (each gateway applies its own floor). */
+export interface ProviderRecord {
+  id: string;
+  model_ids: string[];
+  trust: TrustLevel;
+  busy: boolean;
+  waiting: number;
+  /** Only at the `hardware` rung. */
+  serial?: string;
+}
+
 /** A directory entry: the SPEC §2.4 record plus the attested keys a gateway seals to and checks receipts by. */
 export const ProviderEntrySchema = z.strictObject({
   id: Hex32,
@@ -29,7 +40,7 @@ export const ProviderEntrySchema = z.strictObject({
   signing_key: Hex32,
   sealing_key: Hex32,
 });
-export type ProviderEntry = z.infer<typeof ProviderEntrySchema>;
+export type ProviderEntry = z.infer<typeof ProviderEntrySchema> & ProviderRecord;
 
 export const ToAgentSchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("challenge"), nonce: Hex32 }),

@@ -1,6 +1,8 @@
 // SPEC §4.1 routing and §2.4's trust floor as chooseProvider applies them to a directory listing.
 import { describe, expect, it } from "vitest";
-import { chooseProvider, qualified, servableAliases, type Routable } from "../gateway/coordinator/routing.ts";
+import { chooseProvider, type Routable } from "../gateway/coordinator/routing.ts";
+import { servableAliases } from "../gateway/openai/listing.ts";
+import { qualified } from "../src/trust.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
 
 const provider = (id: string, over: Partial<Routable> = {}): Routable => ({

@@ -1,25 +1,14 @@
-// Which providers a gateway may list and use (its trust floor), and which one takes a request: the pinned
-// one, or idle-first among those serving the alias (SPEC §4.1). The coordinator runs it, so that choices
-// made for concurrent requests, from any number of gateways, see each other.
+// Which provider takes a request: the pinned one, or idle-first among those at or above the gateway's floor
+// that serve the alias (SPEC §4.1). The coordinator runs it, so that choices made for concurrent requests,
+// from any number of gateways, see each other.
 import { ApiError } from "../../src/errors.ts";
-import { atOrAbove, type TrustLevel } from "../../src/trust.ts";
-import type { ProviderRecord } from "../directory/directory.ts";
+import { atOrAbove, qualified, type TrustLevel } from "../../src/trust.ts";
+import type { ProviderRecord } from "../../src/wire.ts";
 
 /** A provider as routing sees it: its record plus when it was last given a session. */
 export interface Routable extends ProviderRecord {
   /** Milliseconds timestamp of its last assignment; 0 if never. */
   lastAssigned: number;
-}
-
-/** The providers this gateway lists and uses. */
-export function qualified<P extends ProviderRecord>(providers: readonly P[], floor: TrustLevel): P[] {
-  return providers.filter((p) => atOrAbove(p.trust, floor));
-}
-
-/** SPEC §4.2: the union of aliases that qualified providers advertise now, in catalog order. */
-export function servableAliases(providers: readonly ProviderRecord[], floor: TrustLevel, catalogOrder: readonly string[]): string[] {
-  const offered = new Set(qualified(providers, floor).flatMap((p) => p.model_ids));
-  return catalogOrder.filter((alias) => offered.has(alias));
 }
 
 export interface RouteRequest {

@@ -15,9 +15,9 @@ import { verifyReceipt, type Receipt } from "../../src/receipt.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { wsUrl } from "../../src/ws-url.ts";
 import { sealRequest } from "../../src/seal.ts";
-import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SealedRequest } from "../../src/session-protocol.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, parseMessage, ToGatewaySchema, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/wire.ts";
-import type { Directory, ProviderRecord, SessionEvent, SessionRequest } from "./directory.ts";
+import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionPlaintext } from "../../src/session-protocol.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, parseMessage, ToGatewaySchema, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
+import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 
@@ -114,9 +114,9 @@ export class CoordinatorClient implements Directory {
         if (reply.t !== "reserved") throw new ApiError("provider_unavailable", "The chosen provider went offline; try again.");
         const provider = reply.provider;
         yield { type: "provider", provider: record(provider) };
-        const plaintext: SealedRequest = {
+        const plaintext: SessionPlaintext = {
           model: request.entry.alias,
-          messages: request.messages.map(({ role, content }) => ({ role, content })),
+          messages: request.messages,
           max_tokens: request.max_tokens,
           temperature: request.temperature,
           nonce: randomBytes(16).toString("hex"),

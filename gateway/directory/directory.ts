@@ -1,23 +1,11 @@
 // What the HTTP layer needs from the provider side: list the live providers, run a session on one. The
 // coordinator client implements it (tests may fake it), so the routes never change with where providers live.
-import type { ChatMessage } from "../../agent/prompt.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
+import type { ChatMessage } from "../../src/session-protocol.ts";
 import type { TrustLevel } from "../../src/trust.ts";
-
-export { TRUST_LEVELS, type TrustLevel } from "../../src/trust.ts";
-
-/** SPEC §2.4, as the directory reports it (the floor is applied by the gateway). */
-export interface ProviderRecord {
-  id: string;
-  model_ids: string[];
-  trust: TrustLevel;
-  busy: boolean;
-  waiting: number;
-  /** Only at the `hardware` rung. */
-  serial?: string;
-}
+import type { ProviderRecord } from "../../src/wire.ts";
 
 export interface SessionRequest {
   /** The catalog entry the request's model resolved to; the receipt must name its alias and pins. */

@@ -1,9 +1,9 @@
 // The body of POST /v1/chat/completions (SPEC §2.1, §8), parsed once at the boundary: every rule becomes a
 // 400 with its own stable code and the offending field's path, and what comes out is already normalised.
 import { z } from "zod";
-import type { ChatMessage } from "../../agent/prompt.ts";
 import { ApiError } from "../../src/errors.ts";
 import { CLIENT_NONCE_PATTERN } from "../../src/receipt.ts";
+import type { ChatMessage } from "../../src/session-protocol.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
 
 export const MAX_MESSAGES = 100;

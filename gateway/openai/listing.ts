@@ -1,12 +1,19 @@
 // GET /v1/models and GET /v1/providers (SPEC §4.2, §4.3): what qualified providers offer right now.
 import { ApiError } from "../../src/errors.ts";
+import { qualified, type TrustLevel } from "../../src/trust.ts";
+import type { ProviderRecord } from "../../src/wire.ts";
 import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";
-import { qualified, servableAliases } from "../coordinator/routing.ts";
 
 /** SPEC §2.5 `owned_by`: one neutral label for every alias. */
 export const OWNED_BY = "svc";
+
+/** SPEC §4.2: the union of aliases that qualified providers advertise now, in catalog order. */
+export function servableAliases(providers: readonly ProviderRecord[], floor: TrustLevel, catalogOrder: readonly string[]): string[] {
+  const offered = new Set(qualified(providers, floor).flatMap((p) => p.model_ids));
+  return catalogOrder.filter((alias) => offered.has(alias));
+}
 
 const modelObject = (id: string) => ({ id, object: "model", owned_by: OWNED_BY });
 
