@@ -16,6 +16,7 @@ import { verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
 import { collect, hexKey, nonNegativeInteger, positiveInteger, positiveNumber, receiptNonce } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { onShutdownSignal } from "../src/shutdown.ts";
 
 interface StartFlags {
   coordinator: string;
@@ -120,19 +121,12 @@ program
       ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
       log,
     });
-    let stopping = false;
-    const stop = () => {
-      // a second signal means now: the running session is abandoned
-      if (stopping) process.exit(1);
-      stopping = true;
+    // a second signal means now: the running session is abandoned
+    onShutdownSignal(async () => {
       log(`leaving the directory; a running session has ${flags.shutdownGraceMs} ms to finish`);
-      void agent.stop(flags.shutdownGraceMs).finally(() => {
-        log("stopped");
-        process.exit(0);
-      });
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+      await agent.stop(flags.shutdownGraceMs);
+      log("stopped");
+    });
   });
 
 program

@@ -16,6 +16,7 @@ import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { Hex32 } from "../src/hex.ts";
 import { measure } from "../src/measure.ts";
 import { signManifest } from "../src/release-manifest.ts";
+import { onShutdownSignal } from "../src/shutdown.ts";
 import { Signer } from "../src/signing.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
 
@@ -49,18 +50,6 @@ const program = new Command("svc-gateway")
   .showHelpAfterError();
 
 const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
-
-/** The first SIGTERM/SIGINT shuts down gracefully; a second one exits at once. */
-function onSignal(close: () => Promise<void>): void {
-  let stopping = false;
-  const stop = () => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    void close().finally(() => process.exit(0));
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-}
 
 /** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
 function coordinatorOptions(command: Command): Command {
@@ -126,7 +115,7 @@ coordinatorOptions(
     if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
   }
   console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
-  onSignal(async () => {
+  onShutdownSignal(async () => {
     console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
     await running.close(flags.shutdownGraceMs);
     console.log("svc-gateway: stopped");
@@ -152,7 +141,7 @@ coordinatorOptions(
   });
   console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
   console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
-  onSignal(running.close);
+  onShutdownSignal(running.close);
 });
 
 const release = program.command("release").description("release keys and signed manifests for the transparent rung");

@@ -22,13 +22,18 @@ export function asApiError(err: unknown): ApiError {
   return new ApiError("internal_error", "The gateway failed while handling the request; try again.");
 }
 
+/**
+ * Before answering a request whose body is not all in: the rest flows in and is dropped, so a client still
+ * sending reads the answer instead of a broken pipe; past a sane size the connection closes after the answer.
+ */
+export function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete) return;
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (!(declared <= DRAIN_LIMIT_BYTES)) res.setHeader("connection", "close");
+  req.resume();
+}
+
 export function sendError(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
-  if (!req.complete) {
-    // answering before the body is in: the rest flows in and is dropped, so a client still sending reads
-    // this answer instead of a broken pipe; past a sane size the connection closes after the answer
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (!(declared <= DRAIN_LIMIT_BYTES)) res.setHeader("connection", "close");
-    req.resume();
-  }
+  dropUnreadBody(req, res);
   sendJson(res, error.status, error.toEnvelope(), headers);
 }
