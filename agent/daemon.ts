@@ -1,17 +1,13 @@
 // `svc-agent start`'s connection to the coordinator (DESIGN §1, §4): connect over WebSocket, answer each
 // challenge with evidence, advertise, run sealed sessions one at a time, and reconnect with jittered
 // backoff when the link drops, aborting any session it was running so nothing is left dangling.
-import { setTimeout as sleep } from "node:timers/promises";
-import { WebSocket } from "ws";
 import { signEvidence, type UnsignedEvidence } from "../src/attestation.ts";
 import { Backoff } from "../src/backoff.ts";
 import { keysDigest } from "../src/hardware-chain.ts";
-import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../src/heartbeat.ts";
+import { Link } from "../src/link.ts";
 import type { ReleaseManifest } from "../src/release-manifest.ts";
 import type { TrustLevel } from "../src/trust.ts";
-import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
-import { jsonSender } from "../src/ws-send.ts";
-import { wsUrl } from "../src/ws-url.ts";
+import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
 import { runAttestor } from "./attestor.ts";
 import type { InferenceEngine } from "./inference.ts";
 import type { Faults } from "./faults.ts";
@@ -40,76 +36,74 @@ export interface DaemonOptions {
 const CLOSE_WAIT_MS = 2_000;
 
 export class AgentDaemon {
-  private ws?: WebSocket;
-  /** Sends on the current link (corked with the session's own messages, so they stay in order). */
-  private send: (message: FromAgent) => void = () => undefined;
-  private stopped = false;
-  private retryTimer?: NodeJS.Timeout;
-  private readonly backoff = new Backoff(250, 5_000);
+  private readonly link: Link<ToAgent, FromAgent>;
+  /** What this connection has been granted, and the attestor's chain for it (asked once per connection). */
+  private connection?: { send: (message: FromAgent) => void; grant?: { rung: TrustLevel; serial?: string }; chain?: Promise<string[] | undefined> };
+  /** Why the coordinator refused this agent, for the disconnect line. */
+  private refusal?: string;
   private session?: { id: string; controller: AbortController; done: Promise<void> };
   /** Set once the agent is leaving: it finishes the session it runs and takes no other. */
   private leaving = false;
 
-  constructor(private readonly options: DaemonOptions) {}
+  constructor(private readonly options: DaemonOptions) {
+    const { coordinatorUrl, log } = options;
+    this.link = new Link<ToAgent, FromAgent>(
+      { url: coordinatorUrl, path: AGENT_PATH, schema: ToAgentSchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs: options.heartbeatMs, backoff: new Backoff(250, 5_000) },
+      {
+        open: (connection) => {
+          // sessions send on their own connection, so a frame of a dropped one never reaches the next
+          this.connection = { send: connection.send };
+          this.refusal = undefined;
+          log(`connected to ${coordinatorUrl}`);
+        },
+        message: (message) => {
+          if (!message) return log("the coordinator sent an invalid message; ignored");
+          this.onMessage(message).catch((err: Error) => log(`error: ${err.message}`));
+        },
+        closed: ({ code, reason, error, retryMs }) => {
+          this.connection = undefined;
+          // nothing is left dangling: a session whose link is gone cannot deliver its frames
+          this.session?.controller.abort(new Error("the link to the coordinator dropped"));
+          if (retryMs === undefined) return;
+          const why = this.refusal ?? error ?? (reason || `connection closed (${code})`);
+          log(`disconnected: ${why}; reconnecting in ${(retryMs / 1000).toFixed(1)} s`);
+        },
+      },
+    );
+  }
 
   start(): void {
-    const { coordinatorUrl, log } = this.options;
-    const ws = new WebSocket(wsUrl(coordinatorUrl, AGENT_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
-    this.ws = ws;
-    let grant: { rung: TrustLevel; serial?: string } | undefined;
-    let chain: Promise<string[] | undefined> | undefined;
-    let lastError = "";
-    const send = jsonSender<FromAgent>(ws);
-    this.send = send;
-    const stopHeartbeat = keepAlive(ws, this.options.heartbeatMs, () => {
-      lastError = "the coordinator stopped answering heartbeats";
-      ws.terminate();
-    });
+    this.link.start();
+  }
 
-    const onMessage = async (message: ToAgent) => {
-      if (message.t === "challenge") {
-        chain ??= this.attest();
-        send({ t: "evidence", evidence: signEvidence(this.options.keys.signer, this.evidence(message.nonce, await chain)) });
-      } else if (message.t === "granted") {
-        const first = grant === undefined;
-        const changed = grant?.rung !== message.rung;
-        grant = { rung: message.rung, ...(message.serial === undefined ? {} : { serial: message.serial }) };
-        // a re-answered challenge that keeps the rung is not a state change worth a line
-        if (changed) {
-          log(`granted rung ${message.rung}${message.serial ? ` (serial ${message.serial})` : ""} as provider ${message.provider_id}`);
-          for (const refusal of message.refusals) log(`attestation: ${refusal}`);
-        }
-        if (!first) return;
-        this.backoff.reset();
-        send({ t: "advertise", aliases: [...this.options.aliases] });
-        log(`advertising [${this.options.aliases.join(", ")}]`);
-      } else if (message.t === "refused") {
-        lastError = `attestation refused: ${message.reason}`;
-        log(lastError);
-      } else if (message.t === "cancel") {
-        if (this.session?.id === message.id) this.session.controller.abort(new Error("cancelled by the gateway"));
-      } else if (grant) {
-        this.run(message, grant, send);
+  private async onMessage(message: ToAgent): Promise<void> {
+    const connection = this.connection;
+    if (!connection) return;
+    const { log } = this.options;
+    if (message.t === "challenge") {
+      connection.chain ??= this.attest();
+      connection.send({ t: "evidence", evidence: signEvidence(this.options.keys.signer, this.evidence(message.nonce, await connection.chain)) });
+    } else if (message.t === "granted") {
+      const first = connection.grant === undefined;
+      const changed = connection.grant?.rung !== message.rung;
+      connection.grant = { rung: message.rung, ...(message.serial === undefined ? {} : { serial: message.serial }) };
+      // a re-answered challenge that keeps the rung is not a state change worth a line
+      if (changed) {
+        log(`granted rung ${message.rung}${message.serial ? ` (serial ${message.serial})` : ""} as provider ${message.provider_id}`);
+        for (const refusal of message.refusals) log(`attestation: ${refusal}`);
       }
-    };
-
-    ws.on("open", () => log(`connected to ${coordinatorUrl}`));
-    ws.on("message", (data) => {
-      const message = parseMessage(ToAgentSchema, data);
-      if (!message) return log("the coordinator sent an invalid message; ignored");
-      onMessage(message).catch((err: Error) => log(`error: ${err.message}`));
-    });
-    ws.on("error", (err) => (lastError = err.message));
-    ws.on("close", (code, reason) => {
-      stopHeartbeat();
-      // nothing is left dangling: a session whose link is gone cannot deliver its frames
-      this.session?.controller.abort(new Error("the link to the coordinator dropped"));
-      if (this.stopped) return;
-      const delay = this.backoff.next();
-      const why = lastError || reason.toString() || `connection closed (${code})`;
-      log(`disconnected: ${why}; reconnecting in ${(delay / 1000).toFixed(1)} s`);
-      this.retryTimer = setTimeout(() => this.start(), delay);
-    });
+      if (!first) return;
+      this.link.resetBackoff();
+      connection.send({ t: "advertise", aliases: [...this.options.aliases] });
+      log(`advertising [${this.options.aliases.join(", ")}]`);
+    } else if (message.t === "refused") {
+      this.refusal = `attestation refused: ${message.reason}`;
+      log(this.refusal);
+    } else if (message.t === "cancel") {
+      if (this.session?.id === message.id) this.session.controller.abort(new Error("cancelled by the gateway"));
+    } else if (connection.grant) {
+      this.run(message, connection.grant, connection.send);
+    }
   }
 
   private run(message: Extract<ToAgent, { t: "session" }>, grant: { rung: TrustLevel; serial?: string }, send: (m: FromAgent) => void) {
@@ -159,10 +153,9 @@ export class AgentDaemon {
    * running session gets up to `graceMs` to finish (then it is aborted), and the link closes normally.
    */
   async stop(graceMs = 0): Promise<void> {
-    this.stopped = true;
     this.leaving = true;
-    clearTimeout(this.retryTimer);
-    this.send({ t: "leaving" });
+    this.link.stopReconnecting();
+    this.link.send({ t: "leaving" });
     const session = this.session;
     if (session) {
       const deadline = setTimeout(() => session.controller.abort(new Error("the agent is stopping")), graceMs);
@@ -170,11 +163,6 @@ export class AgentDaemon {
       clearTimeout(deadline);
     }
     // wait for the closing handshake, so the session's last frames are flushed before the process exits
-    const ws = this.ws;
-    if (ws?.readyState === WebSocket.OPEN) {
-      const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
-      ws.close(1001, "agent stopping");
-      await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
-    }
+    await this.link.close({ code: 1001, reason: "agent stopping", waitMs: CLOSE_WAIT_MS });
   }
 }

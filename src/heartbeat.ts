@@ -1,28 +1,65 @@
-// WebSocket liveness: ping every interval and drop a peer that has not answered the previous ping, so a
-// machine that vanished without closing its socket leaves the directory within two intervals.
+// WebSocket liveness that holds on a loaded machine and at scale: anything heard from the peer proves it
+// alive, so a link that carried traffic within the interval is not pinged; a quiet peer is pinged once an
+// interval, and dropped only after several intervals of silence, so a late pong never drops a live agent.
+// Checks are jittered so that thousands of links do not ping in step.
 import { WebSocket } from "ws";
 
-export function keepAlive(ws: WebSocket, intervalMs: number, onDead: () => void): () => void {
-  let alive = true;
-  const mark = () => (alive = true);
-  ws.on("pong", mark);
-  ws.on("message", mark);
-  const timer = setInterval(() => {
-    if (!alive) {
-      onDead();
-      return;
-    }
-    alive = false;
-    // a link still connecting has nothing to ping; the client's handshake timeout covers that stage
-    if (ws.readyState === WebSocket.OPEN) ws.ping();
-    else alive = true;
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}
-
+/** Ping interval on the coordinator's links. */
+export const DEFAULT_HEARTBEAT_MS = 2_000;
+/** Intervals of silence (pings unanswered, nothing else heard) before a peer is dropped. */
+export const SILENT_INTERVALS_ALLOWED = 3;
 /** How long a client waits for the coordinator's WebSocket handshake before it gives up and retries. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
-/** Ping interval on the coordinator's links: a vanished peer is noticed within about twice this. */
-export const DEFAULT_HEARTBEAT_MS = 2_000;
+/** The longest a vanished peer stays: the allowed silence plus one check, which runs every half interval ±20%. */
+export function deadPeerBoundMs(intervalMs: number): number {
+  return Math.ceil(SILENT_INTERVALS_ALLOWED * intervalMs + 0.6 * intervalMs);
+}
+
+/** Watches `ws` until the returned stop function is called; `onDead` runs once when the peer has gone silent. */
+export function keepAlive(ws: WebSocket, intervalMs: number, onDead: () => void, random: () => number = Math.random): () => void {
+  let lastHeard = performance.now();
+  let lastPing = -Infinity;
+  let due = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let recheck: NodeJS.Immediate | undefined;
+  const mark = () => (lastHeard = performance.now());
+  ws.on("pong", mark);
+  ws.on("message", mark);
+  const silentFor = () => performance.now() - lastHeard;
+  const check = () => {
+    const now = performance.now();
+    // time this process itself stood still (a loaded machine, a long GC) is no silence of the peer's
+    if (now > due) lastHeard += now - due;
+    // a link still connecting has nothing to ping; the client's handshake timeout covers that stage
+    if (ws.readyState !== WebSocket.OPEN) lastHeard = now;
+    if (silentFor() > SILENT_INTERVALS_ALLOWED * intervalMs) {
+      // judge only after this turn's network reads: a pong already in the socket counts
+      recheck = setImmediate(() => {
+        if (silentFor() <= SILENT_INTERVALS_ALLOWED * intervalMs) return schedule();
+        stop();
+        onDead();
+      });
+      return;
+    }
+    if (silentFor() >= intervalMs && now - lastPing >= intervalMs) {
+      lastPing = now;
+      ws.ping();
+    }
+    schedule();
+  };
+  const schedule = () => {
+    const wait = Math.round((intervalMs / 2) * (0.8 + 0.4 * random()));
+    due = performance.now() + wait;
+    timer = setTimeout(check, wait);
+    timer.unref();
+  };
+  const stop = () => {
+    clearTimeout(timer);
+    if (recheck) clearImmediate(recheck);
+    ws.off("pong", mark);
+    ws.off("message", mark);
+  };
+  schedule();
+  return stop;
+}

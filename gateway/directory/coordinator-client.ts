@@ -1,71 +1,66 @@
-// The gateway's side of the coordinator (DESIGN §1): one WebSocket, kept up with jittered reconnects, that
-// implements the Directory the routes use. Listing asks the coordinator; a session reserves a provider,
-// seals the request to that provider's attested key, opens the sealed frames it sends back and verifies the
-// receipt against what was sealed and relayed before anything calls the session done.
+// The gateway's side of the coordinator (DESIGN §1): one reconnecting link that implements the Directory the
+// routes use. A session runs in named steps: reserve a provider, seal the request to its attested key, open
+// the sealed frames it sends back, check its receipt against what was sealed and relayed; an unpinned
+// request whose provider left before starting is re-routed to another.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { WebSocket } from "ws";
-import { Backoff } from "../../src/backoff.ts";
 import { canonicalJson } from "../../src/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { sha256Hex } from "../../src/hash.ts";
-import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "../../src/heartbeat.ts";
+import { Link } from "../../src/link.ts";
 import { Mailbox } from "../../src/mailbox.ts";
 import { verifyReceipt, type Receipt } from "../../src/receipt.ts";
-import { jsonSender } from "../../src/ws-send.ts";
-import { wsUrl } from "../../src/ws-url.ts";
-import { sealRequest } from "../../src/seal.ts";
-import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionPlaintext } from "../../src/session-protocol.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, parseMessage, ToGatewaySchema, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
+import { sealRequest, type FrameCipher } from "../../src/seal.ts";
+import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, ToGatewaySchema, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 
+/** What a session attempt ends in: done, or handed back to be re-routed away from a provider that left. */
+type Outcome = { done: true } | { done: false; leftBy: string };
+
+/** What the gateway sealed for one session: the receipt must cover exactly these bytes. */
+interface Sealed {
+  plaintext: SessionPlaintext;
+  bytes: Buffer;
+  frames: FrameCipher;
+}
+
 export class CoordinatorClient implements Directory {
-  private ws?: WebSocket;
-  private post: (message: FromGateway) => void = () => undefined;
-  private closed = false;
+  private readonly link: Link<ToGateway, FromGateway>;
   private nextRid = 0;
   private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
   private readonly sessions = new Map<string, Mailbox<ToGateway>>();
-  private readonly backoff = new Backoff();
-  private retryTimer?: NodeJS.Timeout;
 
   constructor(
     readonly url: string,
     private readonly log: Logger,
-    private readonly heartbeatMs: number,
+    heartbeatMs: number,
   ) {
-    this.connect();
-  }
-
-  private connect(): void {
-    const ws = new WebSocket(wsUrl(this.url, GATEWAY_PATH), { maxPayload: GATEWAY_MAX_FRAME_BYTES, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
-    this.ws = ws;
-    this.post = jsonSender(ws);
-    const stopHeartbeat = keepAlive(ws, this.heartbeatMs, () => ws.terminate());
-    let opened = false;
-    ws.on("open", () => {
-      opened = true;
-      this.backoff.reset();
-      this.log.info({ coordinator: this.url }, "connected to the coordinator");
-    });
-    ws.on("message", (data) => this.dispatch(parseMessage(ToGatewaySchema, data)));
-    ws.on("error", (err) => this.log.debug({ why: err.message }, "coordinator link error"));
-    ws.on("close", () => {
-      stopHeartbeat();
-      for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(this.unreachable());
-      if (this.closed) return;
-      const delay = this.backoff.next();
-      // one warning when a live link drops; the retries that follow are routine
-      if (opened) this.log.warn({ coordinator: this.url }, "coordinator link down; reconnecting");
-      else this.log.debug({ coordinator: this.url, retry_ms: delay }, "coordinator unreachable; retrying");
-      this.retryTimer = setTimeout(() => this.connect(), delay);
-    });
+    this.link = new Link<ToGateway, FromGateway>(
+      { url, path: GATEWAY_PATH, schema: ToGatewaySchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs },
+      {
+        open: () => {
+          this.link.resetBackoff();
+          this.log.info({ coordinator: url }, "connected to the coordinator");
+        },
+        message: (message) => this.dispatch(message),
+        closed: ({ error, wasOpen, retryMs }) => {
+          for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(this.unreachable());
+          if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
+          if (retryMs === undefined) return;
+          // one warning when a live link drops; the retries that follow are routine
+          if (wasOpen) this.log.warn({ coordinator: url }, "coordinator link down; reconnecting");
+          else this.log.debug({ coordinator: url, retry_ms: retryMs }, "coordinator unreachable; retrying");
+        },
+      },
+    );
+    this.link.start();
   }
 
   get connected(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN;
+    return this.link.connected;
   }
 
   private dispatch(message: ToGateway | undefined): void {
@@ -75,8 +70,7 @@ export class CoordinatorClient implements Directory {
   }
 
   private send(message: FromGateway): void {
-    if (this.ws?.readyState !== WebSocket.OPEN) throw this.unreachable();
-    this.post(message);
+    if (!this.link.send(message)) throw this.unreachable();
   }
 
   /** SPEC §4.2's 502: what every request gets at once while the coordinator is down. */
@@ -103,67 +97,84 @@ export class CoordinatorClient implements Directory {
   async *open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
     const exclude: string[] = [];
     for (;;) {
-      const id = `s_${randomBytes(12).toString("base64url")}`;
-      const box = new Mailbox<ToGateway>();
-      this.sessions.set(id, box);
-      let finished = false;
-      try {
-        this.send({ t: "reserve", id, alias: request.entry.alias, floor: request.floor, pin: request.pin, exclude });
-        const reply = await box.take(signal);
-        if (reply.t === "rejected") throw rejection(reply.error);
-        if (reply.t !== "reserved") throw new ApiError("provider_unavailable", "The chosen provider went offline; try again.");
-        const provider = reply.provider;
-        yield { type: "provider", provider: record(provider) };
-        const plaintext: SessionPlaintext = {
-          model: request.entry.alias,
-          messages: request.messages,
-          max_tokens: request.max_tokens,
-          temperature: request.temperature,
-          nonce: randomBytes(16).toString("hex"),
-          client_nonce: request.clientNonce,
-        };
-        const sealedBytes = Buffer.from(canonicalJson(plaintext));
-        const { sealed, frames } = await sealRequest(provider.sealing_key, id, sealedBytes);
-        this.send({ t: "request", id, ...sealed });
-        let content = "";
-        for (;;) {
-          const message = await box.take(signal);
-          if (message.t === "gone") {
-            finished = true;
-            // an unpinned request that has not started may go to another machine; a pinned one never hops
-            if (!message.started && request.pin === undefined) break;
-            if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
-            throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
-          }
-          if (message.t === "end") {
-            finished = true;
-            throw new ApiError("provider_error", `Provider ${provider.id} ended the session without a result.`);
-          }
-          if (message.t !== "frame") continue;
-          const frame = openFrame(() => frames.open(message.data), provider.id);
-          if (frame.type === "delta") {
-            content += frame.text;
-            yield frame;
-          } else if (frame.type === "error") throw reportedError(frame);
-          else {
-            finished = true;
-            const expected = { request, provider, requestSha256: sha256Hex(sealedBytes), nonce: plaintext.nonce, content };
-            yield { type: "done", receipt: this.verified(frame.receipt, expected) };
-            return;
-          }
-        }
-        exclude.push(provider.id);
-      } finally {
-        this.sessions.delete(id);
-        // hung up, or failed on our side: the queue spot or the running session is given back at once
-        if (!finished) this.post({ t: "cancel", id });
-      }
+      const outcome = yield* this.attempt(request, exclude, signal);
+      if (outcome.done) return;
+      // re-route: an unpinned request whose provider left before starting goes to another machine
+      exclude.push(outcome.leftBy);
     }
   }
 
+  /** One provider's try at the session: reserve, seal, relay its frames, check its receipt. */
+  private async *attempt(request: SessionRequest, exclude: readonly string[], signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
+    const id = `s_${randomBytes(12).toString("base64url")}`;
+    const box = new Mailbox<ToGateway>();
+    this.sessions.set(id, box);
+    let finished = false;
+    try {
+      const provider = await this.reserve(id, box, request, exclude, signal);
+      yield { type: "provider", provider: record(provider) };
+      const sealed = await this.seal(id, request, provider);
+      let content = "";
+      for (;;) {
+        const message = await box.take(signal);
+        if (message.t === "gone") {
+          finished = true;
+          // a pinned request never hops
+          if (!message.started && request.pin === undefined) return { done: false, leftBy: provider.id };
+          if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
+          throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
+        }
+        if (message.t === "end") {
+          finished = true;
+          throw new ApiError("provider_error", `Provider ${provider.id} ended the session without a result.`);
+        }
+        if (message.t !== "frame") continue;
+        const frame = openFrame(sealed.frames, message.data, provider.id);
+        if (frame.type === "delta") {
+          content += frame.text;
+          yield frame;
+        } else if (frame.type === "error") {
+          throw reportedError(frame);
+        } else {
+          finished = true;
+          yield { type: "done", receipt: this.verified(frame.receipt, { request, provider, sealed, content }) };
+          return { done: true };
+        }
+      }
+    } finally {
+      this.sessions.delete(id);
+      // hung up, or failed on our side: the queue spot or the running session is given back at once
+      if (!finished) this.link.send({ t: "cancel", id });
+    }
+  }
+
+  /** Asks the coordinator to choose a provider and queue the session there. */
+  private async reserve(id: string, box: Mailbox<ToGateway>, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<ProviderEntry> {
+    this.send({ t: "reserve", id, alias: request.entry.alias, floor: request.floor, pin: request.pin, exclude: [...exclude] });
+    const reply = await box.take(signal);
+    if (reply.t === "rejected") throw rejection(reply.error);
+    if (reply.t !== "reserved") throw new ApiError("provider_unavailable", "The chosen provider went offline; try again.");
+    return reply.provider;
+  }
+
+  /** Seals the canonical request to the provider's attested key and sends it; the coordinator sees only ciphertext. */
+  private async seal(id: string, request: SessionRequest, provider: ProviderEntry): Promise<Sealed> {
+    const plaintext: SessionPlaintext = {
+      model: request.entry.alias,
+      messages: request.messages,
+      max_tokens: request.max_tokens,
+      temperature: request.temperature,
+      nonce: randomBytes(16).toString("hex"),
+      client_nonce: request.clientNonce,
+    };
+    const bytes = Buffer.from(canonicalJson(plaintext));
+    const { sealed, frames } = await sealRequest(provider.sealing_key, id, bytes);
+    this.send({ t: "request", id, ...sealed });
+    return { plaintext, bytes, frames };
+  }
+
   /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-  private verified(raw: unknown, expected: Expected): Receipt {
-    const { request, provider } = expected;
+  private verified(raw: unknown, { request, provider, sealed, content }: { request: SessionRequest; provider: ProviderEntry; sealed: Sealed; content: string }): Receipt {
     const verdict = verifyReceipt(raw, {
       // the key the directory attested, never just the one inside the receipt
       signingKey: provider.signing_key,
@@ -172,9 +183,9 @@ export class CoordinatorClient implements Directory {
       trustLevel: provider.trust,
       ...(provider.serial === undefined ? {} : { serial: provider.serial }),
       model: request.entry,
-      requestSha256: expected.requestSha256,
-      content: expected.content,
-      gatewayNonce: expected.nonce,
+      requestSha256: sha256Hex(sealed.bytes),
+      content,
+      gatewayNonce: sealed.plaintext.nonce,
       clientNonce: request.clientNonce,
     });
     if (verdict.valid && verdict.receipt) return verdict.receipt;
@@ -186,19 +197,8 @@ export class CoordinatorClient implements Directory {
   }
 
   close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retryTimer);
-    this.ws?.terminate();
-    return Promise.resolve();
+    return this.link.close();
   }
-}
-
-interface Expected {
-  request: SessionRequest;
-  provider: ProviderEntry;
-  requestSha256: string;
-  nonce: string;
-  content: string;
 }
 
 function record(entry: ProviderEntry): ProviderRecord {
@@ -206,9 +206,10 @@ function record(entry: ProviderEntry): ProviderRecord {
   return rest;
 }
 
-function openFrame(open: () => string, providerId: string) {
+/** A frame that does not open under this session's key, in order, is the provider's fault. */
+function openFrame(frames: FrameCipher, data: string, providerId: string): SessionFrame {
   try {
-    return SessionFrameSchema.parse(JSON.parse(open()));
+    return SessionFrameSchema.parse(JSON.parse(frames.open(data)));
   } catch {
     throw new ApiError("provider_error", `Provider ${providerId} sent a frame that does not open under this session's key.`);
   }

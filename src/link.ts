@@ -1,0 +1,128 @@
+// The one reconnecting WebSocket link to a coordinator, used by the agent daemon and the gateway's
+// coordinator client: connect, parse each message with the protocol's schema, keep the peer alive with
+// heartbeats, and reconnect with jittered backoff whenever the connection drops, until closed for good.
+import { setTimeout as sleep } from "node:timers/promises";
+import { WebSocket } from "ws";
+import type { z } from "zod";
+import { Backoff } from "./backoff.ts";
+import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "./heartbeat.ts";
+import { parseMessage } from "./wire.ts";
+import { jsonSender } from "./ws-send.ts";
+import { wsUrl } from "./ws-url.ts";
+
+export interface LinkOptions<In> {
+  /** The coordinator's http(s) URL. */
+  url: string;
+  /** The WebSocket path on it (`/v1/agent`, `/v1/gateway`). */
+  path: string;
+  /** What the peer may send; anything else reaches `message` as undefined. */
+  schema: z.ZodType<In>;
+  maxPayload: number;
+  heartbeatMs: number;
+  backoff?: Backoff;
+}
+
+/** One connection of the link: sends on it stop working once it closes, so nothing leaks onto the next. */
+export interface Connection<Out> {
+  send(message: Out): void;
+}
+
+export interface LinkClosed {
+  code: number;
+  reason: string;
+  /** The socket's own error, or the heartbeat's verdict, when there was one. */
+  error?: string;
+  /** Whether the connection had opened before it closed. */
+  wasOpen: boolean;
+  /** When the link tries again; undefined once it is closed for good. */
+  retryMs?: number;
+}
+
+export interface LinkEvents<In, Out> {
+  open?(connection: Connection<Out>): void;
+  message(message: In | undefined, connection: Connection<Out>): void;
+  closed?(info: LinkClosed): void;
+}
+
+export class Link<In, Out> {
+  private ws?: WebSocket;
+  private connection?: Connection<Out>;
+  private stopped = false;
+  private retryTimer?: NodeJS.Timeout;
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly options: LinkOptions<In>,
+    private readonly events: LinkEvents<In, Out>,
+  ) {
+    this.backoff = options.backoff ?? new Backoff();
+  }
+
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Sends on the current connection; false when there is none open. */
+  send(message: Out): boolean {
+    if (!this.connected || !this.connection) return false;
+    this.connection.send(message);
+    return true;
+  }
+
+  /** No reconnect after the current connection closes (a process that is stopping). */
+  stopReconnecting(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+  }
+
+  /** The next reconnect starts from the shortest delay again (call it once a connection proved good). */
+  resetBackoff(): void {
+    this.backoff.reset();
+  }
+
+  start(): void {
+    const { url, path, maxPayload, heartbeatMs, schema } = this.options;
+    const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+    this.ws = ws;
+    const post = jsonSender<Out>(ws);
+    let live = true;
+    const connection: Connection<Out> = { send: (message) => live && post(message) };
+    this.connection = connection;
+    let wasOpen = false;
+    let error: string | undefined;
+    const stopHeartbeat = keepAlive(ws, heartbeatMs, () => {
+      error = "the coordinator stopped answering heartbeats";
+      ws.terminate();
+    });
+    ws.on("open", () => {
+      wasOpen = true;
+      this.events.open?.(connection);
+    });
+    ws.on("message", (data) => this.events.message(parseMessage(schema, data), connection));
+    ws.on("error", (err) => (error ??= err.message));
+    ws.on("close", (code, reason) => {
+      live = false;
+      stopHeartbeat();
+      const retryMs = this.stopped ? undefined : this.backoff.next();
+      this.events.closed?.({ code, reason: reason.toString(), ...(error === undefined ? {} : { error }), wasOpen, ...(retryMs === undefined ? {} : { retryMs }) });
+      if (retryMs !== undefined) this.retryTimer = setTimeout(() => this.start(), retryMs);
+    });
+  }
+
+  /**
+   * Closes for good. With `waitMs`, closes normally and waits that long at most for the close handshake (so
+   * frames already sent are flushed before a process exits); without, cuts the socket at once.
+   */
+  async close(options: { code?: number; reason?: string; waitMs?: number } = {}): Promise<void> {
+    this.stopReconnecting();
+    const ws = this.ws;
+    if (!ws) return;
+    if (options.waitMs === undefined || ws.readyState !== WebSocket.OPEN) {
+      ws.terminate();
+      return;
+    }
+    const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+    ws.close(options.code ?? 1000, options.reason);
+    await Promise.race([closed, sleep(options.waitMs, undefined, { ref: false })]);
+  }
+}
