@@ -5,7 +5,7 @@ export type SvcAction = "fix_key" | "retry" | "wait" | "fix_request" | "pick_mod
 
 interface CodeInfo {
   status: number;
-  type: "invalid_request_error" | "authentication_error" | "api_error";
+  type: "invalid_request_error" | "authentication_error" | "rate_limit_error" | "api_error";
   action: SvcAction;
 }
 
@@ -36,6 +36,10 @@ export const ERROR_CODES = {
   receipt_invalid: { status: 502, type: "api_error", action: "retry" },
   provider_error: { status: 502, type: "api_error", action: "retry" },
   provider_unavailable: { status: 503, type: "api_error", action: "wait" },
+  // admission control: every provider's queue is full, or the request waited its longest in one
+  overloaded: { status: 503, type: "api_error", action: "wait" },
+  // a key over its concurrency, requests-per-minute or tokens-per-minute limit, or an address failing to authenticate
+  rate_limited: { status: 429, type: "rate_limit_error", action: "wait" },
   internal_error: { status: 500, type: "api_error", action: "retry" },
   // the gateway is draining on SIGTERM: this request could not finish in time, another gateway can take it
   shutting_down: { status: 503, type: "api_error", action: "retry" },
@@ -61,8 +65,10 @@ export class ApiError extends Error {
   readonly status: number;
   readonly type: string;
   readonly svcAction: SvcAction;
+  /** Seconds after which a retry may succeed: the `Retry-After` header of a 429 or 503. */
+  readonly retryAfterS?: number;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string | null; svcAction?: SvcAction } = {}) {
+  constructor(code: ErrorCode, message: string, options: { param?: string | null; svcAction?: SvcAction; retryAfterS?: number } = {}) {
     super(message);
     this.name = "ApiError";
     const info: CodeInfo = ERROR_CODES[code];
@@ -71,6 +77,7 @@ export class ApiError extends Error {
     this.status = info.status;
     this.type = info.type;
     this.svcAction = options.svcAction ?? info.action;
+    if (options.retryAfterS !== undefined) this.retryAfterS = Math.max(1, Math.ceil(options.retryAfterS));
   }
 
   toEnvelope(): ErrorEnvelope {

@@ -35,5 +35,6 @@ export function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void 
 
 export function sendError(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
   dropUnreadBody(req, res);
-  sendJson(res, error.status, error.toEnvelope(), headers);
+  const retry: Record<string, string> = error.retryAfterS === undefined ? {} : { "retry-after": String(error.retryAfterS) };
+  sendJson(res, error.status, error.toEnvelope(), { ...retry, ...headers });
 }
