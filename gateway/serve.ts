@@ -15,7 +15,7 @@ import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
-import { KeyStore } from "./keys/store.ts";
+import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
@@ -59,7 +59,7 @@ export interface RunningGateway {
 
 /** The key store, cookies and OIDC client behind the settings page. */
 function openSignIn(settings: OidcSettings, dataDir: string, logger: Logger): SignIn {
-  const store = KeyStore.open(dataDir);
+  const store = SqliteKeyStore.open(dataDir);
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { displayPrefix, newSecret, secretHash } from "../gateway/keys/secret.ts";
-import { KeyStore, STORE_FILE } from "../gateway/keys/store.ts";
+import { SqliteKeyStore, STORE_FILE } from "../gateway/keys/sqlite-store.ts";
 import { sha256Hex } from "../src/hash.ts";
 
 const dirs: string[] = [];
@@ -34,28 +34,28 @@ describe("§5 Authentication: the key store", () => {
 
   it("the gateway creates the schema in WAL mode, and reopening migrates nothing twice", () => {
     const dir = freshDir();
-    KeyStore.open(dir).close();
+    SqliteKeyStore.open(dir).close();
     const db = new Database(join(dir, STORE_FILE));
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("user_version", { simple: true })).toBe(1);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(["api_keys", "sessions", "users"]);
     db.close();
-    KeyStore.open(dir).close();
+    SqliteKeyStore.open(dir).close();
   });
 
   it("a store written by a newer gateway is refused rather than misread", () => {
     const dir = freshDir();
-    KeyStore.open(dir).close();
+    SqliteKeyStore.open(dir).close();
     const db = new Database(join(dir, STORE_FILE));
     db.pragma("user_version = 99");
     db.close();
-    expect(() => KeyStore.open(dir)).toThrow(/schema version 99, newer than this gateway knows/);
+    expect(() => SqliteKeyStore.open(dir)).toThrow(/schema version 99, newer than this gateway knows/);
   });
 
   it("only the SHA-256 of a secret is stored, and a key is found by an index lookup on it, never by scanning", () => {
     const dir = freshDir();
-    const store = KeyStore.open(dir);
+    const store = SqliteKeyStore.open(dir);
     const userId = store.upsertUser(alice);
     const { key, secret } = store.createKey(userId, "laptop");
     expect(store.liveKey(secretHash(secret))).toEqual({ keyId: key.id, userId });
@@ -73,7 +73,7 @@ describe("§5 Authentication: the key store", () => {
   });
 
   it("users are one per issuer and subject; a later sign-in refreshes email and name", () => {
-    const store = KeyStore.open(freshDir());
+    const store = SqliteKeyStore.open(freshDir());
     const id = store.upsertUser(alice);
     expect(store.upsertUser({ ...alice, email: "new@example.test" })).toBe(id);
     store.createSession("s", id, Date.now() + 60_000);
@@ -83,7 +83,7 @@ describe("§5 Authentication: the key store", () => {
   });
 
   it("a user's keys are theirs alone: listing, looking up and revoking another user's key find nothing", () => {
-    const store = KeyStore.open(freshDir());
+    const store = SqliteKeyStore.open(freshDir());
     const [a, b] = [store.upsertUser(alice), store.upsertUser(bob)];
     const { key, secret } = store.createKey(a, "server");
     expect(store.listKeys(a).map((k) => k.id)).toEqual([key.id]);
@@ -99,7 +99,7 @@ describe("§5 Authentication: the key store", () => {
   });
 
   it("activity batches add up per key and keep the latest use", () => {
-    const store = KeyStore.open(freshDir());
+    const store = SqliteKeyStore.open(freshDir());
     const { key } = store.createKey(store.upsertUser(alice), "k");
     store.recordActivity(new Map([[key.id, { lastUsedAt: 2_000, requests: 2, promptTokens: 10, completionTokens: 4 }]]));
     store.recordActivity(new Map([[key.id, { lastUsedAt: 1_000, requests: 1, promptTokens: 1, completionTokens: 1 }]]));
@@ -108,7 +108,7 @@ describe("§5 Authentication: the key store", () => {
   });
 
   it("sessions end at their expiry or when deleted", () => {
-    const store = KeyStore.open(freshDir());
+    const store = SqliteKeyStore.open(freshDir());
     const userId = store.upsertUser(alice);
     store.createSession("s1", userId, 10_000, 1_000);
     expect(store.sessionUser("s1", 9_999)).toMatchObject({ id: userId });

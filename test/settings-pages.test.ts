@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { KeyStore } from "../gateway/keys/store.ts";
+import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
 import { html } from "../gateway/web/html.ts";
 import { NewKeyFlash } from "../gateway/web/new-key-flash.ts";
 import { pino } from "pino";
@@ -15,7 +15,7 @@ import { notConfiguredPage, settingsPage } from "../gateway/web/pages.ts";
 import { loadCookieSecret, Sessions } from "../gateway/web/session.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-settings-"));
-const store = KeyStore.open(dir);
+const store = SqliteKeyStore.open(dir);
 afterAll(() => {
   store.close();
   rmSync(dir, { recursive: true, force: true });

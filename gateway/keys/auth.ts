@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import { SECRET_PREFIX } from "./secret.ts";
-import type { KeyOwner } from "./store.ts";
+import type { KeyOwner } from "./key-store.ts";
 import type { UserKeys } from "./user-keys.ts";
 
 const digest = (key: string): Buffer => createHash("sha256").update(key, "utf8").digest();

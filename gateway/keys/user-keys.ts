@@ -2,7 +2,7 @@
 // disk, revocation that evicts at once, and last-used and usage counts written in batches, not per request.
 import type { Usage } from "../../src/receipt-types.ts";
 import { secretHash } from "./secret.ts";
-import type { KeyActivity, KeyOwner, KeyRecord, KeyStore } from "./store.ts";
+import type { KeyActivity, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
 
 /** Enough for every live key of a large deployment; past it the oldest entries are dropped. */
 const CACHE_LIMIT = 10_000;

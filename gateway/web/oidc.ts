@@ -4,7 +4,7 @@
 import * as client from "openid-client";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
-import type { UserClaims } from "../keys/store.ts";
+import type { UserClaims } from "../keys/key-store.ts";
 import type { LoginTransaction } from "./session.ts";
 
 export const CALLBACK_PATH = "/auth/callback";

@@ -1,6 +1,6 @@
 // The settings pages as server-rendered HTML: plain forms and links that work without JavaScript, labelled
 // controls, one <main>, and a table with a caption. Pure functions from a view to markup.
-import type { KeyRecord, User } from "../keys/store.ts";
+import type { KeyRecord, User } from "../keys/key-store.ts";
 import { html, type Html } from "./html.ts";
 import type { NewKey } from "./new-key-flash.ts";
 

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EncryptJWT, jwtDecrypt, jwtVerify, SignJWT } from "jose";
 import { z } from "zod";
-import type { KeyStore, User } from "../keys/store.ts";
+import type { KeyStore, User } from "../keys/key-store.ts";
 
 const SESSION_COOKIE = "svc_session";
 const LOGIN_COOKIE = "svc_login";

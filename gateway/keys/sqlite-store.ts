@@ -1,8 +1,9 @@
-// The SQLite key store under --data-dir (WAL): users, their API keys and their sign-in sessions, created and
-// migrated when the gateway opens it. Secrets are stored only as SHA-256 hashes behind a unique index, so a
-// key is found by one index lookup, never by scanning.
+// The default KeyStore: SQLite under --data-dir (WAL), created and migrated when the gateway opens it.
+// Secrets are stored only as SHA-256 hashes behind a unique index, so a key is found by one index lookup,
+// never by scanning.
 import Database from "better-sqlite3";
 import { join } from "node:path";
+import type { KeyActivity, KeyOwner, KeyRecord, KeyStore, User, UserClaims } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, secretHash } from "./secret.ts";
 
 export const STORE_FILE = "keys.sqlite";
@@ -40,49 +41,10 @@ const MIGRATIONS: readonly string[] = [
    );`,
 ];
 
-export interface UserClaims {
-  issuer: string;
-  subject: string;
-  email: string | null;
-  name: string | null;
-}
-
-export interface User {
-  id: number;
-  email: string | null;
-  name: string | null;
-}
-
-export interface KeyRecord {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
-  requests: number;
-  promptTokens: number;
-  completionTokens: number;
-}
-
-/** Whose a live key is: what a request authenticated by it acts as. */
-export interface KeyOwner {
-  keyId: string;
-  userId: number;
-}
-
-/** What a batch of requests did with one key since the last write. */
-export interface KeyActivity {
-  lastUsedAt: number;
-  requests: number;
-  promptTokens: number;
-  completionTokens: number;
-}
-
 const KEY_COLUMNS = `id, name, prefix, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
   requests, prompt_tokens AS promptTokens, completion_tokens AS completionTokens`;
 
-export class KeyStore {
+export class SqliteKeyStore implements KeyStore {
   private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(private readonly db: Database.Database) {}
@@ -97,7 +59,7 @@ export class KeyStore {
     return statement as unknown as Database.Statement<P, R>;
   }
 
-  static open(dataDir: string): KeyStore {
+  static open(dataDir: string): SqliteKeyStore {
     const db = new Database(join(dataDir, STORE_FILE));
     db.pragma("journal_mode = WAL");
     // a key handed to its owner must survive a power cut, not only a crash; keys are created rarely
@@ -105,7 +67,7 @@ export class KeyStore {
     db.pragma("foreign_keys = ON");
     db.pragma("busy_timeout = 5000");
     migrate(db);
-    return new KeyStore(db);
+    return new SqliteKeyStore(db);
   }
 
   /** Creates the user on first sign-in; later sign-ins refresh email and name. */

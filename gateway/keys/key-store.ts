@@ -1,0 +1,63 @@
+// Where the gateway keeps users, their API keys, sign-in sessions and provider enrollment tokens. SQLite
+// (sqlite-store.ts) is the default; a PostgreSQL twin for replicas sits behind the same interface (DESIGN §7).
+
+export interface UserClaims {
+  issuer: string;
+  subject: string;
+  email: string | null;
+  name: string | null;
+}
+
+export interface User {
+  id: number;
+  email: string | null;
+  name: string | null;
+}
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Whose a live key is: what a request authenticated by it acts as. */
+export interface KeyOwner {
+  keyId: string;
+  userId: number;
+}
+
+/** What a batch of requests did with one key since the last write. */
+export interface KeyActivity {
+  lastUsedAt: number;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface KeyStore {
+  /** Creates the user on first sign-in; later sign-ins refresh email and name. */
+  upsertUser(claims: UserClaims, now?: number): number;
+  /** The secret is returned here once and exists nowhere else afterwards: only its hash is written. */
+  createKey(userId: number, name: string, now?: number): { key: KeyRecord; secret: string };
+  /** One user's keys, newest first; never anyone else's. */
+  listKeys(userId: number): KeyRecord[];
+  /** The key only when it belongs to `userId`: the owner check lives in the query, not in callers. */
+  ownedKey(userId: number, keyId: string): KeyRecord | undefined;
+  /** Revokes the user's own live key; returns its secret hash so caches can drop it, or undefined. */
+  revokeKey(userId: number, keyId: string, now?: number): string | undefined;
+  /** The owner of the live key with this secret hash. */
+  liveKey(hash: string): KeyOwner | undefined;
+  /** Writes a batch of per-key activity at once. */
+  recordActivity(batch: ReadonlyMap<string, KeyActivity>): void;
+  createSession(id: string, userId: number, expiresAt: number, now?: number): void;
+  /** The signed-in user of a live session. */
+  sessionUser(id: string, now?: number): User | undefined;
+  deleteSession(id: string): void;
+  close(): void;
+}
