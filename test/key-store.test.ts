@@ -37,11 +37,27 @@ describe("§5 Authentication: the key store", () => {
     SqliteKeyStore.open(dir).close();
     const db = new Database(join(dir, STORE_FILE));
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(["api_keys", "sessions", "users"]);
+    expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "users"]);
     db.close();
     SqliteKeyStore.open(dir).close();
+  });
+
+  it("a store written before provider tokens gains them on open and keeps every key", () => {
+    const dir = freshDir();
+    const store = SqliteKeyStore.open(dir);
+    const { secret } = store.createKey(store.upsertUser(alice), "old key");
+    store.close();
+    // take the file back to schema version 1, as the first release wrote it
+    const db = new Database(join(dir, STORE_FILE));
+    db.exec("DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
+    db.pragma("user_version = 1");
+    db.close();
+    const reopened = SqliteKeyStore.open(dir);
+    expect(reopened.liveKey(secretHash(secret))).toBeDefined();
+    expect(reopened.enrollProvider("mac-1", null).secret).toMatch(/^svc-prov_/);
+    reopened.close();
   });
 
   it("a store written by a newer gateway is refused rather than misread", () => {
@@ -116,6 +132,35 @@ describe("§5 Authentication: the key store", () => {
     store.createSession("s2", userId, 50_000, 1_000);
     store.deleteSession("s2");
     expect(store.sessionUser("s2", 2_000)).toBeUndefined();
+    store.close();
+  });
+});
+
+describe("Provider enrollment tokens in the key store", () => {
+  it("a token is svc-prov_ and 32 random bytes; only its hash is stored, and the listing never shows it", () => {
+    const dir = freshDir();
+    const store = SqliteKeyStore.open(dir);
+    const { token, secret } = store.enrollProvider("mac-studio", null, 1_000);
+    expect(secret).toMatch(/^svc-prov_[A-Za-z0-9_-]{43}$/);
+    expect(token).toMatchObject({ name: "mac-studio", prefix: `${secret.slice(0, 13)}…`, createdAt: 1_000, expiresAt: null, revokedAt: null });
+    expect(token.id).toMatch(/^ptk_[0-9a-f]{24}$/);
+    expect(store.listProviderTokens()).toEqual([token]);
+    store.close();
+    expect(readFileSync(join(dir, STORE_FILE)).includes(secret)).toBe(false);
+  });
+
+  it("a live token is found by its hash and noted as used; revoked, expired and unknown ones are not", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const live = store.enrollProvider("a", null, 1_000);
+    const expiring = store.enrollProvider("b", 5_000, 1_000);
+    const revoked = store.enrollProvider("c", null, 1_000);
+    expect(store.revokeProviderToken(revoked.token.id, 2_000)).toBe(true);
+    expect(store.revokeProviderToken(revoked.token.id, 2_000)).toBe(false);
+    expect(store.liveProviderToken(secretHash(live.secret), 3_000)).toMatchObject({ id: live.token.id, lastUsedAt: 3_000 });
+    expect(store.liveProviderToken(secretHash(expiring.secret), 4_999)?.id).toBe(expiring.token.id);
+    expect(store.liveProviderToken(secretHash(expiring.secret), 5_000)).toBeUndefined();
+    expect(store.liveProviderToken(secretHash(revoked.secret), 3_000)).toBeUndefined();
+    expect(store.liveProviderToken(secretHash("svc-prov_nothing"), 3_000)).toBeUndefined();
     store.close();
   });
 });

@@ -40,6 +40,17 @@ export interface KeyActivity {
   completionTokens: number;
 }
 
+/** A provider enrollment token as listed: never its secret. */
+export interface ProviderToken {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
 export interface KeyStore {
   /** Creates the user on first sign-in; later sign-ins refresh email and name. */
   upsertUser(claims: UserClaims, now?: number): number;
@@ -59,5 +70,13 @@ export interface KeyStore {
   /** The signed-in user of a live session. */
   sessionUser(id: string, now?: number): User | undefined;
   deleteSession(id: string): void;
+  /** A new provider enrollment token; its secret is returned here once, only its hash is written. */
+  enrollProvider(name: string, expiresAt: number | null, now?: number): { token: ProviderToken; secret: string };
+  /** Every enrollment token, newest first. */
+  listProviderTokens(): ProviderToken[];
+  /** Revokes a live token; false when there is none with that id. */
+  revokeProviderToken(id: string, now?: number): boolean;
+  /** The live (neither revoked nor expired) token with this secret hash, noted as used now. */
+  liveProviderToken(hash: string, now?: number): ProviderToken | undefined;
   close(): void;
 }

@@ -3,8 +3,8 @@
 // never by scanning.
 import Database from "better-sqlite3";
 import { join } from "node:path";
-import type { KeyActivity, KeyOwner, KeyRecord, KeyStore, User, UserClaims } from "./key-store.ts";
-import { displayPrefix, newKeyId, newSecret, secretHash } from "./secret.ts";
+import type { KeyActivity, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
+import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 
 export const STORE_FILE = "keys.sqlite";
 
@@ -39,7 +39,25 @@ const MIGRATIONS: readonly string[] = [
      created_at INTEGER NOT NULL,
      expires_at INTEGER NOT NULL
    );`,
+  // provider enrollment tokens (only hashes, like API keys), and per-key overrides of the operator's
+  // default rate limits (NULL: the default applies)
+  `CREATE TABLE provider_tokens (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     secret_sha256 TEXT NOT NULL UNIQUE,
+     prefix TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER,
+     revoked_at INTEGER,
+     last_used_at INTEGER
+   );
+   ALTER TABLE api_keys ADD COLUMN max_concurrency INTEGER;
+   ALTER TABLE api_keys ADD COLUMN rpm INTEGER;
+   ALTER TABLE api_keys ADD COLUMN tpm INTEGER;`,
 ];
+
+const TOKEN_COLUMNS = `id, name, prefix, created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt,
+  last_used_at AS lastUsedAt`;
 
 const KEY_COLUMNS = `id, name, prefix, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
   requests, prompt_tokens AS promptTokens, completion_tokens AS completionTokens`;
@@ -157,6 +175,30 @@ export class SqliteKeyStore implements KeyStore {
 
   deleteSession(id: string): void {
     this.sql("DELETE FROM sessions WHERE id = ?").run(id);
+  }
+
+  enrollProvider(name: string, expiresAt: number | null, now = Date.now()): { token: ProviderToken; secret: string } {
+    const secret = newSecret(PROVIDER_TOKEN_PREFIX);
+    const token: ProviderToken = { id: newKeyId("ptk"), name, prefix: displayPrefix(secret), createdAt: now, expiresAt, revokedAt: null, lastUsedAt: null };
+    this.sql("INSERT INTO provider_tokens (id, name, secret_sha256, prefix, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(token.id, name, secretHash(secret), token.prefix, now, expiresAt);
+    return { token, secret };
+  }
+
+  listProviderTokens(): ProviderToken[] {
+    return this.sql<[], ProviderToken>(`SELECT ${TOKEN_COLUMNS} FROM provider_tokens ORDER BY created_at DESC, id`).all();
+  }
+
+  revokeProviderToken(id: string, now = Date.now()): boolean {
+    return this.sql("UPDATE provider_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes > 0;
+  }
+
+  liveProviderToken(hash: string, now = Date.now()): ProviderToken | undefined {
+    return this.sql<[number, string, number], ProviderToken>(
+        `UPDATE provider_tokens SET last_used_at = ? WHERE secret_sha256 = ? AND revoked_at IS NULL
+           AND (expires_at IS NULL OR expires_at > ?) RETURNING ${TOKEN_COLUMNS}`,
+      )
+      .get(now, hash, now);
   }
 
   close(): void {
