@@ -23,6 +23,8 @@ export interface DaemonOptions {
   /** The aliases to advertise (present and fitting in memory); loaded only when a session needs one. */
   aliases: readonly string[];
   name?: string;
+  /** The operator's enrollment token (`--token`), unless this machine is admitted by hardware evidence. */
+  token?: string;
   /** `--attestor CMD` for the hardware rung. */
   attestor?: string;
   /** The transparent rung's evidence: this build's measurement and a release manifest listing it. */
@@ -48,7 +50,7 @@ export class AgentDaemon {
   constructor(private readonly options: DaemonOptions) {
     const { coordinatorUrl, log } = options;
     this.link = new Link<ToAgent, FromAgent>(
-      { url: coordinatorUrl, path: AGENT_PATH, schema: ToAgentSchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs: options.heartbeatMs, backoff: new Backoff(250, 5_000) },
+      { url: coordinatorUrl, path: AGENT_PATH, schema: ToAgentSchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs: options.heartbeatMs, backoff: new Backoff(250, 5_000), bearer: options.token },
       {
         open: (connection) => {
           // sessions send on their own connection, so a frame of a dropped one never reaches the next
@@ -65,7 +67,7 @@ export class AgentDaemon {
           // nothing is left dangling: a session whose link is gone cannot deliver its frames
           this.session?.controller.abort(new Error("the link to the coordinator dropped"));
           if (retryMs === undefined) return;
-          const why = this.refusal ?? error ?? (reason || `connection closed (${code})`);
+          const why = this.refusal ? `${this.refusal} (close code ${code})` : (error ?? (reason || `connection closed (${code})`));
           log(`disconnected: ${why}; reconnecting in ${(retryMs / 1000).toFixed(1)} s`);
         },
       },
@@ -97,8 +99,8 @@ export class AgentDaemon {
       connection.send({ t: "advertise", aliases: [...this.options.aliases] });
       log(`advertising [${this.options.aliases.join(", ")}]`);
     } else if (message.t === "refused") {
-      this.refusal = `attestation refused: ${message.reason}`;
-      log(this.refusal);
+      // said once, in the disconnect line that follows, with the close code
+      this.refusal = `refused: ${message.reason}`;
     } else if (message.t === "cancel") {
       if (this.session?.id === message.id) this.session.controller.abort(new Error("cancelled by the gateway"));
     } else if (connection.grant) {

@@ -30,6 +30,8 @@ export interface StartAgentOptions {
   name?: string;
   threads?: number;
   heartbeatMs: number;
+  /** `--token` / SVC_PROVIDER_TOKEN: the operator's enrollment token. */
+  token?: string;
   faults: Faults;
   /** `--engine synthetic`: the benchmark engine instead of llama.cpp. */
   synthetic?: { tokens: number; tokenMs: number };
@@ -74,6 +76,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     release,
     faults: options.faults,
     heartbeatMs: options.heartbeatMs,
+    token: options.token,
     log,
   });
   daemon.start();

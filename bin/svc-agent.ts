@@ -28,6 +28,7 @@ interface StartFlags {
   attestor?: string;
   releaseManifest?: string;
   name?: string;
+  token?: string;
   threads?: number;
   heartbeatMs: number;
   testFault?: string;
@@ -96,6 +97,7 @@ program
   .option("--attestor <cmd>", "program that prints a PEM chain binding the given key digest (hardware rung)")
   .option("--release-manifest <file>", "signed release manifest listing this build's measurement (transparent rung)")
   .option("--name <label>", "a label for this machine in the coordinator's logs")
+  .addOption(new Option("--token <token>", "the enrollment token the operator gave you (svc-gateway providers enroll)").env("SVC_PROVIDER_TOKEN"))
   .option("--threads <n>", "llama.cpp CPU threads", positiveInteger)
   .addOption(new Option("--engine <kind>", "llama (serves models) or synthetic (benchmarks only: fixed tokens, no model, rung process)").choices(["llama", "synthetic"]).default("llama"))
   .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
@@ -117,6 +119,7 @@ program
       name: flags.name,
       threads: flags.threads,
       heartbeatMs: flags.heartbeatMs,
+      token: flags.token,
       faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
       ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
       log,

@@ -20,6 +20,8 @@ export interface LinkOptions<In> {
   maxPayload: number;
   heartbeatMs: number;
   backoff?: Backoff;
+  /** The credential the coordinator admits this link by (`Authorization: Bearer …` on the upgrade). */
+  bearer?: string;
 }
 
 /** One connection of the link: sends on it stop working once it closes, so nothing leaks onto the next. */
@@ -81,8 +83,9 @@ export class Link<In, Out> {
   }
 
   start(): void {
-    const { url, path, maxPayload, heartbeatMs, schema } = this.options;
-    const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+    const { url, path, maxPayload, heartbeatMs, schema, bearer } = this.options;
+    const headers = bearer === undefined ? undefined : { authorization: `Bearer ${bearer}` };
+    const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, headers });
     this.ws = ws;
     const post = jsonSender<Out>(ws);
     let live = true;
@@ -100,6 +103,15 @@ export class Link<In, Out> {
     });
     ws.on("message", (data) => this.events.message(parseMessage(schema, data), connection));
     ws.on("error", (err) => (error ??= err.message));
+    // a refused upgrade (401 on /v1/gateway) says why in its body; ws would report only the status
+    ws.on("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => {
+        error = `the coordinator refused the link (${res.statusCode}): ${body.trim() || "no reason given"}`;
+        ws.terminate();
+      });
+    });
     ws.on("close", (code, reason) => {
       live = false;
       stopHeartbeat();

@@ -62,7 +62,7 @@ export const FromAgentSchema = z.discriminatedUnion("t", [
 ]);
 export type FromAgent = z.infer<typeof FromAgentSchema>;
 
-const WireError = z.strictObject({ code: z.string(), message: z.string(), param: z.string().nullable() });
+const WireError = z.strictObject({ code: z.string(), message: z.string(), param: z.string().nullable(), retry_after_s: z.number().positive().optional() });
 
 export const FromGatewaySchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("list"), rid: z.number().int() }),

@@ -1,14 +1,14 @@
 // SPEC §8 "one sealed session at a time" and §2.4 busy/waiting, as the coordinator's registry keeps them:
 // a FIFO queue per provider, exact counts, hang-ups leaving at once, and departures handed back.
-import { describe, expect, it } from "vitest";
-import { Registry, type AgentPort, type GatewayPort } from "../gateway/coordinator/registry.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Registry, type AgentPort, type GatewayPort, type QueueLimits } from "../gateway/coordinator/registry.ts";
 import type { ToAgent, ToGateway } from "../src/wire.ts";
 
 const hex = (c: string) => c.repeat(64);
 const sealed = { enc: "ZW5j", ct: "Y3Q=" };
 
-function setup(ids: string[]) {
-  const registry = new Registry(new Set(["qwen3-4b"]));
+function setup(ids: string[], limits: Partial<QueueLimits> = {}) {
+  const registry = new Registry(new Set(["qwen3-4b"]), limits);
   const agents = new Map<string, ToAgent[]>();
   for (const id of ids) {
     const sent: ToAgent[] = [];
@@ -82,5 +82,89 @@ describe("§8 One sealed session at a time per provider", () => {
     const { registry, state } = setup([hex("a")]);
     expect(registry.advertise(hex("a"), ["qwen3-4b", "made-up"])).toEqual(["made-up"]);
     expect(state(hex("a")).model_ids).toEqual(["qwen3-4b"]);
+  });
+});
+
+describe("Admission control: reservations cannot wedge a queue, and queues are bounded", () => {
+  afterEach(() => vi.useRealTimers());
+  const rejected = (inbox: ToGateway[]) => inbox.filter((m) => m.t === "rejected");
+
+  it("a reservation whose sealed request never arrives is dropped after 5 s, and the next in line runs", () => {
+    vi.useFakeTimers();
+    const { registry, agents, gateway, gatewayInbox, reserve, state } = setup([hex("a")]);
+    reserve("s_silent01", hex("a")); // never followed by its request
+    reserve("s_honest01", hex("a"));
+    registry.request(gateway, "s_honest01", sealed);
+    expect(state(hex("a"))).toMatchObject({ busy: false, waiting: 2 });
+    vi.advanceTimersByTime(4_999);
+    expect(agents.get(hex("a"))!.filter((m) => m.t === "session")).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(rejected(gatewayInbox)).toEqual([{ t: "rejected", id: "s_silent01", error: expect.objectContaining({ code: "overloaded" }) }]);
+    expect(agents.get(hex("a"))!.filter((m) => m.t === "session").map((m) => (m as { id: string }).id)).toEqual(["s_honest01"]);
+    expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 0 });
+    expect(registry.totals.reservationsDropped).toBe(1);
+  });
+
+  it("one link holds at most 64 reservations awaiting their requests: 20,000 reserves queue 64", () => {
+    const { registry, gateway, reserve, state } = setup([hex("a")], { queuePerProvider: 100_000, queuePerAlias: 100_000 });
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      try {
+        reserve(`s_flood${String(i).padStart(5, "0")}`, hex("a"));
+      } catch (err) {
+        expect((err as { code: string }).code).toBe("overloaded");
+        refused++;
+      }
+    }
+    expect(refused).toBe(20_000 - 64);
+    expect(state(hex("a")).waiting).toBe(64);
+    // a request arriving frees its reservation's place on the link
+    registry.request(gateway, "s_flood00000", sealed);
+    expect(() => reserve("s_another1", hex("a"))).not.toThrow();
+  });
+
+  it("a full provider queue answers 503 overloaded with Retry-After from the observed service time", () => {
+    vi.useFakeTimers();
+    const { registry, gateway, reserve } = setup([hex("a")], { queuePerProvider: 2 });
+    reserve("s_first001", hex("a"));
+    registry.request(gateway, "s_first001", sealed);
+    vi.advanceTimersByTime(3_000); // the session takes 3 s
+    registry.end(hex("a"), "s_first001", undefined);
+    for (const id of ["s_run00001", "s_wait0001", "s_wait0002"]) {
+      reserve(id, hex("a"));
+      registry.request(gateway, id, sealed);
+    }
+    let error: { code?: string; status?: number; retryAfterS?: number } = {};
+    try {
+      reserve("s_over0001", hex("a"));
+    } catch (err) {
+      error = err as typeof error;
+    }
+    expect(error).toMatchObject({ code: "overloaded", status: 503, retryAfterS: 3 });
+    expect(registry.totals.overloaded).toBe(1);
+  });
+
+  it("the total queued per alias is capped over all providers", () => {
+    const { registry, gateway, reserve } = setup([hex("a"), hex("b")], { queuePerAlias: 3 });
+    for (const id of ["s_one00001", "s_two00001", "s_three001"]) {
+      reserve(id);
+      registry.request(gateway, id, sealed);
+    }
+    // two run, one waits; the cap counts waiting sessions, so two more fit and the third does not
+    reserve("s_four0001");
+    reserve("s_five0001");
+    expect(() => reserve("s_six00001")).toThrow(/at capacity: 3 requests are already waiting for qwen3-4b/);
+  });
+
+  it("a session queued longer than the longest wait leaves with 503 overloaded; the one running is untouched", () => {
+    vi.useFakeTimers();
+    const { registry, gateway, gatewayInbox, reserve, state } = setup([hex("a")], { queuedMs: 10_000 });
+    for (const id of ["s_run00001", "s_wait0001"]) {
+      reserve(id, hex("a"));
+      registry.request(gateway, id, sealed);
+    }
+    vi.advanceTimersByTime(10_000);
+    expect(rejected(gatewayInbox).map((m) => m.id)).toEqual(["s_wait0001"]);
+    expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 0 });
   });
 });

@@ -32,7 +32,8 @@ export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, he
       port.send({ t: "reserved", id: message.id, provider });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      port.send({ t: "rejected", id: message.id, error: { code: err.code, message: err.message, param: err.param } });
+      const retry = err.retryAfterS === undefined ? {} : { retry_after_s: err.retryAfterS };
+      port.send({ t: "rejected", id: message.id, error: { code: err.code, message: err.message, param: err.param, ...retry } });
     }
   }
 

@@ -1,6 +1,7 @@
 // The coordinator's directory (DESIGN §1): live providers, one session at a time each with a FIFO queue in
-// front, and the relay of sealed bytes between a session's gateway and its provider. Pure bookkeeping: the
-// links hand it messages and ports to send on, so a unit test needs no socket.
+// front, and the relay of sealed bytes between a session's gateway and its provider. It also keeps the
+// queues bounded: a reservation whose sealed request never comes is dropped, queues have a cap and a
+// longest wait. Pure bookkeeping: the links hand it messages and ports to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
 import type { FromGateway, ProviderEntry, ToAgent, ToGateway } from "../../src/wire.ts";
@@ -21,7 +22,38 @@ interface Session {
   gateway: GatewayPort;
   /** The sealed request, once the gateway has sent it. */
   sealed?: { enc: string; ct: string };
+  /** When it was reserved (performance.now()). */
+  reservedAt: number;
+  /** Reserved, and its sealed request not arrived yet (counted against its link's pending limit). */
+  pending: boolean;
+  /** The reservation's deadline for its sealed request, then the queue's longest wait. */
+  deadline?: NodeJS.Timeout;
 }
+
+/** The bounds that keep one gateway or one burst from wedging or flooding the queues. */
+export interface QueueLimits {
+  /** A reserved session whose sealed request has not arrived by then is dropped (the next in line runs). */
+  reservationMs: number;
+  /** Reservations one gateway link may hold before their sealed requests arrive. */
+  pendingPerLink: number;
+  /** Sessions waiting in front of one provider (`--max-queue-per-provider`). */
+  queuePerProvider: number;
+  /** Sessions waiting for one alias over all its providers (`--max-queue-per-alias`). */
+  queuePerAlias: number;
+  /** The longest a session waits in a queue before it is answered 503 overloaded (`--max-queued-ms`). */
+  queuedMs: number;
+}
+
+export const DEFAULT_QUEUE_LIMITS: QueueLimits = {
+  reservationMs: 5_000,
+  pendingPerLink: 64,
+  queuePerProvider: 32,
+  queuePerAlias: 1_024,
+  queuedMs: 120_000,
+};
+
+/** Until a provider has finished a session, the wait a full queue advises. */
+const UNKNOWN_SERVICE_MS = 1_000;
 
 export interface ProviderInfo {
   id: string;
@@ -42,6 +74,9 @@ interface Provider extends ProviderInfo {
   queue: Session[];
   /** The agent said it is leaving: no new sessions, out of the listing; its running session may finish. */
   leaving: boolean;
+  /** When the running session started, and the moving average of how long sessions take here (ms). */
+  startedAt: number;
+  serviceMs?: number;
 }
 
 type Reserve = Extract<FromGateway, { t: "reserve" }>;
@@ -49,17 +84,27 @@ type Reserve = Extract<FromGateway, { t: "reserve" }>;
 export class Registry {
   private readonly providers = new Map<string, Provider>();
   private readonly sessions = new Map<string, { session: Session; provider: Provider }>();
+  /** Sessions queued per alias, over all providers. */
+  private readonly queuedByAlias = new Map<string, number>();
+  /** Reservations per gateway link still waiting for their sealed request. */
+  private readonly pending = new Map<GatewayPort, number>();
+  private readonly limits: QueueLimits;
   /** Running totals for the coordinator's metrics. */
-  readonly totals = { sessionsStarted: 0, framesRelayed: 0 };
+  readonly totals = { sessionsStarted: 0, framesRelayed: 0, reservationsDropped: 0, overloaded: 0 };
 
-  constructor(private readonly knownAliases: ReadonlySet<string>) {}
+  constructor(
+    private readonly knownAliases: ReadonlySet<string>,
+    limits: Partial<QueueLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_QUEUE_LIMITS, ...limits };
+  }
 
   /** A freshly granted provider; one already connected under the same id is replaced (its sessions end, its link closes). */
   add(info: ProviderInfo, agent: AgentPort): void {
     const previous = this.providers.get(info.id)?.agent;
     this.remove(info.id, "the provider reconnected");
     previous?.close("a newer connection presented the same keys");
-    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false });
+    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 });
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */
@@ -85,7 +130,7 @@ export class Registry {
     if (!provider || (agent !== undefined && provider.agent !== agent)) return;
     this.providers.delete(id);
     if (provider.active) this.finish(provider.active, { t: "gone", id: provider.active.id, started: true, reason });
-    for (const session of provider.queue) this.finish(session, { t: "gone", id: session.id, started: false, reason });
+    for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
 
   /** The agent is shutting down: it leaves the listing and routing now, and its queue goes elsewhere. */
@@ -93,9 +138,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider || provider.leaving) return;
     provider.leaving = true;
-    const queued = provider.queue;
-    provider.queue = [];
-    for (const session of queued) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
+    for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
   }
 
   entries(): ProviderEntry[] {
@@ -110,22 +153,64 @@ export class Registry {
   /** Chooses a provider and puts the session in its queue at once, so concurrent choices see each other. */
   reserve(gateway: GatewayPort, message: Reserve): ProviderEntry {
     if (this.sessions.has(message.id)) throw new ApiError("invalid_value", `Session id ${message.id} is already in use.`);
+    const pending = this.pending.get(gateway) ?? 0;
+    if (pending >= this.limits.pendingPerLink) {
+      this.totals.reservationsDropped++;
+      throw new ApiError("overloaded", `This gateway link already holds ${pending} reservations whose sealed requests have not arrived.`, { retryAfterS: 1 });
+    }
     // routing reads busy and waiting as the listing shows them, derived from the session and the queue
     const views = this.present().map((p): Routable & { provider: Provider } => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
     const { provider } = chooseProvider(views, { alias: message.alias, floor: message.floor, pin: message.pin }, new Set(message.exclude));
-    const session: Session = { id: message.id, alias: message.alias, gateway };
-    provider.queue.push(session);
+    this.admit(provider, message.alias);
+    const session: Session = { id: message.id, alias: message.alias, gateway, reservedAt: performance.now(), pending: true };
+    this.enqueue(provider, session);
     provider.lastAssigned = Date.now();
     this.sessions.set(session.id, { session, provider });
+    this.pending.set(gateway, pending + 1);
+    session.deadline = setTimeout(() => this.expire(session.id, "its sealed request did not arrive in time"), this.limits.reservationMs).unref();
     return toEntry(provider);
+  }
+
+  /** Throws 503 overloaded when the chosen provider's queue, or the alias's, is full. */
+  private admit(provider: Provider, alias: string): void {
+    const full =
+      provider.queue.length >= this.limits.queuePerProvider
+        ? `provider ${provider.id} already has ${provider.queue.length} requests waiting`
+        : (this.queuedByAlias.get(alias) ?? 0) >= this.limits.queuePerAlias
+          ? `${this.queuedByAlias.get(alias)} requests are already waiting for ${alias}`
+          : undefined;
+    if (full === undefined) return;
+    this.totals.overloaded++;
+    // a slot frees when a running session ends: about one service time away
+    throw new ApiError("overloaded", `The service is at capacity: ${full}; retry after the Retry-After interval.`, {
+      retryAfterS: (provider.serviceMs ?? UNKNOWN_SERVICE_MS) / 1000,
+    });
   }
 
   /** The sealed request for a reserved session; it starts when its provider is free. */
   request(gateway: GatewayPort, id: string, sealed: { enc: string; ct: string }): void {
     const found = this.sessions.get(id);
     if (!found || found.session.gateway !== gateway || found.session.sealed) return;
-    found.session.sealed = sealed;
+    const { session } = found;
+    session.sealed = sealed;
+    this.unpend(session);
+    clearTimeout(session.deadline);
+    const left = this.limits.queuedMs - (performance.now() - session.reservedAt);
+    session.deadline = setTimeout(() => this.expire(id, `it waited ${Math.round(this.limits.queuedMs / 1000)} s in the queue`), Math.max(0, left)).unref();
     this.pump(found.provider);
+  }
+
+  /** A session that overstayed its reservation or its wait leaves the queue with 503 overloaded. */
+  private expire(id: string, why: string): void {
+    const found = this.sessions.get(id);
+    if (!found || found.provider.active === found.session) return;
+    const { session, provider } = found;
+    if (!session.sealed) this.totals.reservationsDropped++;
+    else this.totals.overloaded++;
+    const retryAfterS = (provider.serviceMs ?? UNKNOWN_SERVICE_MS) / 1000;
+    const error = new ApiError("overloaded", `The request was dropped from provider ${provider.id}'s queue: ${why}; retry it.`, { retryAfterS });
+    this.finish(session, { t: "rejected", id, error: { code: error.code, message: error.message, param: null, retry_after_s: error.retryAfterS } });
+    this.pump(provider);
   }
 
   /** The caller hung up: a queued session leaves the line at once; a running one is stopped on the agent. */
@@ -138,8 +223,8 @@ export class Registry {
       provider.agent.send({ t: "cancel", id });
       return;
     }
-    provider.queue = provider.queue.filter((s) => s !== session);
-    this.sessions.delete(id);
+    this.dequeue(provider, session);
+    this.forget(session);
     this.pump(provider);
   }
 
@@ -162,13 +247,46 @@ export class Registry {
     const active = provider?.active;
     if (!provider || active?.id !== id) return;
     provider.active = undefined;
+    const took = performance.now() - provider.startedAt;
+    provider.serviceMs = provider.serviceMs === undefined ? took : 0.8 * provider.serviceMs + 0.2 * took;
     this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
     this.pump(provider);
   }
 
+  /** The session is over for the coordinator: out of its queue, its deadline cleared, its gateway told. */
   private finish(session: Session, message: ToGateway): void {
-    this.sessions.delete(session.id);
+    const found = this.sessions.get(session.id);
+    if (found && found.provider.active !== session) this.dequeue(found.provider, session);
+    this.forget(session);
     session.gateway.send(message);
+  }
+
+  private forget(session: Session): void {
+    clearTimeout(session.deadline);
+    this.unpend(session);
+    this.sessions.delete(session.id);
+  }
+
+  private unpend(session: Session): void {
+    if (!session.pending) return;
+    session.pending = false;
+    const count = this.pending.get(session.gateway) ?? 1;
+    if (count <= 1) this.pending.delete(session.gateway);
+    else this.pending.set(session.gateway, count - 1);
+  }
+
+  private enqueue(provider: Provider, session: Session): void {
+    provider.queue.push(session);
+    this.queuedByAlias.set(session.alias, (this.queuedByAlias.get(session.alias) ?? 0) + 1);
+  }
+
+  private dequeue(provider: Provider, session: Session): void {
+    const at = provider.queue.indexOf(session);
+    if (at < 0) return;
+    provider.queue.splice(at, 1);
+    const left = (this.queuedByAlias.get(session.alias) ?? 1) - 1;
+    if (left === 0) this.queuedByAlias.delete(session.alias);
+    else this.queuedByAlias.set(session.alias, left);
   }
 
   private pump(provider: Provider): void {
@@ -176,8 +294,10 @@ export class Registry {
     const next = provider.queue[0];
     // the head of the line may still be on its way from the gateway; it starts when its bytes arrive
     if (!next?.sealed) return;
-    provider.queue.shift();
+    this.dequeue(provider, next);
+    clearTimeout(next.deadline);
     provider.active = next;
+    provider.startedAt = performance.now();
     this.totals.sessionsStarted++;
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }

@@ -128,6 +128,11 @@ export class CoordinatorClient implements Directory {
           finished = true;
           throw new ApiError("provider_error", `Provider ${provider.id} ended the session without a result.`);
         }
+        if (message.t === "rejected") {
+          // admission control dropped it from the queue (it waited too long)
+          finished = true;
+          throw rejection(message.error);
+        }
         if (message.t !== "frame") continue;
         const frame = openFrame(sealed.frames, message.data, provider.id);
         if (frame.type === "delta") {
@@ -215,9 +220,9 @@ function openFrame(frames: FrameCipher, data: string, providerId: string): Sessi
   }
 }
 
-function rejection(error: { code: string; message: string; param: string | null }): ApiError {
+function rejection(error: { code: string; message: string; param: string | null; retry_after_s?: number }): ApiError {
   const code = (error.code in ERROR_CODES ? error.code : "provider_unavailable") as ErrorCode;
-  return new ApiError(code, error.message, { param: error.param });
+  return new ApiError(code, error.message, { param: error.param, ...(error.retry_after_s === undefined ? {} : { retryAfterS: error.retry_after_s }) });
 }
 
 function reportedError(frame: { code: string; message: string; param: string | null }): ApiError {
