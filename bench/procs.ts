@@ -80,16 +80,23 @@ export class BenchProc {
 
 export const OPERATOR_KEY = "sk-svc_bench_operator_key";
 
+/**
+ * The bench measures the path, not admission: its agents join without tokens and its load is never turned
+ * away by queue caps (enrollment is checked once per connection; the caps cost nothing until they bite).
+ */
+const OPEN_ADMISSION = ["--open-enrollment", "--max-queue-per-provider", "1000000", "--max-queue-per-alias", "1000000"];
+
 /** `svc-gateway coordinator` alone, so its memory and CPU are measured apart from the gateway's. */
 export async function startCoordinator(dir: string, catalogPath?: string): Promise<{ proc: BenchProc; url: string }> {
-  const proc = new BenchProc("coordinator", [GATEWAY_BIN, "coordinator", "--port", "0", ...(catalogPath ? ["--catalog", catalogPath] : [])], dir);
+  const args = [GATEWAY_BIN, "coordinator", "--port", "0", "--data-dir", join(dir, "coordinator-data"), ...OPEN_ADMISSION];
+  const proc = new BenchProc("coordinator", [...args, ...(catalogPath ? ["--catalog", catalogPath] : [])], dir);
   const url = (await proc.waitFor(/coordinator at (http:\/\/\S+) /))[1]!;
   return { proc, url };
 }
 
 /** `svc-gateway serve`, with the given coordinator, or an embedded one when none is given. */
 export async function startGateway(dir: string, options: { coordinatorUrl?: string; catalogPath?: string; name?: string } = {}) {
-  const args = [GATEWAY_BIN, "serve", "--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${options.name ?? "gateway"}-data`)];
+  const args = [GATEWAY_BIN, "serve", "--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${options.name ?? "gateway"}-data`), ...OPEN_ADMISSION];
   if (options.coordinatorUrl) args.push("--coordinator", options.coordinatorUrl);
   if (options.catalogPath) args.push("--catalog", options.catalogPath);
   const proc = new BenchProc(options.name ?? "gateway", args, dir, { SVC_OPERATOR_KEYS: OPERATOR_KEY });

@@ -1,11 +1,14 @@
 // `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
 import { Command, Option } from "commander";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "../gateway/coordinator/registry.ts";
 import { startCoordinator } from "../gateway/coordinator/start.ts";
+import { enrollmentLookup, parseExpiry, tokenTable } from "../gateway/keys/provider-tokens.ts";
+import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
 import { serve } from "../gateway/serve.ts";
 import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/openai/sse.ts";
@@ -25,6 +28,12 @@ interface CoordinatorFlags {
   catalog?: string;
   releaseKeys?: string;
   attestationRoots?: string;
+  dataDir: string;
+  openEnrollment?: boolean;
+  gatewaySecret?: string;
+  maxQueuePerProvider: number;
+  maxQueuePerAlias: number;
+  maxQueuedMs: number;
   heartbeatMs: number;
   rechallengeMs?: number;
 }
@@ -33,8 +42,8 @@ interface ServeFlags extends CoordinatorFlags {
   port: number;
   coordinator?: string;
   coordinatorPort: number;
+  coordinatorHost: string;
   trustFloor: TrustLevel;
-  dataDir: string;
   keepaliveMs: number;
   shutdownGraceMs: number;
   headTimeoutMs: number;
@@ -50,6 +59,16 @@ const program = new Command("svc-gateway")
   .showHelpAfterError();
 
 const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
+
+function openStore(dataDir: string): SqliteKeyStore {
+  mkdirSync(dataDir, { recursive: true });
+  return SqliteKeyStore.open(dataDir);
+}
+
+function queueLimits(flags: CoordinatorFlags): Partial<QueueLimits> {
+  return { queuePerProvider: flags.maxQueuePerProvider, queuePerAlias: flags.maxQueuePerAlias, queuedMs: flags.maxQueuedMs };
+}
 
 /** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
 function coordinatorOptions(command: Command): Command {
@@ -57,6 +76,12 @@ function coordinatorOptions(command: Command): Command {
     .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
     .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
     .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
+    .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
+    .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
+    .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
+    .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
+    .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
+    .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
     .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
     .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
 }
@@ -69,8 +94,8 @@ coordinatorOptions(
     .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
     .option("--coordinator <url>", "use this remote coordinator instead of embedding one")
     .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
+    .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
     .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
-    .option("--data-dir <dir>", "gateway state", join(DEFAULT_DATA_DIR, "gateway"))
     .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
     .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long requests in flight may take to finish", nonNegativeInteger, 30_000)
     .option("--head-timeout-ms <ms>", "a request's line and headers must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.headMs)
@@ -90,6 +115,10 @@ coordinatorOptions(
     port: flags.port,
     coordinatorUrl: flags.coordinator,
     coordinatorPort: flags.coordinatorPort,
+    coordinatorHost: flags.coordinatorHost,
+    gatewaySecret: flags.gatewaySecret,
+    openEnrollment: flags.openEnrollment,
+    queueLimits: queueLimits(flags),
     catalogPath: flags.catalog,
     releaseKeysPath: flags.releaseKeys,
     rootsDir: flags.attestationRoots,
@@ -106,7 +135,8 @@ coordinatorOptions(
   console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
   const where = running.embedded ? "embedded coordinator" : "remote coordinator";
   console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
-  console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl}`);
+  console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token TOKEN (svc-gateway providers enroll prints one)`);
+  if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
   if (running.signIn) {
     console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
     console.log(`svc-gateway: register this redirect URI with the issuer: ${running.signIn.redirectUri}`);
@@ -129,20 +159,79 @@ coordinatorOptions(
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
 ).action(async (flags: CoordinatorFlags & { port: number }) => {
+  const store = openStore(flags.dataDir);
   const running = await startCoordinator({
     host: flags.host,
     port: flags.port,
     catalog: loadCatalog(flags.catalog),
     releaseKeysPath: flags.releaseKeys,
     rootsDir: flags.attestationRoots,
+    enrollment: enrollmentLookup(store),
+    openEnrollment: flags.openEnrollment,
+    gatewaySecret: flags.gatewaySecret,
+    limits: queueLimits(flags),
     logger: newLogger(),
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,
   });
   console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
   console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
-  onShutdownSignal(running.close);
+  if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
+  onShutdownSignal(async () => {
+    await running.close();
+    store.close();
+  });
 });
+
+const providers = program.command("providers").description("provider enrollment tokens: who may join the coordinator as a provider");
+const storeOption = () => new Option("--data-dir <dir>", "the gateway's data dir, whose key store the coordinator reads").default(DEFAULT_GATEWAY_DIR);
+
+providers
+  .command("enroll")
+  .description("issue an enrollment token for a provider machine (shown once); the agent takes it as --token")
+  .option("--name <label>", "what the token is for", "provider")
+  .option("--expires <when>", "a duration (90m, 12h, 30d) or a date (2027-01-31); default: never")
+  .option("--json", "print {id, name, token, prefix, created_at, expires_at} as JSON")
+  .addOption(storeOption())
+  .action((opts: { name: string; expires?: string; json?: boolean; dataDir: string }) => {
+    const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
+    const store = openStore(opts.dataDir);
+    const { token, secret } = store.enrollProvider(opts.name, expiresAt);
+    store.close();
+    if (opts.json) {
+      const { id, name, prefix, createdAt, expiresAt: expires } = token;
+      console.log(JSON.stringify({ id, name, token: secret, prefix, created_at: createdAt, expires_at: expires }));
+      return;
+    }
+    console.error(`svc-gateway: enrollment token ${token.id} (${token.name}${expiresAt === null ? "" : `, expires ${new Date(expiresAt).toISOString()}`}); it is shown once:`);
+    console.log(secret);
+    console.error(`svc-gateway: the provider joins with: SVC_PROVIDER_TOKEN=${secret} svc-agent start --coordinator URL`);
+  });
+
+providers
+  .command("list")
+  .description("list enrollment tokens (never their secrets)")
+  .option("--json", "print the tokens as a JSON array")
+  .addOption(storeOption())
+  .action((opts: { json?: boolean; dataDir: string }) => {
+    const store = openStore(opts.dataDir);
+    const tokens = store.listProviderTokens();
+    store.close();
+    console.log(opts.json ? JSON.stringify(tokens) : tokenTable(tokens));
+  });
+
+providers
+  .command("revoke")
+  .description("revoke an enrollment token: no new connections with it; connected agents leave at their next challenge")
+  .argument("<id>", "the token's id (ptk_…), from providers list")
+  .addOption(storeOption())
+  .action((id: string, opts: { dataDir: string }) => {
+    const store = openStore(opts.dataDir);
+    const revoked = store.revokeProviderToken(id);
+    store.close();
+    if (!revoked) throw new Error(`providers revoke ${id}: no live enrollment token has that id (see providers list)`);
+    console.log(`svc-gateway: revoked ${id}`);
+  });
 
 const release = program.command("release").description("release keys and signed manifests for the transparent rung");
 

@@ -1,5 +1,6 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
@@ -15,7 +16,10 @@ import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
+import type { KeyStore } from "./keys/key-store.ts";
+import { enrollmentLookup } from "./keys/provider-tokens.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
+import type { QueueLimits } from "./coordinator/registry.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
@@ -28,6 +32,13 @@ export interface ServeOptions {
   /** A remote coordinator; without it one is embedded on `coordinatorPort`. */
   coordinatorUrl?: string;
   coordinatorPort: number;
+  /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
+  coordinatorHost?: string;
+  /** `--gateway-secret`: presented to a remote coordinator; the embedded one gets a fresh one when unset. */
+  gatewaySecret?: string;
+  /** `--open-enrollment`: the embedded coordinator admits any machine as a provider. */
+  openEnrollment?: boolean;
+  queueLimits?: Partial<QueueLimits>;
   catalogPath?: string;
   /** The embedded coordinator's trust anchors. */
   releaseKeysPath?: string;
@@ -53,13 +64,14 @@ export interface RunningGateway {
   catalog: Catalog;
   /** Where people sign in and make keys, when an identity provider is configured. */
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
+  /** Issues a provider enrollment token in this gateway's key store (what `providers enroll` does); returns its secret. */
+  enrollProvider(name: string, expiresAt: number | null): { id: string; secret: string };
   /** Stops accepting, gives requests in flight up to `graceMs` (default 0) to finish, then closes everything. */
   close(graceMs?: number): Promise<void>;
 }
 
-/** The key store, cookies and OIDC client behind the settings page. */
-function openSignIn(settings: OidcSettings, dataDir: string, logger: Logger): SignIn {
-  const store = SqliteKeyStore.open(dataDir);
+/** The user keys, cookies and OIDC client behind the settings page. */
+function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger): SignIn {
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
@@ -72,22 +84,38 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
   mkdirSync(options.dataDir, { recursive: true });
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
+  const store = SqliteKeyStore.open(options.dataDir);
   let coordinator: RunningCoordinator | undefined;
-  if (options.coordinatorUrl === undefined) {
-    coordinator = await startCoordinator({
-      host: options.host,
-      port: options.coordinatorPort,
-      catalog,
-      releaseKeysPath: options.releaseKeysPath,
-      rootsDir: options.rootsDir,
-      logger: options.logger,
-      heartbeatMs,
-      rechallengeMs: options.rechallengeMs,
-    });
+  // the embedded coordinator takes only this gateway's link: a secret made now, known to no one else
+  const gatewaySecret = options.gatewaySecret ?? (options.coordinatorUrl === undefined ? randomBytes(32).toString("base64url") : undefined);
+  if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {
+    options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
+  }
+  try {
+    if (options.coordinatorUrl === undefined) {
+      coordinator = await startCoordinator({
+        host: options.coordinatorHost ?? "127.0.0.1",
+        port: options.coordinatorPort,
+        catalog,
+        releaseKeysPath: options.releaseKeysPath,
+        rootsDir: options.rootsDir,
+        enrollment: enrollmentLookup(store),
+        openEnrollment: options.openEnrollment,
+        gatewaySecret,
+        limits: options.queueLimits,
+        logger: options.logger,
+        heartbeatMs,
+        rechallengeMs: options.rechallengeMs,
+      });
+    }
+  } catch (err) {
+    store.close();
+    throw err;
   }
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
-  const signIn = options.oidc && openSignIn(options.oidc, options.dataDir, options.logger.child({ role: "sign-in" }));
-  const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs);
+  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }));
+  const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs, gatewaySecret);
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
@@ -108,6 +136,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await directory.close();
     await coordinator?.close();
     signIn?.users.close();
+    store.close();
   };
   try {
     const url = await listen(gatewayServer, options.port, options.host, "gateway");
@@ -116,7 +145,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       redirectUri: signIn.oidc.redirectUri,
       issuer: signIn.oidc.settings.issuer.href,
     };
-    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, close: shutdown };
+    const enrollProvider = (name: string, expiresAt: number | null) => {
+      const { token, secret } = store.enrollProvider(name, expiresAt);
+      return { id: token.id, secret };
+    };
+    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, enrollProvider, close: shutdown };
   } catch (err) {
     await shutdown();
     throw err;

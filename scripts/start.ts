@@ -45,9 +45,12 @@ try {
     operatorKeys: keys.length > 0 ? keys : [key],
     logger: pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }),
   });
+  // the demo enrolls its own agent, as an operator would with `svc-gateway providers enroll`
+  const enrollment = running.enrollProvider("npm start agent", Date.now() + 24 * 3_600_000);
   const agentArgs = ["start", "--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir];
   const agent = spawn(process.execPath, [AGENT_BIN, ...agentArgs, ...(demo ? ["--catalog", demo.catalogPath] : [])], {
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, SVC_PROVIDER_TOKEN: enrollment.secret },
   });
   const stop = () => {
     agent.kill("SIGTERM");

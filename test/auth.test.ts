@@ -1,6 +1,7 @@
 // SPEC §5 at the unit level: which Authorization headers carry a key, and operator keys from the environment.
 import { describe, expect, it } from "vitest";
-import { Authenticator, bearerKey, OperatorKeys, parseOperatorKeys } from "../gateway/keys/auth.ts";
+import { Authenticator, OperatorKeys, parseOperatorKeys } from "../gateway/keys/auth.ts";
+import { bearerKey } from "../gateway/http/bearer.ts";
 import type { KeyActivity, KeyOwner, KeyStore } from "../gateway/keys/key-store.ts";
 import { secretHash } from "../gateway/keys/secret.ts";
 import { UserKeys } from "../gateway/keys/user-keys.ts";

@@ -13,6 +13,7 @@ import { Signer } from "../src/signing.ts";
 import { AGENT_PATH } from "../src/wire.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
+import { enrollAt, tokenFor } from "./fixtures/enroll.ts";
 import { get, startAgent, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import { AGENT_BIN, GATEWAY_BIN, startProcess } from "./fixtures/process.ts";
 import { makeTestCa } from "./fixtures/test-ca.ts";
@@ -108,7 +109,7 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
     const signer = Signer.fromSeed(Buffer.alloc(32, 9));
     const sealing = await sealingKeyPair(Buffer.alloc(32, 10));
     const firstChallenge = async () => {
-      const ws = new WebSocket(wsUrl(cluster.coordinator.url, AGENT_PATH));
+      const ws = new WebSocket(wsUrl(cluster.coordinator.url, AGENT_PATH), { headers: { authorization: `Bearer ${tokenFor(cluster.coordinator.url)}` } });
       const challenge = await new Promise<{ nonce: string }>((resolve) => ws.once("message", (d) => resolve(JSON.parse(String(d)) as { nonce: string })));
       return { ws, nonce: challenge.nonce };
     };
@@ -131,9 +132,11 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
 
   it("a fresh nonce is asked again every few minutes, and the agent answers each", async () => {
     // a coordinator that re-challenges every 300 ms instead of every 5 minutes
-    const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--rechallenge-ms", "300"]);
+    const dataDir = join(cluster.tiny.dir, "rechallenging");
+    const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "300"]);
     try {
       const coordinatorUrl = (await proc.waitFor(/coordinator at (http:\/\/\S+) \(catalog/))[1]!;
+      enrollAt(coordinatorUrl, dataDir);
       const agent = await startAgent(coordinatorUrl, cluster.tiny);
       const reattested = () => proc.logs().filter((l) => l.msg === "agent re-attested" && l.provider === agent.providerId).length;
       await proc.waitForLog(() => reattested() >= 3);

@@ -8,18 +8,21 @@ import { keepAlive } from "../../src/heartbeat.ts";
 import { providerIdOf } from "../../src/provider-id.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire.ts";
+import { agentRefusal, BAD_TOKEN, CLOSE_BAD_TOKEN, CLOSE_NOT_ENROLLED, type AdmissionPolicy } from "./admission.ts";
 import type { AgentPort, Registry } from "./registry.ts";
 
 export interface AgentLinkOptions {
   registry: Registry;
   anchors: TrustAnchors;
+  admission: AdmissionPolicy;
   log: Logger;
   heartbeatMs: number;
   /** How often a connected agent must answer a fresh challenge. */
   rechallengeMs: number;
 }
 
-export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOptions): void {
+/** `token` is the enrollment token the agent presented on its upgrade, if any. */
+export function acceptAgent(ws: WebSocket, remote: string, token: string | undefined, options: AgentLinkOptions): void {
   const { registry, anchors, heartbeatMs } = options;
   let log = options.log.child({ agent: remote });
   let outstanding: string | undefined;
@@ -50,6 +53,11 @@ export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOpt
     outstanding = undefined; // a nonce is answered once; a second answer to it is a replay
     const grant = nonce === undefined ? { ok: false as const, reason: "evidence arrived with no challenge outstanding (replayed)" } : await verifyEvidence(evidence, nonce, anchors);
     if (!grant.ok) return refuse(grant.reason);
+    // checked on every answer, so a revoked token ends the agent's stay at its next challenge
+    const enrollment = token === undefined ? undefined : await options.admission.enrollment(token);
+    if (token !== undefined && enrollment === undefined) return refuse(BAD_TOKEN, CLOSE_BAD_TOKEN, "invalid enrollment token");
+    const notAdmitted = agentRefusal(grant.rung, enrollment !== undefined, options.admission.openEnrollment);
+    if (notAdmitted !== undefined) return refuse(notAdmitted, CLOSE_NOT_ENROLLED, "not enrolled");
     if (provider && (provider.signingKey !== evidence.signing_key || provider.sealingKey !== evidence.sealing_key)) {
       return refuse("the keys changed on a live connection");
     }
@@ -63,15 +71,16 @@ export function acceptAgent(ws: WebSocket, remote: string, options: AgentLinkOpt
       log = log.child({ provider: id });
       const name = evidence.name;
       registry.add({ id, trust: grant.rung, serial, name, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key }, port);
-      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals }, "agent granted");
+      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: enrollment?.id }, "agent granted");
     }
     port.send({ t: "granted", rung: grant.rung, provider_id: id, ...(serial === undefined ? {} : { serial }), refusals: grant.refusals });
   };
 
-  const refuse = (reason: string) => {
+  /** The reason travels in a message first: a close frame's reason holds only 123 bytes. */
+  const refuse = (reason: string, code = 4003, closeReason = "attestation refused") => {
     log.warn({ reason }, "agent refused");
     port.send({ t: "refused", reason });
-    ws.close(4003, "attestation refused");
+    ws.close(code, closeReason);
   };
 
   ws.on("message", (data) => {

@@ -67,6 +67,24 @@ export function coordinatorMetrics(registry: Registry, links: () => { agents: nu
       this.inc(registry.totals.framesRelayed);
     },
   });
+  new Counter({
+    name: "svc_coordinator_reservations_dropped_total",
+    help: "Reservations dropped because their sealed request did not arrive in time, or their link held too many.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(registry.totals.reservationsDropped);
+    },
+  });
+  new Counter({
+    name: "svc_coordinator_overloaded_total",
+    help: "Requests answered 503 overloaded: a full provider or alias queue, or the longest wait in a queue passed.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(registry.totals.overloaded);
+    },
+  });
   collectDefaultMetrics({ register: metrics });
   return metrics;
 }

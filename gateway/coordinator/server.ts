@@ -14,8 +14,10 @@ import { answerOps, OPS_PATHS, type Ops } from "../http/ops.ts";
 import { asApiError, sendError, sendJson } from "../http/respond.ts";
 import { coordinatorMetrics } from "./metrics.ts";
 import { acceptAgent } from "./agent-link.ts";
+import { gatewayRefusal, type AdmissionPolicy } from "./admission.ts";
 import { acceptGateway } from "./gateway-link.ts";
-import { Registry } from "./registry.ts";
+import { Registry, type QueueLimits } from "./registry.ts";
+import { bearerKey } from "../http/bearer.ts";
 
 
 export const DEFAULT_RECHALLENGE_MS = 5 * 60_000;
@@ -23,6 +25,8 @@ export const DEFAULT_RECHALLENGE_MS = 5 * 60_000;
 export interface CoordinatorOptions {
   catalog: Catalog;
   anchors: TrustAnchors;
+  admission: AdmissionPolicy;
+  limits?: Partial<QueueLimits>;
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
@@ -38,7 +42,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const { catalog, logger } = options;
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const body = catalogBody(catalog);
-  const registry = new Registry(new Set(catalog.models.map((m) => m.alias)));
+  const registry = new Registry(new Set(catalog.models.map((m) => m.alias)), options.limits);
   const log = logger.child({ role: "coordinator" });
   const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
   const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
@@ -70,10 +74,18 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
     const path = (req.url ?? "/").split("?")[0];
     const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`;
     if (path === AGENT_PATH) {
+      const token = bearerKey(req.headers.authorization);
+      const { anchors, admission } = options;
       agents.handleUpgrade(req, socket, head, (ws) =>
-        acceptAgent(ws, remote, { registry, anchors: options.anchors, log, heartbeatMs, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
+        acceptAgent(ws, remote, token, { registry, anchors, admission, log, heartbeatMs, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
       );
     } else if (path === GATEWAY_PATH) {
+      const refusal = gatewayRefusal(options.admission, req.headers.authorization);
+      if (refusal !== undefined) {
+        log.warn({ gateway: remote, reason: refusal }, "gateway refused");
+        socket.end(`HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`);
+        return;
+      }
       gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, log.child({ gateway: remote }), heartbeatMs));
     } else {
       socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");

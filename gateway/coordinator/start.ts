@@ -4,7 +4,10 @@ import type { TrustAnchors } from "../../src/attestation.ts";
 import type { Catalog } from "../../src/catalog.ts";
 import { loadRoots } from "../../src/hardware-chain.ts";
 import { loadReleaseKeys } from "../../src/release-manifest.ts";
+import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
+import { isLoopbackHost, type Enrollment } from "./admission.ts";
+import type { QueueLimits } from "./registry.ts";
 import { createCoordinatorServer } from "./server.ts";
 
 export interface StartCoordinatorOptions {
@@ -15,6 +18,13 @@ export interface StartCoordinatorOptions {
   releaseKeysPath?: string;
   /** `--attestation-roots DIR`: roots whose chains earn the hardware rung. */
   rootsDir?: string;
+  /** Looks up a provider enrollment token in the operator's key store; without it no token is valid. */
+  enrollment?: (token: string) => Promise<Enrollment | undefined>;
+  /** `--open-enrollment`: any machine may join as a provider. */
+  openEnrollment?: boolean;
+  /** `--gateway-secret`: what gateways must present to link. */
+  gatewaySecret?: string;
+  limits?: Partial<QueueLimits>;
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
@@ -42,9 +52,20 @@ function flagged<T>(flag: string, load: () => T): T {
 }
 
 export async function startCoordinator(options: StartCoordinatorOptions): Promise<RunningCoordinator> {
+  const loopbackOnly = isLoopbackHost(options.host);
+  if (options.gatewaySecret === undefined && !loopbackOnly) {
+    options.logger.warn({ host: options.host }, "no --gateway-secret: this coordinator listens beyond loopback, so it refuses every gateway");
+  }
   const { server, dropLinks } = createCoordinatorServer({
     catalog: options.catalog,
     anchors: trustAnchors(options.releaseKeysPath, options.rootsDir),
+    admission: {
+      enrollment: options.enrollment ?? (() => Promise.resolve(undefined)),
+      openEnrollment: options.openEnrollment ?? false,
+      ...(options.gatewaySecret === undefined ? {} : { gatewaySecret: new SecretSet([options.gatewaySecret]) }),
+      loopbackOnly,
+    },
+    limits: options.limits,
     logger: options.logger,
     heartbeatMs: options.heartbeatMs,
     rechallengeMs: options.rechallengeMs,

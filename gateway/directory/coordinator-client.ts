@@ -37,9 +37,11 @@ export class CoordinatorClient implements Directory {
     readonly url: string,
     private readonly log: Logger,
     heartbeatMs: number,
+    /** The coordinator's gateway secret, presented on every connect. */
+    secret?: string,
   ) {
     this.link = new Link<ToGateway, FromGateway>(
-      { url, path: GATEWAY_PATH, schema: ToGatewaySchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs },
+      { url, path: GATEWAY_PATH, schema: ToGatewaySchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs, bearer: secret },
       {
         open: () => {
           this.link.resetBackoff();
@@ -49,6 +51,7 @@ export class CoordinatorClient implements Directory {
         closed: ({ error, wasOpen, retryMs }) => {
           for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
+          if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
           if (retryMs === undefined) return;
           // one warning when a live link drops; the retries that follow are routine
           if (wasOpen) this.log.warn({ coordinator: url }, "coordinator link down; reconnecting");

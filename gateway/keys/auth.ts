@@ -1,13 +1,10 @@
-// Bearer-key checks for every gateway route (SPEC §5): operator keys from SVC_OPERATOR_KEYS, then user keys
-// from the key store. Operator keys are compared as SHA-256 digests with timingSafeEqual against every key,
-// so timing says nothing about a guess; user keys are found by the hash of the secret.
-import { createHash, timingSafeEqual } from "node:crypto";
+// Bearer-key checks for every gateway route (SPEC §5): operator keys from SVC_OPERATOR_KEYS (compared in
+// constant time), then user keys from the key store, found by the hash of the secret.
 import { ApiError } from "../../src/errors.ts";
+import { bearerKey, SecretSet } from "../http/bearer.ts";
 import { SECRET_PREFIX } from "./secret.ts";
 import type { KeyOwner } from "./key-store.ts";
 import type { UserKeys } from "./user-keys.ts";
-
-const digest = (key: string): Buffer => createHash("sha256").update(key, "utf8").digest();
 
 export function parseOperatorKeys(env: string | undefined): string[] {
   return (env ?? "")
@@ -16,33 +13,11 @@ export function parseOperatorKeys(env: string | undefined): string[] {
     .filter((k) => k !== "");
 }
 
-export class OperatorKeys {
-  private readonly digests: Buffer[];
-
-  constructor(keys: readonly string[]) {
-    this.digests = keys.map(digest);
-  }
-
-  get size(): number {
-    return this.digests.length;
-  }
-
-  has(key: string): boolean {
-    const candidate = digest(key);
-    let found = false;
-    for (const d of this.digests) found = timingSafeEqual(d, candidate) || found;
-    return found;
-  }
-}
+/** The operator keys from SVC_OPERATOR_KEYS. */
+export class OperatorKeys extends SecretSet {}
 
 /** Who a request acts as: an operator, or the user who owns the key. */
 export type Principal = { kind: "operator" } | ({ kind: "user" } & KeyOwner);
-
-/** The key from `Authorization: Bearer <key>`, or undefined when the header is absent or not a bearer. */
-export function bearerKey(header: string | undefined): string | undefined {
-  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header ?? "");
-  return match?.[1];
-}
 
 export class Authenticator {
   constructor(

@@ -67,10 +67,10 @@ export class UserKeys {
     this.store.recordActivity(batch);
   }
 
+  /** Stops the batching and writes what is pending; the store stays open for whoever opened it. */
   close(): void {
     clearInterval(this.timer);
     this.flushQuietly();
-    this.store.close();
   }
 
   /** Counts are bookkeeping: a failed write is reported and the counts are dropped, never the request. */

@@ -1,0 +1,37 @@
+// Provider enrollment tokens as the operator and the coordinator use them: a token's lookup for admission,
+// `--expires` durations, and the `svc-gateway providers list` table.
+import type { KeyStore, ProviderToken } from "./key-store.ts";
+import { PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
+
+/** What the coordinator asks at each agent's connect and challenge: the live token behind this secret. */
+export function enrollmentLookup(store: KeyStore): (token: string) => Promise<ProviderToken | undefined> {
+  return (token) => Promise.resolve(token.startsWith(PROVIDER_TOKEN_PREFIX) ? store.liveProviderToken(secretHash(token)) : undefined);
+}
+
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--expires`: a duration (`90m`, `12h`, `30d`) or a date (`2027-01-31`); returns the expiry in ms. */
+export function parseExpiry(value: string, now = Date.now()): number {
+  const duration = /^(\d+)([mhd])$/.exec(value);
+  if (duration) return now + Number(duration[1]) * UNIT_MS[duration[2]!]!;
+  const date = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(date)) throw new Error(`--expires ${value}: give a duration such as 90m, 12h or 30d, or a date such as 2027-01-31`);
+  if (date <= now) throw new Error(`--expires ${value}: that date has passed`);
+  return date;
+}
+
+const when = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString().slice(0, 16).replace("T", " "));
+
+function state(token: ProviderToken, now: number): string {
+  if (token.revokedAt !== null) return "revoked";
+  if (token.expiresAt !== null && token.expiresAt <= now) return "expired";
+  return "live";
+}
+
+/** One line per token, aligned: id, name, prefix, state, created, expires, last used. */
+export function tokenTable(tokens: readonly ProviderToken[], now = Date.now()): string {
+  const rows = [["ID", "NAME", "TOKEN", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
+  for (const t of tokens) rows.push([t.id, t.name, t.prefix, state(t, now), when(t.createdAt), when(t.expiresAt), when(t.lastUsedAt)]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+}
