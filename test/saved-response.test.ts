@@ -29,6 +29,8 @@ const payload: ReceiptPayload = {
   client_nonce: null,
 };
 const receipt = signReceipt(key, payload);
+/** The key known some other way (`--key`): what makes a receipt that holds `valid` rather than `unverified`. */
+const trusted = { signingKey: key.publicKey };
 
 const body = (overrides: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -51,12 +53,12 @@ const transcript = (parts: string[] = pieces) =>
 describe("svc-agent verify: what it reads", () => {
   it("a non-stream body: its receipt, content, usage and finish reason", () => {
     expect(readSavedResponse(body())).toEqual({ kind: "response", receipt, content, usage, finishReason: "stop", problems: [] });
-    expect(verifySavedResponse(body()).valid).toBe(true);
+    expect(verifySavedResponse(body(), trusted)).toMatchObject({ status: "valid", valid: true });
   });
 
   it("a body saved with curl -i: the HTTP head is skipped", () => {
     const saved = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-svc-trust: process\r\n\r\n${body()}`;
-    expect(verifySavedResponse(saved).valid).toBe(true);
+    expect(verifySavedResponse(saved, trusted).valid).toBe(true);
   });
 
   it("a receipt alone: checked, with the response hash left for want of content", () => {
@@ -68,8 +70,15 @@ describe("svc-agent verify: what it reads", () => {
 
   it("an SSE transcript: the deltas joined in order are the content", () => {
     expect(readSavedResponse(transcript())).toEqual({ kind: "stream", receipt, content, usage, finishReason: "stop", problems: [] });
-    expect(verifySavedResponse(transcript()).valid).toBe(true);
+    expect(verifySavedResponse(transcript(), trusted).valid).toBe(true);
     expect(verifySavedResponse(transcript(["Hel", " ✓", "lo"])).problems).toEqual([expect.stringMatching(/^response_sha256/)]);
+  });
+
+  it("a file that holds together but names no trusted key is unverified, and valid is false", () => {
+    expect(verifySavedResponse(body())).toMatchObject({ status: "unverified", valid: false, problems: [] });
+    expect(verifySavedResponse(transcript(), { providerId: receipt.provider_id })).toMatchObject({ status: "valid", valid: true });
+    const other = Signer.fromSeed(Buffer.alloc(32, 10)).publicKey;
+    expect(verifySavedResponse(body(), { signingKey: other })).toMatchObject({ status: "invalid", valid: false });
   });
 
   it("edited content, usage or finish reason in a body fail", () => {
@@ -82,7 +91,7 @@ describe("svc-agent verify: what it reads", () => {
 
   it("a failed stream, a stream without [DONE] and a body without a receipt are not vouched for", () => {
     const failed = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), `data: ${JSON.stringify({ error: { code: "provider_error", message: "gone" } })}\n\n`].join("");
-    expect(verifySavedResponse(failed)).toMatchObject({ valid: false, problems: [expect.stringMatching(/stream failed \(provider_error: gone\)/), "no chunk carries svc_receipt"] });
+    expect(verifySavedResponse(failed)).toMatchObject({ status: "invalid", valid: false, problems: [expect.stringMatching(/stream failed \(provider_error: gone\)/), "no chunk carries svc_receipt"] });
     expect(verifySavedResponse(transcript().replace("data: [DONE]\n\n", "")).problems).toEqual(["the transcript ends without data: [DONE]"]);
     expect(verifySavedResponse(body({ svc_receipt: undefined })).problems).toEqual(["the response carries no svc_receipt"]);
   });
