@@ -1,6 +1,5 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
-import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { TrustLevel } from "../src/trust.ts";
@@ -16,6 +15,7 @@ import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { KeyStore } from "./keys/store.ts";
+import { makePrivateDataDir } from "./keys/file-modes.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
@@ -70,7 +70,7 @@ function openSignIn(settings: OidcSettings, dataDir: string, logger: Logger): Si
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   const catalog = loadCatalog(options.catalogPath);
-  mkdirSync(options.dataDir, { recursive: true });
+  makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   let coordinator: RunningCoordinator | undefined;
   if (options.coordinatorUrl === undefined) {

@@ -4,6 +4,7 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { displayPrefix, newKeyId, newSecret, secretHash } from "./secret.ts";
+import { privateDatabaseFile } from "./file-modes.ts";
 
 export const STORE_FILE = "keys.sqlite";
 
@@ -98,7 +99,7 @@ export class KeyStore {
   }
 
   static open(dataDir: string): KeyStore {
-    const db = new Database(join(dataDir, STORE_FILE));
+    const db = new Database(privateDatabaseFile(join(dataDir, STORE_FILE)));
     db.pragma("journal_mode = WAL");
     // a key handed to its owner must survive a power cut, not only a crash; keys are created rarely
     db.pragma("synchronous = FULL");
