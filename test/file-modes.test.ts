@@ -1,24 +1,18 @@
 // README "API keys and the settings page" (SPEC §5): the gateway's data dir is 0700 and its key store (with the
 // WAL and shared-memory files) and cookie secret are 0600; looser ones left by an older install are tightened
 // at start, one warning line each. Unit checks on a temp dir, then a real gateway with sign-in.
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { makePrivateDataDir, PRIVATE_FILES } from "../gateway/keys/file-modes.ts";
 import { KeyStore, STORE_FILE } from "../gateway/keys/store.ts";
 import { loadCookieSecret } from "../gateway/web/session.ts";
 import { startSettingsGateway, type SettingsGateway } from "./fixtures/settings-gateway.ts";
+import { tempDir } from "./fixtures/tiny-catalog.ts";
 
 const dirs: string[] = [];
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-modes-"));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const freshDir = () => dirs[dirs.push(tempDir("svc-modes-")) - 1]!;
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const storeFiles = (dir: string) => [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`].map((name) => join(dir, name));

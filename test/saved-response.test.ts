@@ -1,33 +1,16 @@
 // What `svc-agent verify` and `verifySavedResponse` read (RECEIPTS.md "Verifying a receipt"): a saved
 // non-stream body, a receipt alone, or an SSE transcript, checked against the content in the same file.
 import { describe, expect, it } from "vitest";
-import { providerIdOf } from "../src/provider-id.ts";
-import { sha256Hex } from "../src/hash.ts";
-import { newReceiptId, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
+import { signReceipt } from "../src/receipt.ts";
 import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
 import { Signer } from "../src/signing.ts";
+import { receiptPayload } from "./fixtures/receipt-payload.ts";
 
 const key = Signer.fromSeed(Buffer.alloc(32, 9));
 const pieces = ["Hel", "lo", " ✓"];
 const content = pieces.join("");
 const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
-const payload: ReceiptPayload = {
-  version: 1,
-  id: newReceiptId(),
-  created: 1_795_305_600,
-  provider_id: providerIdOf(key.publicKey),
-  trust_level: "process",
-  model_id: "qwen3-4b",
-  model_hub_id: "Qwen/Qwen3-4B-GGUF",
-  model_revision: "a".repeat(40),
-  model_sha256: "b".repeat(64),
-  request_sha256: sha256Hex("request"),
-  response_sha256: sha256Hex(content),
-  usage,
-  finish_reason: "stop",
-  gateway_nonce: "c".repeat(32),
-  client_nonce: null,
-};
+const payload = receiptPayload(key, content, { usage });
 const receipt = signReceipt(key, payload);
 /** The key known some other way (`--key`): what makes a receipt that holds `valid` rather than `unverified`. */
 const trusted = { signingKey: key.publicKey };

@@ -7,11 +7,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../src/hash.ts";
 import { providerIdOf } from "../src/provider-id.ts";
 import { newReceiptId, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
 import { Signer } from "../src/signing.ts";
 import { runCli } from "./fixtures/cli.ts";
+import { receiptPayload } from "./fixtures/receipt-payload.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-verify-"));
 let listing: Server;
@@ -37,24 +37,7 @@ const honest = Signer.fromSeed(Buffer.alloc(32, 0x11));
 const forger = Signer.fromSeed(Buffer.alloc(32, 0x66));
 
 function receiptFile(signer: Signer, claim: Pick<ReceiptPayload, "trust_level"> & { serial?: string }, name = `r${newReceiptId()}.json`): string {
-  const payload: ReceiptPayload = {
-    version: 1,
-    id: newReceiptId(),
-    created: 1_795_305_600,
-    provider_id: providerIdOf(signer.publicKey),
-    model_id: "qwen3-4b",
-    model_hub_id: "Qwen/Qwen3-4B-GGUF",
-    model_revision: "a".repeat(40),
-    model_sha256: "b".repeat(64),
-    request_sha256: sha256Hex("request"),
-    response_sha256: sha256Hex(content),
-    usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-    finish_reason: "stop",
-    gateway_nonce: "c".repeat(32),
-    client_nonce: null,
-    ...claim,
-  };
-  const receipt = signReceipt(signer, payload);
+  const receipt = signReceipt(signer, receiptPayload(signer, content, claim));
   const path = join(dir, name);
   writeFileSync(path, JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: receipt.usage, svc_receipt: receipt }));
   return path;
@@ -158,7 +141,7 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
   it("a receipt that fails a check records nothing", async () => {
     const fresh = join(dir, "fresh-keys.json");
     const path = receiptFile(forger, { trust_level: "process" });
-    const tampered = readFileSync(path, "utf8").replace('"completion_tokens":2,"total_tokens":5', '"completion_tokens":3,"total_tokens":6');
+    const tampered = readFileSync(path, "utf8").replace('"completion_tokens":3,"total_tokens":10', '"completion_tokens":4,"total_tokens":11');
     writeFileSync(path, tampered);
     const result = await verify(path, "--trust-on-first-use", fresh);
     expect(result.code).toBe(1);
