@@ -3,11 +3,15 @@
 // assigns each to the other).
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt-types.js";
 
-export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt-types.js";
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt-types.js";
 
 export declare const RECEIPT_VERSION: 1;
 
-/** Checks a receipt's signature and self-consistency, plus every expectation given. Never throws. */
+/**
+ * Checks a receipt's signature and self-consistency, plus every expectation given. Never throws. `status` is
+ * `valid` only when `signingKey` or `providerId` ties the key to a provider you trust; a receipt that holds
+ * together without them is `unverified` (and `valid` is false).
+ */
 export declare function verifyReceipt(raw: unknown, expect?: ReceiptExpectations): ReceiptVerdict;
 
 /** Reads a saved response body, a receipt alone or an SSE transcript; throws when the text is none of them. */

@@ -2,7 +2,7 @@
 // partial download, and verifies size and SHA-256 before the file is moved into place.
 import { createHash, type Hash } from "node:crypto";
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
@@ -38,13 +38,14 @@ export class PullError extends Error {
 
 export function hubFileUrl(hubUrl: string, entry: CatalogEntry): string {
   const base = hubUrl.replace(/\/+$/, "");
-  return `${base}/${entry.hub_id}/resolve/${entry.revision}/${encodeURIComponent(entry.file)}`;
+  // the catalog allows only URL-safe hub names (src/catalog.ts); a file may sit in a folder of the repo
+  return `${base}/${entry.hub_id}/resolve/${entry.revision}/${entry.file.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 export async function pull(options: PullOptions): Promise<PullOutcome> {
   const { entry, modelsDir, log = () => {} } = options;
-  mkdirSync(modelsDir, { recursive: true });
   const target = join(modelsDir, entry.file);
+  mkdirSync(dirname(target), { recursive: true });
   const partial = `${target}.partial`;
 
   if (existsSync(target)) {

@@ -1,5 +1,5 @@
 // `svc-agent`: the provider daemon's command line. Parses argv and calls into agent/.
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
 import { catalogFrom } from "../agent/catalog-source.ts";
@@ -12,8 +12,8 @@ import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
-import { verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
-import { collect, hexKey, nonNegativeInteger, positiveInteger, positiveNumber, receiptNonce } from "../src/cli-options.ts";
+import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
+import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
@@ -40,7 +40,9 @@ interface StartFlags {
 
 const program = new Command("svc-agent")
   .description("svc provider daemon: serves catalog models through llama.cpp and signs a receipt for each session")
-  .showHelpAfterError();
+  // usage errors exit USAGE_EXIT, apart from verify's verdicts 1 and 2; set before the subcommands, which copy it
+  .exitOverride()
+  .configureOutput(oneLineUsageErrors("svc-agent"));
 
 program
   .command("catalog")
@@ -134,16 +136,24 @@ program
 
 program
   .command("verify")
-  .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript; exit 0 when valid")
+  .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check")
   .argument("<file>", "what the gateway returned, saved to a file")
-  .option("--providers <url>", "a provider listing ({gateway}/v1/providers) that must list the receipt's provider")
+  .option("--providers <url>", "a provider listing ({gateway}/v1/providers): it must list the receipt's provider at the receipt's rung and serial", httpUrl)
   .option("--api-key <key>", "API key for --providers (default: $SVC_API_KEY)")
-  .option("--provider-key <hex>", "the provider's Ed25519 public key (64 hex characters): it must have signed", hexKey)
+  .option("--key <hex>", "the provider's Ed25519 public key (64 hex characters), known some other way: it must have signed", hexKey)
+  .addOption(new Option("--provider-key <hex>", "the same as --key").argParser(hexKey).conflicts("key"))
+  .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails")
   .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
   .action(async (file: string, flags: VerifyFlags) => {
     const apiKey = flags.apiKey ?? process.env.SVC_API_KEY;
-    const valid = await verifyFile(file, { ...flags, ...(apiKey ? { apiKey } : {}) }, (line) => console.log(line));
-    process.exitCode = valid ? 0 : 1;
+    try {
+      const status = await verifyFile(file, { ...flags, ...(apiKey ? { apiKey } : {}) }, (line) => console.log(line));
+      process.exitCode = VERIFY_EXIT[status];
+    } catch (err) {
+      // no verdict at all: distinct from INVALID, so a script never reads "could not look" as "forged"
+      console.error(`svc-agent: ${(err as Error).message}`);
+      process.exitCode = CANNOT_CHECK_EXIT;
+    }
   });
 
 program
@@ -154,6 +164,11 @@ program
 try {
   await program.parseAsync();
 } catch (err) {
-  console.error(`svc-agent: ${(err as Error).message}`);
-  process.exitCode = 1;
+  if (err instanceof CommanderError) {
+    // commander has printed the error (or the help asked for) already
+    process.exitCode = err.exitCode === 0 ? 0 : USAGE_EXIT;
+  } else {
+    console.error(`svc-agent: ${(err as Error).message}`);
+    process.exitCode = 1;
+  }
 }

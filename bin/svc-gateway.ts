@@ -1,12 +1,13 @@
 // `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
 import { Command, Option } from "commander";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "../gateway/coordinator/registry.ts";
 import { startCoordinator } from "../gateway/coordinator/start.ts";
+import { makePrivateDataDir } from "../gateway/keys/file-modes.ts";
 import { enrollmentLookup, parseExpiry, tokenTable } from "../gateway/keys/provider-tokens.ts";
 import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
 import { serve } from "../gateway/serve.ts";
@@ -62,7 +63,7 @@ const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions
 const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
 
 function openStore(dataDir: string): SqliteKeyStore {
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
   return SqliteKeyStore.open(dataDir);
 }
 

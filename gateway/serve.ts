@@ -1,7 +1,6 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { TrustLevel } from "../src/trust.ts";
@@ -16,6 +15,7 @@ import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
+import { makePrivateDataDir } from "./keys/file-modes.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup } from "./keys/provider-tokens.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
@@ -82,7 +82,7 @@ function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, lo
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   const catalog = loadCatalog(options.catalogPath);
-  mkdirSync(options.dataDir, { recursive: true });
+  makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
   const store = SqliteKeyStore.open(options.dataDir);

@@ -12,16 +12,35 @@ export const LOCAL_ALIAS = "svc-local";
 
 export const BUNDLED_CATALOG_PATH = fileURLToPath(new URL("../models.lock.json", import.meta.url));
 
-export const CatalogEntrySchema = z.strictObject({
-  alias: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "expected a lowercase alias such as qwen3-4b"),
-  hub_id: z.string().regex(/^[\w.-]+\/[\w.-]+$/, "expected a model-hub id such as Qwen/Qwen3-4B-GGUF"),
-  file: z.string().regex(/^[^/\\]+\.gguf$/, "expected a bare .gguf file name"),
-  revision: hexChars(40),
-  sha256: hexChars(64),
-  size_bytes: z.number().int().nonnegative(),
-  min_memory_gb: z.number().positive(),
-  license: z.string().min(1),
-});
+// `svc-agent pull` builds the download URL from hub_id and file, and the local path from file, so both hold
+// only what a model hub allows in a name: path segments of letters, digits, ".", "_" and "-" that start with
+// a letter or digit (never "." or ".."), and no ".." anywhere, so no scheme, query, fragment, escape or climb.
+const SEGMENT = "[A-Za-z0-9][A-Za-z0-9._-]*";
+const HUB_ID = new RegExp(`^${SEGMENT}/${SEGMENT}$`);
+const HUB_FILE = new RegExp(`^(?:${SEGMENT}/)*${SEGMENT}\\.gguf$`);
+const isHubName = (pattern: RegExp, value: string) => pattern.test(value) && !value.includes("..");
+const HUB_RULE = 'letters, digits, ".", "_" and "-", each segment starting with a letter or digit, and no ".."';
+
+export const CatalogEntrySchema = z
+  .strictObject({
+    alias: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "expected a lowercase alias such as qwen3-4b"),
+    hub_id: z.string().max(200),
+    file: z.string().max(500),
+    revision: hexChars(40),
+    sha256: hexChars(64),
+    size_bytes: z.number().int().nonnegative(),
+    min_memory_gb: z.number().positive(),
+    license: z.string().min(1),
+  })
+  // here rather than on the fields, so that the message can name the entry's alias
+  .superRefine((entry, ctx) => {
+    if (!isHubName(HUB_ID, entry.hub_id)) {
+      ctx.addIssue({ code: "custom", path: ["hub_id"], message: `alias ${entry.alias}: ${JSON.stringify(entry.hub_id)} is not a model-hub id: expected owner/name such as Qwen/Qwen3-4B-GGUF, of ${HUB_RULE}` });
+    }
+    if (!isHubName(HUB_FILE, entry.file)) {
+      ctx.addIssue({ code: "custom", path: ["file"], message: `alias ${entry.alias}: ${JSON.stringify(entry.file)} is not a hub file: expected a relative path ending in .gguf such as Qwen3-4B-Q4_K_M.gguf, of ${HUB_RULE}` });
+    }
+  });
 
 export const CatalogSchema = z
   .strictObject({

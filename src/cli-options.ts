@@ -1,5 +1,5 @@
 // Argument parsers shared by the two command lines.
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError, type OutputConfiguration } from "commander";
 import { Hex32 } from "./hex.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
 
@@ -41,3 +41,17 @@ export const receiptNonce = (value: string): string => {
   if (!CLIENT_NONCE_PATTERN.test(value)) throw new InvalidArgumentError("expected 16 to 64 base64url characters");
   return value;
 };
+
+/** An http(s) URL. */
+export const httpUrl = (value: string): string => {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new InvalidArgumentError("expected an http:// or https:// URL");
+  return value;
+};
+
+/** sysexits.h EX_USAGE: a command line commander refused, never confused with a command's own exit codes. */
+export const USAGE_EXIT = 64;
+
+/** Commander's usage errors as one line, `bin: unknown option '--x' (Did you mean --y?)`, without the help text. */
+export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
+  outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}\n`),
+});

@@ -35,11 +35,15 @@ export interface Receipt {
 
 export type ReceiptPayload = Omit<Receipt, "signing_key" | "signature">;
 
-/** What a verifier knows independently of the receipt; each one given is checked, the rest are not. */
+/**
+ * What a verifier knows independently of the receipt; each one given is checked, the rest are not. Only
+ * `signingKey` or `providerId` (the SHA-256 of the key) ties the receipt to a provider you trust: without
+ * either, a receipt that holds together is `unverified`, never `valid`.
+ */
 export interface ReceiptExpectations {
   /** The Ed25519 key a directory attested for the provider (never the one inside the receipt). */
   signingKey?: string;
-  /** The provider the request went to, or the pin it named (a prefix of the id). */
+  /** The provider the request went to (from a listing you trust), or the pin it named (a prefix of the id). */
   providerId?: string;
   pin?: string;
   /** The rung the directory granted, and the serial it disclosed at `hardware`. */
@@ -65,7 +69,15 @@ export interface ReceiptCheck {
   detail: string;
 }
 
+/**
+ * `valid`: every check holds and the key is one you trust; `invalid`: a check failed; `unverified`: the
+ * signature and hashes hold, but nothing given ties the key to a provider you trust (anyone can make a key).
+ */
+export type ReceiptStatus = "valid" | "invalid" | "unverified";
+
 export interface ReceiptVerdict {
+  status: ReceiptStatus;
+  /** `status === "valid"`: false for an unverified receipt too, so a caller that reads only this fails closed. */
   valid: boolean;
   /** Present when the object has the receipt format (even if a check failed). */
   receipt?: Receipt;

@@ -6,10 +6,10 @@ import { sha256Hex } from "./hash.ts";
 import { Hex16, Hex32, Hex64 } from "./hex.ts";
 import { providerIdOf } from "./provider-id.ts";
 import { SIGNATURE_DOMAINS, verifySignature, type Signer } from "./signing.ts";
-import type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptVerdict, Usage } from "./receipt-types.ts";
+import type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, Usage } from "./receipt-types.ts";
 import { TRUST_LEVELS } from "./trust.ts";
 
-export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptVerdict, Usage } from "./receipt-types.ts";
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, Usage } from "./receipt-types.ts";
 
 export const RECEIPT_VERSION = 1;
 
@@ -63,13 +63,17 @@ export function signReceipt(signer: Signer, payload: ReceiptPayload): Receipt {
   return { ...payload, signing_key: signer.publicKey, signature: signer.sign(SIGNATURE_DOMAINS.receipt, payload) };
 }
 
-/** Runs every check that applies; never throws on hostile input. */
+/**
+ * Runs every check that applies; never throws on hostile input. The verdict is `valid` only when the key is
+ * tied to the provider through `signingKey` or `providerId`: a fresh key signs a self-consistent receipt
+ * claiming any rung and serial, so without them it is `unverified`.
+ */
 export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}): ReceiptVerdict {
   const parsed = ReceiptSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    return verdict(undefined, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION} receipt (${where}${issue?.message ?? "invalid"})` }]);
+    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION} receipt (${where}${issue?.message ?? "invalid"})` }]);
   }
   const r = parsed.data;
   const checks: ReceiptCheck[] = [];
@@ -112,10 +116,19 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}): R
     add("usage", matches, "the reported usage is the receipt's", `the reported usage ${JSON.stringify(expect.usage)} is not the receipt's ${JSON.stringify(r.usage)}`);
   }
   if (expect.finishReason !== undefined) same("finish_reason", r.finish_reason, expect.finishReason, "finish_reason");
-  return verdict(r, checks);
+  // provider_id is checked above to be the key's hash, so a trusted id pins the key as much as the key does
+  const trusted = expect.signingKey !== undefined || expect.providerId !== undefined;
+  return verdict(r, trusted, checks);
 }
 
-function verdict(receipt: Receipt | undefined, checks: ReceiptCheck[]): ReceiptVerdict {
+/** `invalid` when any check failed, else `valid` or `unverified` by whether the key is trusted. */
+export function receiptStatus(problems: readonly string[], trusted: boolean): ReceiptStatus {
+  if (problems.length > 0) return "invalid";
+  return trusted ? "valid" : "unverified";
+}
+
+function verdict(receipt: Receipt | undefined, trusted: boolean, checks: ReceiptCheck[]): ReceiptVerdict {
   const problems = checks.filter((c) => !c.ok).map((c) => c.detail);
-  return { valid: problems.length === 0, ...(receipt ? { receipt } : {}), checks, problems };
+  const status = receiptStatus(problems, trusted);
+  return { status, valid: status === "valid", ...(receipt ? { receipt } : {}), checks, problems };
 }

@@ -15,9 +15,15 @@ export function readSavedResponse(text: string): SavedResponse {
 }
 
 /** One call for SDK users and the CLI: read the saved text, then check its receipt against its content. */
-export function verifySavedResponse(text: string, expect: Omit<ReceiptExpectations, "content" | "usage" | "finishReason"> = {}): ReceiptVerdict & { saved: SavedResponse } {
-  const saved = readSavedResponse(text);
-  if (saved.receipt === undefined) return { valid: false, checks: [], problems: saved.problems, saved };
+export function verifySavedResponse(text: string, expect: SavedExpectations = {}): ReceiptVerdict & { saved: SavedResponse } {
+  return checkSavedResponse(readSavedResponse(text), expect);
+}
+
+type SavedExpectations = Omit<ReceiptExpectations, "content" | "usage" | "finishReason">;
+
+/** Checks what `readSavedResponse` found: its receipt against the content, usage and finish reason beside it. */
+export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectations = {}): ReceiptVerdict & { saved: SavedResponse } {
+  if (saved.receipt === undefined) return { status: "invalid", valid: false, checks: [], problems: saved.problems, saved };
   const fromFile: ReceiptExpectations = {
     ...(saved.content === undefined ? {} : { content: saved.content }),
     ...(saved.usage === undefined ? {} : { usage: saved.usage }),
@@ -25,7 +31,9 @@ export function verifySavedResponse(text: string, expect: Omit<ReceiptExpectatio
   };
   const verdict = verifyReceipt(saved.receipt, { ...expect, ...fromFile });
   const problems = [...saved.problems, ...verdict.problems];
-  return { ...verdict, valid: problems.length === 0, problems, saved };
+  // a file that cannot vouch for its answer is invalid even when the receipt in it holds
+  const status = problems.length > 0 ? "invalid" : verdict.status;
+  return { ...verdict, status, valid: status === "valid", problems, saved };
 }
 
 // `curl -i` saves the status line and headers too

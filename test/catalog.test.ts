@@ -67,6 +67,39 @@ describe("DESIGN §3 catalog validation: a clear error naming the bad field", ()
   });
 });
 
+describe("DESIGN §3 catalog validation: hub_id and file are names a model hub allows", () => {
+  // pull builds {hub}/{hub_id}/resolve/{revision}/{file} and {models-dir}/{file} from these
+  const withEntry = (change: Record<string, string>) => ({ version: 1, default: "qwen3-4b", models: [{ ...bundled.models[0], ...change }, bundled.models[1]] });
+  const badHubIds = ["../..", "Qwen/..", "./x", "..", "Qwen/a..b", "Qwen", "Qwen/x/y", "https://evil.example/x", "Qwen/x?y=1", "Qwen/x#frag",
+    "Qwen/%2e%2e", "Qwen\\x", "Qwen/ x", "-x/y", "Qwen/.hidden", "/Qwen/x", "Qwen/x/", "Qwen/\u00e9"];
+  const badFiles = ["../x.gguf", "sub/../x.gguf", "./x.gguf", "a/./x.gguf", "/abs.gguf", "x.gguf?download=1", "x.gguf#a", "%2e%2e/x.gguf",
+    "sub\\x.gguf", "x.bin", ".gguf", "sub//x.gguf", "x..gguf", "C:x.gguf", "sub/x.gguf/"];
+
+  it.each(badHubIds)("refuses hub_id %j, naming the alias and the field", (hubId) => {
+    expect(() => parseCatalog(withEntry({ hub_id: hubId }), "lock")).toThrow(
+      `lock: models[0].hub_id: alias qwen3-4b: ${JSON.stringify(hubId)} is not a model-hub id: expected owner/name`,
+    );
+  });
+
+  it.each(badFiles)("refuses file %j, naming the alias and the field", (file) => {
+    expect(() => parseCatalog(withEntry({ file }), "lock")).toThrow(`lock: models[0].file: alias qwen3-4b: ${JSON.stringify(file)} is not a hub file`);
+  });
+
+  it("accepts hub names with dots, underscores and dashes, and a file in a folder of the repo", () => {
+    const changes: Record<string, string>[] = [{ hub_id: "unsloth/Qwen3-4B-GGUF" }, { hub_id: "a.b_c-d/e.f_g-h" }, { file: "Q4_K_M/Qwen3-4B-Q4_K_M-00001-of-00002.gguf" }];
+    for (const change of changes) {
+      expect(parseCatalog(withEntry(change), "lock").models[0]).toMatchObject(change);
+    }
+  });
+
+  it("the bundled models.lock.json loads under these rules", () => {
+    expect(loadCatalog().models.map((m) => [m.hub_id, m.file])).toEqual([
+      ["Qwen/Qwen3-4B-GGUF", "Qwen3-4B-Q4_K_M.gguf"],
+      ["Qwen/Qwen3-8B-GGUF", "Qwen3-8B-Q4_K_M.gguf"],
+    ]);
+  });
+});
+
 describe("SPEC §2.1 model: resolution", () => {
   const table: [string, string][] = [
     ["qwen3-4b", "qwen3-4b"],

@@ -43,6 +43,21 @@ describe("§2.1 Chat completion request", () => {
     expect(parseChatRequest({ ...base, messages: [user(parts)] }).messages[0]?.content).toBe("one\ntwo");
   });
 
+  it("content that is not Unicode text (a lone UTF-16 surrogate) is invalid_value naming the field", () => {
+    // what JSON.parse makes of the escapes "\ud800" and "\udfff": half a pair, which no UTF-8 can encode
+    for (const lone of ["\ud800", "a\udfffb", "x\ud83d"]) {
+      const asString = fault({ ...base, messages: [user("fine"), user(lone)] });
+      expect([asString.code, asString.param], JSON.stringify(lone)).toEqual(["invalid_value", "messages[1].content"]);
+      expect(asString.message).toMatch(/^messages\[1\]\.content: contains a lone UTF-16 surrogate/);
+      const asPart = fault({ ...base, messages: [user([{ type: "text", text: "ok" }, { type: "text", text: lone }])] });
+      expect([asPart.code, asPart.param]).toEqual(["invalid_value", "messages[0].content[1].text"]);
+    }
+  });
+
+  it("content with whole surrogate pairs and NUL characters is text and passes as it is", () => {
+    expect(parseChatRequest({ ...base, messages: [user("\ud83d\ude00 a\u0000b")] }).messages[0]?.content).toBe("😀 a\u0000b");
+  });
+
   it("role: developer is served as a system turn", () => {
     const messages = [{ role: "developer", content: "be brief" }, user("hi")];
     expect(parseChatRequest({ ...base, messages }).messages[0]).toEqual({ role: "system", content: "be brief" });

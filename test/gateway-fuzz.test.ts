@@ -2,6 +2,7 @@
 // answers 200 or a 4xx SPEC §2.7 envelope, never a 5xx, never crashes, and leaves its provider free.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyReceipt } from "../src/receipt.ts";
 import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 
 let gw: GatewayProcess;
@@ -64,6 +65,21 @@ const validBody = fc.record(
   },
   { requiredKeys: ["messages", "max_tokens"] },
 );
+/** Text with the characters that trip encoders: lone surrogates (from JSON escapes), NUL and other controls. */
+const awkwardText = fc
+  .array(
+    fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)),
+      fc.constantFrom("\u0000", "\u0001", "\u001f", "\u007f", "\ufffe", "\uffff", "\ud83d\ude00"),
+    ),
+    { minLength: 1, maxLength: 6 },
+  )
+  .map((pieces) => pieces.join(""));
+
+/** Byte sequences no UTF-8 decoder may accept: overlong "/" and NUL, an encoded surrogate, a lone continuation byte, 0xFF. */
+const NOT_UTF8 = [[0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xf0, 0x80, 0x80, 0xaf], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0x80], [0xff]].map((b) => Buffer.from(b));
+
 const FIELDS = ["none", "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "provider", "role", "content", "part"] as const;
 
 /** A valid request with one field replaced by anything at all (or removed); sometimes left valid. */
@@ -98,6 +114,57 @@ describe("§7 Errors: random input never gets a 5xx", () => {
       fc.asyncProperty(fc.string({ unit: "binary" }), async (text) => checkAnswer(await post(gw, "/v1/chat/completions", text))),
       { numRuns: 100 },
     );
+  });
+
+  it("content with lone surrogates, NULs and control characters: 400 naming the field when not text, else served", async () => {
+    const sessions = () => gw.agents[0]!.stdout().match(/session \S+ start/g)?.length ?? 0;
+    await fc.assert(
+      fc.asyncProperty(awkwardText, fc.boolean(), async (content, asPart) => {
+        const before = sessions();
+        const body = { messages: [{ role: "user", content: asPart ? [{ type: "text", text: content }] : content }], max_tokens: 1 };
+        // JSON.stringify writes a lone surrogate as its escape ("\ud800"), as a hostile client would
+        const res = await post(gw, "/v1/chat/completions", body);
+        if (!/\p{Surrogate}/u.test(content)) {
+          expect(res.status).toBe(200);
+          await res.body?.cancel();
+          return;
+        }
+        expect(res.status).toBe(400);
+        const { error } = (await res.json()) as { error: Record<string, unknown> };
+        expect(error).toMatchObject({ code: "invalid_value", param: asPart ? "messages[0].content[0].text" : "messages[0].content", svc_action: "fix_request" });
+        expect(sessions(), "no provider session for a refused request").toBe(before);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("bytes that are not UTF-8 inside a string (overlong forms, encoded surrogates, stray bytes): 400 invalid_json", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...NOT_UTF8), fc.string({ maxLength: 10 }), async (bytes, around) => {
+        const [head, tail] = JSON.stringify({ messages: [{ role: "user", content: `${around}\u0001${around}` }], max_tokens: 1 }).split("\\u0001");
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${gw.key}`, "content-type": "application/json" },
+          body: Buffer.concat([Buffer.from(head!), bytes, Buffer.from(tail!)]),
+        });
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it("a NUL in content is text: llama.cpp gets it as one byte token and the receipt covers it", async () => {
+    const served = async (content: string) => {
+      const res = await post(gw, "/v1/chat/completions", { messages: [{ role: "user", content }], max_tokens: 1 });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens: number }; svc_receipt: unknown };
+    };
+    const plain = await served("ab");
+    const withNul = await served("a\u0000b");
+    expect(withNul.usage.prompt_tokens).toBe(plain.usage.prompt_tokens + 1);
+    expect((await served("a\u0000\u0000\u0000b")).usage.prompt_tokens).toBe(plain.usage.prompt_tokens + 3);
+    expect(verifyReceipt(withNul.svc_receipt, { providerId: gw.providerId, content: withNul.choices[0]!.message.content }).status).toBe("valid");
   });
 
   it("afterwards the process is alive, logged no failure and its provider is free", async () => {

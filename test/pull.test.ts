@@ -23,7 +23,8 @@ describe("svc-agent pull", () => {
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res) => {
       requests.push({ url: req.url ?? "", range: req.headers.range });
-      if (req.url !== `/${entry.hub_id}/resolve/${entry.revision}/${entry.file}`) {
+      // the pinned file, at the repo's top or in a folder of it
+      if (![entry.file, `q4/${entry.file}`].some((file) => req.url === `/${entry.hub_id}/resolve/${entry.revision}/${file}`)) {
         res.writeHead(404).end("not found");
         return;
       }
@@ -118,6 +119,24 @@ describe("svc-agent pull", () => {
     expect(result.stderr).toContain(`but the catalog pins ${entry.size_bytes} bytes with sha256 ${entry.sha256}. The partial download was deleted.`);
     expect(existsSync(`${target()}.partial`)).toBe(false);
     expect(existsSync(target())).toBe(false);
+  });
+
+  it("a catalog whose hub_id climbs out of its repo (../..) is refused at load, naming the alias; the hub is never asked", async () => {
+    const climbing = join(modelsDir, "climbing.json");
+    writeFileSync(climbing, JSON.stringify({ ...tiny.catalog, models: [{ ...entry, hub_id: "../.." }] }));
+    const result = await runCli("svc-agent", ["pull", "qwen3-4b", "--catalog", climbing, "--models-dir", modelsDir, "--hub-url", hubUrl]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`svc-agent: ${climbing}: models[0].hub_id: alias qwen3-4b: "../.." is not a model-hub id: expected owner/name such as Qwen/Qwen3-4B-GGUF, of letters, digits, ".", "_" and "-", each segment starting with a letter or digit, and no ".."\n`);
+    expect(requests).toEqual([]);
+  });
+
+  it("a file in a folder of the repo is fetched from that folder into the same folder under the models dir", async () => {
+    const nested = join(modelsDir, "nested.json");
+    writeFileSync(nested, JSON.stringify({ ...tiny.catalog, models: [{ ...entry, file: `q4/${entry.file}` }] }));
+    const result = await runCli("svc-agent", ["pull", "qwen3-4b", "--catalog", nested, "--models-dir", modelsDir, "--hub-url", hubUrl, "--data-dir", join(modelsDir, "state")]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(requests.map((r) => r.url)).toEqual([`/${entry.hub_id}/resolve/${entry.revision}/q4/${entry.file}`]);
+    expect(sha(join(modelsDir, "q4", entry.file))).toBe(entry.sha256);
   });
 
   it("an unknown alias or unreachable hub exits non-zero", async () => {

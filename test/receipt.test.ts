@@ -82,7 +82,9 @@ describe("RECEIPTS.md test vectors", () => {
       const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(v.seed!, "hex")]);
       const message = Buffer.concat([Buffer.from(`${domain}\0`), Buffer.from(v.jcs!)]);
       expect(sign(null, message, { key: pkcs8, format: "der", type: "pkcs8" }).toString("hex"), v.name).toBe(v.receipt.signature);
-      expect(verifyReceipt(v.receipt, { content: v.content }), v.name).toMatchObject({ valid: true, problems: [] });
+      expect(verifyReceipt(v.receipt, { content: v.content, signingKey: signer.publicKey }), v.name).toMatchObject({ status: "valid", valid: true, problems: [] });
+      // anyone can make a key: a vector that holds together is not vouched for without one you trust
+      expect(verifyReceipt(v.receipt, { content: v.content }), v.name).toMatchObject({ status: "unverified", valid: false, problems: [] });
     }
   });
 
@@ -93,10 +95,39 @@ describe("RECEIPTS.md test vectors", () => {
   });
 });
 
+describe("RECEIPTS.md step 4: valid only when the key is tied to a provider you trust", () => {
+  // the attack: a fresh random key signs a self-consistent receipt claiming the top rung and a made-up serial
+  const forger = Signer.fromSeed(Buffer.alloc(32, 0x66));
+  const forged = signReceipt(forger, { ...payload, provider_id: providerIdOf(forger.publicKey), trust_level: "hardware", serial: "MADE-UP-SERIAL" });
+
+  it("without a key or provider id, a receipt that holds together is unverified, and valid is false", () => {
+    expect(verifyReceipt(forged, { content })).toMatchObject({ status: "unverified", valid: false, problems: [] });
+  });
+
+  it("the key or the provider id of the provider you trust makes it valid; another's makes it invalid", () => {
+    expect(verifyReceipt(forged, { content, signingKey: forger.publicKey })).toMatchObject({ status: "valid", valid: true });
+    expect(verifyReceipt(forged, { content, providerId: providerIdOf(forger.publicKey) })).toMatchObject({ status: "valid", valid: true });
+    expect(verifyReceipt(forged, { content, signingKey: key.publicKey })).toMatchObject({ status: "invalid", valid: false });
+    expect(verifyReceipt(forged, { content, providerId: payload.provider_id })).toMatchObject({ status: "invalid", valid: false });
+  });
+
+  it("a pin (a prefix) or a rung alone ties nothing: still unverified", () => {
+    const id = providerIdOf(forger.publicKey);
+    expect(verifyReceipt(forged, { content, pin: id.slice(0, 8), trustLevel: "hardware", serial: "MADE-UP-SERIAL" }).status).toBe("unverified");
+  });
+
+  it("a failed check is invalid whatever trust is given", () => {
+    expect(verifyReceipt({ ...forged, serial: "EDITED" }, { content }).status).toBe("invalid");
+    expect(verifyReceipt({ ...forged, serial: "EDITED" }, { content, signingKey: forger.publicKey }).status).toBe("invalid");
+  });
+});
+
 describe("DESIGN §5 receipts: what the gateway verifies", () => {
   it("an honest receipt passes every check the gateway runs", () => {
+    // gatewayView is what gateway/directory/coordinator-client.ts passes: the attested key makes it `valid`
     const verdict = verifyReceipt(receipt, gatewayView);
     expect(verdict.problems).toEqual([]);
+    expect(verdict.status).toBe("valid");
     expect(verdict.valid).toBe(true);
     expect(verdict.checks.map((c) => c.check)).toEqual(
       expect.arrayContaining(["signature", "provider_id", "signing_key", "trust_level", "model_sha256", "request_sha256", "response_sha256", "gateway_nonce", "client_nonce"]),

@@ -87,7 +87,7 @@ describe("x-svc-receipt-nonce", () => {
     const nonce = "fresh-Nonce_0123456789abcdef";
     const { body } = await completion(agents.honest!, { "x-svc-receipt-nonce": nonce });
     expect(body.svc_receipt.client_nonce).toBe(nonce);
-    expect(verifyReceipt(body.svc_receipt, { clientNonce: nonce }).valid).toBe(true);
+    expect(verifyReceipt(body.svc_receipt, { clientNonce: nonce, providerId: agents.honest!.providerId }).valid).toBe(true);
   });
 
   it("a malformed nonce → 400 fix_request naming the header, before any provider is used", async () => {
@@ -163,23 +163,32 @@ describe("svc-agent verify FILE", () => {
   const verify = (path: string, ...args: string[]): Promise<CliResult> => runCli("svc-agent", ["verify", path, ...args]);
   const honestKey = () => Signer.fromSeed(Buffer.from(attestedKey(agents.honest!), "hex")).publicKey;
 
-  it("a saved body, a receipt alone and an SSE transcript verify: VALID, exit 0", async () => {
+  it("a saved body, a receipt alone and an SSE transcript with a trusted key verify: VALID, exit 0", async () => {
     const nonce = "verify-me_0123456789";
     const { text, body } = await completion(agents.honest!, { "x-svc-receipt-nonce": nonce });
     const ok = await verify(saved("body.json", text), "--nonce", nonce, "--provider-key", honestKey(), "--providers", gateway.url, "--api-key", gateway.key);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^.*body\.json: a chat completion response\n/);
-    expect(ok.stdout).toContain(`provider ${agents.honest!.providerId} is listed by ${gateway.url}/v1/providers`);
+    expect(ok.stdout).toContain(`provider ${agents.honest!.providerId} is listed by ${gateway.url}/v1/providers at rung process`);
     expect(ok.stdout).toContain(`VALID: receipt ${body.svc_receipt.id} signed by provider ${agents.honest!.providerId} at rung process for qwen3-4b`);
 
-    const alone = await verify(saved("receipt.json", JSON.stringify(body.svc_receipt)));
+    const alone = await verify(saved("receipt.json", JSON.stringify(body.svc_receipt)), "--key", honestKey());
     expect(alone.code).toBe(0);
     expect(alone.stdout).toContain("response_sha256 not recomputed: the file holds no content");
 
+    // the hardware rung and serial the gateway lists are the ones the receipt claims
     const stream = await (await chat(agents.hardware!, { stream: true })).text();
-    const sse = await verify(saved("stream.sse", stream));
+    const sse = await verify(saved("stream.sse", stream), "--providers", gateway.url, "--api-key", gateway.key);
     expect(sse.code, sse.stdout).toBe(0);
     expect(sse.stdout).toContain("an SSE transcript");
+    expect(sse.stdout).toMatch(/ok {4}serial is \S+/);
+  });
+
+  it("the same files with nothing to trust the key by: UNVERIFIED, exit 2", async () => {
+    const { text } = await completion(agents.honest!);
+    const bare = await verify(saved("bare.json", text));
+    expect(bare.code, bare.stdout).toBe(2);
+    expect(bare.stdout.trimEnd().split("\n").at(-1)).toBe("UNVERIFIED: signature and hashes hold, but nothing ties the key to a provider you trust");
   });
 
   it("each doctored file is INVALID, exit 1: tampered field, swapped key, another provider's, replayed, wrong response hash", async () => {
@@ -213,13 +222,14 @@ describe("svc-agent verify FILE", () => {
     const notListed = await verify(path, "--providers", `${gateway.url}/v1`, "--api-key", gateway.key);
     expect(notListed.code).toBe(1);
     expect(notListed.stdout).toContain(`FAIL  provider ${providerIdOf(stranger.publicKey)} is not listed by ${gateway.url}/v1/providers`);
+    // could not check at all: exit 3, never read as a verdict
     const wrongKey = await verify(path, "--providers", gateway.url, "--api-key", "sk-svc_wrong");
-    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.code).toBe(3);
     expect(wrongKey.stderr).toContain(`${gateway.url}/v1/providers answered 401 (pass --api-key or set SVC_API_KEY)`);
     const missing = await verify(join(cluster.tiny.dir, "nope.json"));
-    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("cannot read")]);
+    expect([missing.code, missing.stderr]).toEqual([3, expect.stringContaining("cannot read")]);
     const error = await verify(saved("error.json", JSON.stringify({ error: { code: "receipt_invalid", message: "no" } })));
-    expect([error.code, error.stderr]).toEqual([1, expect.stringContaining("error response, which carries no receipt")]);
+    expect([error.code, error.stdout]).toEqual([1, expect.stringContaining("INVALID: the file holds an error response, which carries no receipt")]);
   });
 });
 
@@ -233,14 +243,14 @@ describe("verifyReceipt, exported from the package", () => {
 
   it("plain node imports it from the package and checks a saved response", async () => {
     const { text } = await completion(agents.honest!);
-    const script = `import { verifySavedResponse } from "svc"; const v = verifySavedResponse(process.argv[1]); console.log(JSON.stringify([v.valid, v.problems]));`;
+    const script = `import { verifySavedResponse } from "svc"; const v = verifySavedResponse(process.argv[1], { providerId: process.argv[2] }); console.log(JSON.stringify([v.status, v.valid, v.problems]));`;
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script, text], { cwd: new URL("..", import.meta.url) });
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script, text, agents.honest!.providerId], { cwd: new URL("..", import.meta.url) });
       let stdout = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
       child.on("error", reject);
       child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}`))));
     });
-    expect(JSON.parse(out)).toEqual([true, []]);
+    expect(JSON.parse(out)).toEqual(["valid", true, []]);
   });
 });

@@ -26,6 +26,10 @@ const body = fc.oneof(
   fc.nat({ max: 5_000 }).map((digits) => Buffer.from(`{"messages":[{"role":"user","content":"x"}],"max_tokens":1${"0".repeat(digits)}}`)),
   fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
   fc.constant(Buffer.from([0x7b, 0x22, 0x6d, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), // {"m":"\xff\xfe"}
+  // overlong "/" and NUL, an encoded surrogate (never UTF-8), then JSON escapes of a lone surrogate and of NUL
+  fc.constantFrom([0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xc0, 0x80], [0xed, 0xa0, 0x80]).map((bytes) =>
+    Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"a'), Buffer.from(bytes), Buffer.from('"}],"max_tokens":1}')])),
+  fc.constantFrom("\\ud800", "\\udc00x", "\\u0000").map((escape) => Buffer.from(`{"messages":[{"role":"user","content":"${escape}"}],"max_tokens":1}`)),
 );
 const headers = fc.record(
   {

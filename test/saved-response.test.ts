@@ -1,34 +1,19 @@
 // What `svc-agent verify` and `verifySavedResponse` read (RECEIPTS.md "Verifying a receipt"): a saved
 // non-stream body, a receipt alone, or an SSE transcript, checked against the content in the same file.
 import { describe, expect, it } from "vitest";
-import { providerIdOf } from "../src/provider-id.ts";
-import { sha256Hex } from "../src/hash.ts";
-import { newReceiptId, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
+import { signReceipt } from "../src/receipt.ts";
 import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
 import { Signer } from "../src/signing.ts";
+import { receiptPayload } from "./fixtures/receipt-payload.ts";
 
 const key = Signer.fromSeed(Buffer.alloc(32, 9));
 const pieces = ["Hel", "lo", " ✓"];
 const content = pieces.join("");
 const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
-const payload: ReceiptPayload = {
-  version: 1,
-  id: newReceiptId(),
-  created: 1_795_305_600,
-  provider_id: providerIdOf(key.publicKey),
-  trust_level: "process",
-  model_id: "qwen3-4b",
-  model_hub_id: "Qwen/Qwen3-4B-GGUF",
-  model_revision: "a".repeat(40),
-  model_sha256: "b".repeat(64),
-  request_sha256: sha256Hex("request"),
-  response_sha256: sha256Hex(content),
-  usage,
-  finish_reason: "stop",
-  gateway_nonce: "c".repeat(32),
-  client_nonce: null,
-};
+const payload = receiptPayload(key, content, { usage });
 const receipt = signReceipt(key, payload);
+/** The key known some other way (`--key`): what makes a receipt that holds `valid` rather than `unverified`. */
+const trusted = { signingKey: key.publicKey };
 
 const body = (overrides: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -51,12 +36,12 @@ const transcript = (parts: string[] = pieces) =>
 describe("svc-agent verify: what it reads", () => {
   it("a non-stream body: its receipt, content, usage and finish reason", () => {
     expect(readSavedResponse(body())).toEqual({ kind: "response", receipt, content, usage, finishReason: "stop", problems: [] });
-    expect(verifySavedResponse(body()).valid).toBe(true);
+    expect(verifySavedResponse(body(), trusted)).toMatchObject({ status: "valid", valid: true });
   });
 
   it("a body saved with curl -i: the HTTP head is skipped", () => {
     const saved = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-svc-trust: process\r\n\r\n${body()}`;
-    expect(verifySavedResponse(saved).valid).toBe(true);
+    expect(verifySavedResponse(saved, trusted).valid).toBe(true);
   });
 
   it("a receipt alone: checked, with the response hash left for want of content", () => {
@@ -68,8 +53,15 @@ describe("svc-agent verify: what it reads", () => {
 
   it("an SSE transcript: the deltas joined in order are the content", () => {
     expect(readSavedResponse(transcript())).toEqual({ kind: "stream", receipt, content, usage, finishReason: "stop", problems: [] });
-    expect(verifySavedResponse(transcript()).valid).toBe(true);
+    expect(verifySavedResponse(transcript(), trusted).valid).toBe(true);
     expect(verifySavedResponse(transcript(["Hel", " ✓", "lo"])).problems).toEqual([expect.stringMatching(/^response_sha256/)]);
+  });
+
+  it("a file that holds together but names no trusted key is unverified, and valid is false", () => {
+    expect(verifySavedResponse(body())).toMatchObject({ status: "unverified", valid: false, problems: [] });
+    expect(verifySavedResponse(transcript(), { providerId: receipt.provider_id })).toMatchObject({ status: "valid", valid: true });
+    const other = Signer.fromSeed(Buffer.alloc(32, 10)).publicKey;
+    expect(verifySavedResponse(body(), { signingKey: other })).toMatchObject({ status: "invalid", valid: false });
   });
 
   it("edited content, usage or finish reason in a body fail", () => {
@@ -82,7 +74,7 @@ describe("svc-agent verify: what it reads", () => {
 
   it("a failed stream, a stream without [DONE] and a body without a receipt are not vouched for", () => {
     const failed = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), `data: ${JSON.stringify({ error: { code: "provider_error", message: "gone" } })}\n\n`].join("");
-    expect(verifySavedResponse(failed)).toMatchObject({ valid: false, problems: [expect.stringMatching(/stream failed \(provider_error: gone\)/), "no chunk carries svc_receipt"] });
+    expect(verifySavedResponse(failed)).toMatchObject({ status: "invalid", valid: false, problems: [expect.stringMatching(/stream failed \(provider_error: gone\)/), "no chunk carries svc_receipt"] });
     expect(verifySavedResponse(transcript().replace("data: [DONE]\n\n", "")).problems).toEqual(["the transcript ends without data: [DONE]"]);
     expect(verifySavedResponse(body({ svc_receipt: undefined })).problems).toEqual(["the response carries no svc_receipt"]);
   });

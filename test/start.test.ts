@@ -50,9 +50,9 @@ describe("npm start", () => {
     const answer = JSON.parse(saved) as { choices: { message: { content: string } }[]; svc_receipt: { model_id: string } };
     expect(answer.svc_receipt.model_id).toBe("tiny-random");
     // and the receipt check it prints next
-    const file = /npx svc-agent verify (\S+)/.exec(text)![1]!;
-    writeFileSync(join(dataDir, file), saved);
-    const verified = await runCli("svc-agent", ["verify", join(dataDir, file)]);
+    const [file, ...flags] = /npx svc-agent verify (.+)/.exec(text)![1]!.split(" ");
+    writeFileSync(join(dataDir, file!), saved);
+    const verified = await runCli("svc-agent", ["verify", join(dataDir, file!), ...flags]);
     expect(verified.code, verified.stdout).toBe(0);
     expect(verified.stdout).toContain("VALID: receipt rcpt_");
   });

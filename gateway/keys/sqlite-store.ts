@@ -3,6 +3,7 @@
 // never by scanning.
 import Database from "better-sqlite3";
 import { join } from "node:path";
+import { privateDatabaseFile } from "./file-modes.ts";
 import type { KeyActivity, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 
@@ -78,7 +79,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   static open(dataDir: string): SqliteKeyStore {
-    const db = new Database(join(dataDir, STORE_FILE));
+    const db = new Database(privateDatabaseFile(join(dataDir, STORE_FILE)));
     db.pragma("journal_mode = WAL");
     // a key handed to its owner must survive a power cut, not only a crash; keys are created rarely
     db.pragma("synchronous = FULL");

@@ -18,10 +18,17 @@ const TEXT_PART_TYPES = ["text", "input_text"] as const;
 // `developer` is what newer OpenAI SDKs send in place of `system`; it renders as a system turn.
 const ROLES = ["system", "developer", "user", "assistant"] as const;
 
-const ContentPart = z.object({ type: z.enum(TEXT_PART_TYPES), text: z.string() });
+// A JSON escape such as "\ud800" can carry half a surrogate pair, which is no Unicode text: no UTF-8 encodes
+// it, so the sealed request's canonical JSON cannot hold it. Refused here, before a provider is reserved.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const Text = z.string().refine((text) => !LONE_SURROGATE.test(text), {
+  message: "contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode",
+});
+
+const ContentPart = z.object({ type: z.enum(TEXT_PART_TYPES), text: Text });
 const Message = z.object({
   role: z.enum(ROLES),
-  content: z.union([z.string(), z.array(ContentPart)]),
+  content: z.union([Text, z.array(ContentPart)]),
 });
 const Body = z.object({
   // SPEC §2.1: the default alias stands in when `model` is absent; an empty string is a fault
