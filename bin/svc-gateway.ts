@@ -6,12 +6,13 @@ import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { startCoordinator } from "../gateway/coordinator/start.ts";
+import { listKeys, setKeyLimits, withKeyStore } from "../gateway/keys/keys-admin.ts";
 import { serve } from "../gateway/serve.ts";
 import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "../gateway/http/timeouts.ts";
-import { collect, nonNegativeInteger, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { collect, limitOverride, nonNegativeInteger, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { Hex32 } from "../src/hex.ts";
 import { measure } from "../src/measure.ts";
@@ -168,6 +169,29 @@ release
     const manifest = signManifest(Signer.fromPem(readFileSync(opts.key, "utf8")), measurements);
     writeFileSync(opts.out, `${JSON.stringify(manifest, null, 2)}\n`);
     console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);
+  });
+
+const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits");
+const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(join(DEFAULT_DATA_DIR, "gateway"));
+
+keys
+  .command("list")
+  .description("every user's keys, newest first: id, prefix, owner, name, state, rate limits")
+  .addOption(dataDirOption())
+  .action((opts: { dataDir: string }) => {
+    for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
+  });
+
+keys
+  .command("limit <key-id>")
+  .description("override the serve --key-* defaults for one key (N, or `default`); a running gateway applies it within 10 s")
+  .option("--concurrency <n>", "requests in flight", limitOverride)
+  .option("--rpm <n>", "requests per minute", limitOverride)
+  .option("--tpm <n>", "tokens per minute", limitOverride)
+  .addOption(dataDirOption())
+  .action((keyId: string, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+    const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
+    console.log(withKeyStore(opts.dataDir, (store) => setKeyLimits(store, keyId, changes)));
   });
 
 try {

@@ -41,3 +41,11 @@ export const receiptNonce = (value: string): string => {
   if (!CLIENT_NONCE_PATTERN.test(value)) throw new InvalidArgumentError("expected 16 to 64 base64url characters");
   return value;
 };
+
+/** A per-key rate-limit override: a positive integer, or `default` (null) to follow the operator's default again. */
+export const limitOverride = (value: string): number | null => {
+  if (value === "default") return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer or `default`");
+  return n;
+};
