@@ -3,7 +3,7 @@
 // so timing says nothing about a guess; user keys are found by the hash of the secret.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
-import { SECRET_PREFIX } from "./secret.ts";
+import { SECRET_PREFIX, secretHash } from "./secret.ts";
 import type { KeyOwner } from "./key-store.ts";
 import type { UserKeys } from "./user-keys.ts";
 
@@ -35,8 +35,11 @@ export class OperatorKeys {
   }
 }
 
-/** Who a request acts as: an operator, or the user who owns the key. */
-export type Principal = { kind: "operator" } | ({ kind: "user" } & KeyOwner);
+/**
+ * Who a request acts as: an operator, or the user who owns the key. `keyId` names the key for its rate
+ * limits; an operator key's is derived from its digest (`op_` + 16 hex), so the key itself is never kept.
+ */
+export type Principal = { kind: "operator"; keyId: string } | ({ kind: "user" } & KeyOwner);
 
 /** The key from `Authorization: Bearer <key>`, or undefined when the header is absent or not a bearer. */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -58,7 +61,7 @@ export class Authenticator {
       const why = header === undefined ? "No API key was sent" : "The Authorization header is not a bearer key";
       throw new ApiError("invalid_api_key", `${why}; send Authorization: Bearer <API_KEY>.`);
     }
-    if (this.operators.has(key)) return { kind: "operator" };
+    if (this.operators.has(key)) return { kind: "operator", keyId: `op_${secretHash(key).slice(0, 16)}` };
     const owner = key.startsWith(SECRET_PREFIX) ? this.users?.verify(key) : undefined;
     if (owner === undefined) throw new ApiError("invalid_api_key", "The API key is not valid, or it has been revoked.");
     return { kind: "user", ...owner };
