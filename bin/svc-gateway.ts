@@ -7,6 +7,7 @@ import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { startCoordinator } from "../gateway/coordinator/start.ts";
 import { listKeys, setKeyLimits, withKeyStore } from "../gateway/keys/keys-admin.ts";
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "../gateway/keys/limiter.ts";
 import { serve } from "../gateway/serve.ts";
 import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/openai/sse.ts";
@@ -44,6 +45,11 @@ interface ServeFlags extends CoordinatorFlags {
   oidcClientId?: string;
   oidcClientSecret?: string;
   publicUrl?: string;
+  keyConcurrency?: number;
+  keyRpm?: number;
+  keyTpm?: number;
+  authFailuresPerMinute: number;
+  trustProxy?: boolean;
 }
 
 const program = new Command("svc-gateway")
@@ -79,7 +85,12 @@ coordinatorOptions(
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
-    .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL")),
+    .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL"))
+    .option("--key-concurrency <n>", "each API key's limit on requests in flight (default: unlimited)", positiveInteger)
+    .option("--key-rpm <n>", "each API key's limit on requests per minute (default: unlimited)", positiveInteger)
+    .option("--key-tpm <n>", "each API key's limit on tokens per minute, from receipts (default: unlimited)", positiveInteger)
+    .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
+    .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
 ).action(async (flags: ServeFlags) => {
   const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
   const oidc =
@@ -99,6 +110,11 @@ coordinatorOptions(
     operatorKeys,
     oidc,
     keepaliveMs: flags.keepaliveMs,
+    limits: {
+      keyDefaults: { concurrency: flags.keyConcurrency, rpm: flags.keyRpm, tpm: flags.keyTpm },
+      authFailuresPerMinute: flags.authFailuresPerMinute,
+      trustProxy: flags.trustProxy === true,
+    },
     httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,

@@ -17,6 +17,7 @@ import { createGatewayServer } from "./server.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { UserKeys } from "./keys/user-keys.ts";
+import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
@@ -38,6 +39,8 @@ export interface ServeOptions {
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
   keepaliveMs?: number;
+  /** Per-key rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
+  limits?: LimitSettings;
   /** Slowloris limits on the request head and body. */
   httpTimeouts?: HttpTimeouts;
   heartbeatMs?: number;
@@ -88,13 +91,19 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
   const signIn = options.oidc && openSignIn(options.oidc, options.dataDir, options.logger.child({ role: "sign-in" }));
   const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs);
+  const metrics = new GatewayMetrics(() => directory.connected);
+  const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
+    overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
+    limited: (limit) => metrics.rateLimited(limit),
+  });
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
       directory,
-      metrics: new GatewayMetrics(() => directory.connected),
+      metrics,
       floor: options.floor,
       auth: new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users),
+      limiter,
       signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       bodyLimitBytes: BODY_LIMIT_BYTES,
