@@ -10,12 +10,14 @@ import { startCoordinator } from "../gateway/coordinator/start.ts";
 import { makePrivateDataDir } from "../gateway/keys/file-modes.ts";
 import { enrollmentLookup, parseExpiry, tokenTable } from "../gateway/keys/provider-tokens.ts";
 import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
+import { listKeys, setKeyLimits, withKeyStore } from "../gateway/keys/keys-admin.ts";
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "../gateway/keys/limiter.ts";
 import { serve } from "../gateway/serve.ts";
 import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "../gateway/http/timeouts.ts";
-import { collect, nonNegativeInteger, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { collect, limitOverride, nonNegativeInteger, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { Hex32 } from "../src/hex.ts";
 import { measure } from "../src/measure.ts";
@@ -53,6 +55,11 @@ interface ServeFlags extends CoordinatorFlags {
   oidcClientId?: string;
   oidcClientSecret?: string;
   publicUrl?: string;
+  keyConcurrency?: number;
+  keyRpm?: number;
+  keyTpm?: number;
+  authFailuresPerMinute: number;
+  trustProxy?: boolean;
 }
 
 const program = new Command("svc-gateway")
@@ -104,7 +111,12 @@ coordinatorOptions(
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
-    .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL")),
+    .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL"))
+    .option("--key-concurrency <n>", "each API key's limit on requests in flight (default: unlimited)", positiveInteger)
+    .option("--key-rpm <n>", "each API key's limit on requests per minute (default: unlimited)", positiveInteger)
+    .option("--key-tpm <n>", "each API key's limit on tokens per minute, from receipts (default: unlimited)", positiveInteger)
+    .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
+    .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
 ).action(async (flags: ServeFlags) => {
   const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
   const oidc =
@@ -128,6 +140,11 @@ coordinatorOptions(
     operatorKeys,
     oidc,
     keepaliveMs: flags.keepaliveMs,
+    limits: {
+      keyDefaults: { concurrency: flags.keyConcurrency, rpm: flags.keyRpm, tpm: flags.keyTpm },
+      authFailuresPerMinute: flags.authFailuresPerMinute,
+      trustProxy: flags.trustProxy === true,
+    },
     httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,
@@ -196,9 +213,7 @@ providers
   .addOption(storeOption())
   .action((opts: { name: string; expires?: string; json?: boolean; dataDir: string }) => {
     const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
-    const store = openStore(opts.dataDir);
-    const { token, secret } = store.enrollProvider(opts.name, expiresAt);
-    store.close();
+    const { token, secret } = withKeyStore(opts.dataDir, (store) => store.enrollProvider(opts.name, expiresAt), true);
     if (opts.json) {
       const { id, name, prefix, createdAt, expiresAt: expires } = token;
       console.log(JSON.stringify({ id, name, token: secret, prefix, created_at: createdAt, expires_at: expires }));
@@ -215,9 +230,7 @@ providers
   .option("--json", "print the tokens as a JSON array")
   .addOption(storeOption())
   .action((opts: { json?: boolean; dataDir: string }) => {
-    const store = openStore(opts.dataDir);
-    const tokens = store.listProviderTokens();
-    store.close();
+    const tokens = withKeyStore(opts.dataDir, (store) => store.listProviderTokens());
     console.log(opts.json ? JSON.stringify(tokens) : tokenTable(tokens));
   });
 
@@ -227,9 +240,7 @@ providers
   .argument("<id>", "the token's id (ptk_…), from providers list")
   .addOption(storeOption())
   .action((id: string, opts: { dataDir: string }) => {
-    const store = openStore(opts.dataDir);
-    const revoked = store.revokeProviderToken(id);
-    store.close();
+    const revoked = withKeyStore(opts.dataDir, (store) => store.revokeProviderToken(id));
     if (!revoked) throw new Error(`providers revoke ${id}: no live enrollment token has that id (see providers list)`);
     console.log(`svc-gateway: revoked ${id}`);
   });
@@ -258,6 +269,29 @@ release
     const manifest = signManifest(Signer.fromPem(readFileSync(opts.key, "utf8")), measurements);
     writeFileSync(opts.out, `${JSON.stringify(manifest, null, 2)}\n`);
     console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);
+  });
+
+const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits");
+const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(join(DEFAULT_DATA_DIR, "gateway"));
+
+keys
+  .command("list")
+  .description("every user's keys, newest first: id, prefix, owner, name, state, rate limits")
+  .addOption(dataDirOption())
+  .action((opts: { dataDir: string }) => {
+    for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
+  });
+
+keys
+  .command("limit <key-id>")
+  .description("override the serve --key-* defaults for one key (N, or `default`); a running gateway applies it within 10 s")
+  .option("--concurrency <n>", "requests in flight", limitOverride)
+  .option("--rpm <n>", "requests per minute", limitOverride)
+  .option("--tpm <n>", "tokens per minute", limitOverride)
+  .addOption(dataDirOption())
+  .action((keyId: string, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+    const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
+    console.log(withKeyStore(opts.dataDir, (store) => setKeyLimits(store, keyId, changes)));
   });
 
 try {

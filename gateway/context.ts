@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Catalog } from "../src/catalog.ts";
 import type { Authenticator, Principal } from "./keys/auth.ts";
+import type { Admission, Limiter } from "./keys/limiter.ts";
 import type { TrustLevel } from "../src/trust.ts";
 import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
@@ -13,6 +14,8 @@ export interface Gateway {
   directory: Directory;
   floor: TrustLevel;
   auth: Authenticator;
+  /** Per-key rate limits and failed-authentication slowdown. */
+  limiter: Limiter;
   /** The settings pages' sign-in and key store; absent when no identity provider is configured. */
   signIn?: SignIn;
   keepaliveMs: number;
@@ -32,4 +35,6 @@ export interface RouteContext {
   log: RequestLog;
   /** Who the bearer key belongs to. */
   principal: Principal;
+  /** The key's admission under its rate limits; tokens from the verified receipt are charged to it. */
+  admission: Admission;
 }

@@ -1,11 +1,14 @@
 // The gateway's Prometheus metrics (`GET /metrics`, prom-client): requests by route and status, latency and
-// time-to-first-token histograms, tokens in and out, and receipts that failed verification. Each gateway
-// has its own registry, so an embedded coordinator or a second gateway in one process never collides.
+// time-to-first-token histograms, tokens in and out, receipts that failed verification, and 429s by the limit
+// that gave them. Each gateway has its own registry, so an embedded coordinator or a second gateway in one
+// process never collides.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RequestLog } from "./request-log.ts";
 
 /** From half a millisecond (the gateway's own cost) to a minute (a long generation). */
 const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+const RATE_LIMITS = ["concurrency", "rpm", "tpm", "auth"] as const;
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -40,6 +43,12 @@ export class GatewayMetrics {
     help: "Provider receipts that failed verification (answered 502 receipt_invalid, never passed on).",
     registers: [this.registry],
   });
+  private readonly rateLimitedTotal = new Counter({
+    name: "svc_gateway_rate_limited_total",
+    help: "Requests answered 429 rate_limited, by limit: a key's concurrency, rpm or tpm, or auth (an address failing to authenticate).",
+    labelNames: ["limit"] as const,
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({
     name: "svc_gateway_requests_in_flight",
     help: "Requests being answered now.",
@@ -56,6 +65,12 @@ export class GatewayMetrics {
       },
     });
     collectDefaultMetrics({ register: this.registry });
+    // every series from the start, so a dashboard's rate() sees the first 429 rather than a new series
+    for (const limit of RATE_LIMITS) this.rateLimitedTotal.inc({ limit }, 0);
+  }
+
+  rateLimited(limit: (typeof RATE_LIMITS)[number]): void {
+    this.rateLimitedTotal.inc({ limit });
   }
 
   /** One finished request, from the same fields as its log line. */

@@ -21,6 +21,7 @@ import { enrollmentLookup } from "./keys/provider-tokens.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
 import { UserKeys } from "./keys/user-keys.ts";
+import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
@@ -49,6 +50,8 @@ export interface ServeOptions {
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
   keepaliveMs?: number;
+  /** Per-key rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
+  limits?: LimitSettings;
   /** Slowloris limits on the request head and body. */
   httpTimeouts?: HttpTimeouts;
   heartbeatMs?: number;
@@ -116,13 +119,19 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
   const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }));
   const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs, gatewaySecret);
+  const metrics = new GatewayMetrics(() => directory.connected);
+  const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
+    overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
+    limited: (limit) => metrics.rateLimited(limit),
+  });
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
       directory,
-      metrics: new GatewayMetrics(() => directory.connected),
+      metrics,
       floor: options.floor,
       auth: new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users),
+      limiter,
       signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       bodyLimitBytes: BODY_LIMIT_BYTES,

@@ -99,8 +99,9 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
     } else {
       const { route, handler, param } = resolveRoute(method, path);
       routeName = route.name;
-      const principal = gateway.auth.authenticate(req.headers.authorization);
-      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal };
+      const principal = gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization));
+      const admission = gateway.limiter.admit(principal, res);
+      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission };
       await handler(ctx, param);
     }
     log.status ??= res.statusCode;

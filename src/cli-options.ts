@@ -55,3 +55,11 @@ export const USAGE_EXIT = 64;
 export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
   outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}\n`),
 });
+
+/** A per-key rate-limit override: a positive integer, or `default` (null) to follow the operator's default again. */
+export const limitOverride = (value: string): number | null => {
+  if (value === "default") return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer or `default`");
+  return n;
+};

@@ -45,7 +45,15 @@ describe("§5 Authentication", () => {
       expect((error as ApiError).status).toBe(401);
       expect((error as ApiError).message).not.toContain("sk-svc_nope");
     }
-    expect(auth.authenticate("Bearer sk-svc_one")).toEqual({ kind: "operator" });
+    expect(auth.authenticate("Bearer sk-svc_one")).toEqual({ kind: "operator", keyId: expect.stringMatching(/^op_[0-9a-f]{16}$/) });
+  });
+
+  it("each operator key is its own key for rate limits, named by its digest, never by the key", () => {
+    const auth = new Authenticator(new OperatorKeys(["sk-svc_one", "sk-svc_two"]));
+    const one = auth.authenticate("Bearer sk-svc_one");
+    expect(auth.authenticate("bearer sk-svc_one ")).toEqual(one);
+    expect(auth.authenticate("Bearer sk-svc_two")).not.toEqual(one);
+    expect(JSON.stringify(one)).not.toContain("sk-svc_one");
   });
 });
 

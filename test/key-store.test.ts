@@ -1,12 +1,15 @@
 // SPEC §5's key store on a real SQLite file in a temp dir: schema and migration, secrets kept only as hashes
-// and found through an index, keys scoped to their owner, revocation and sessions.
+// and found through an index, keys scoped to their owner, revocation and sessions; and README "Rate limits":
+// per-key overrides, read through UserKeys and set by the operator's `svc-gateway keys` commands.
 import Database from "better-sqlite3";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { describeLimits, listKeys, setKeyLimits, withKeyStore } from "../gateway/keys/keys-admin.ts";
 import { displayPrefix, newSecret, secretHash } from "../gateway/keys/secret.ts";
 import { SqliteKeyStore, STORE_FILE } from "../gateway/keys/sqlite-store.ts";
+import { LIMITS_REFRESH_MS, UserKeys } from "../gateway/keys/user-keys.ts";
 import { sha256Hex } from "../src/hash.ts";
 
 const dirs: string[] = [];
@@ -162,5 +165,72 @@ describe("Provider enrollment tokens in the key store", () => {
     expect(store.liveProviderToken(secretHash(revoked.secret), 3_000)).toBeUndefined();
     expect(store.liveProviderToken(secretHash("svc-prov_nothing"), 3_000)).toBeUndefined();
     store.close();
+  });
+});
+
+const DEFAULTS = { maxConcurrency: null, rpm: null, tpm: null };
+
+describe("Rate limits: per-key overrides in the key store", () => {
+  it("a new key follows the operator's defaults; overrides are set one by one and null returns to the default", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const { key } = store.createKey(store.upsertUser(alice), "ci");
+    expect(store.keyLimits(key.id)).toEqual(DEFAULTS);
+    expect(store.setKeyLimits(key.id, { rpm: 60 })).toEqual({ ...DEFAULTS, rpm: 60 });
+    expect(store.setKeyLimits(key.id, { maxConcurrency: 2, tpm: 10_000 })).toEqual({ maxConcurrency: 2, rpm: 60, tpm: 10_000 });
+    expect(store.setKeyLimits(key.id, { rpm: null, tpm: undefined })).toEqual({ maxConcurrency: 2, rpm: null, tpm: 10_000 });
+    expect(store.setKeyLimits(key.id, {})).toEqual({ maxConcurrency: 2, rpm: null, tpm: 10_000 });
+    expect(store.keyLimits("key_unknown")).toBeUndefined();
+    expect(store.setKeyLimits("key_unknown", { rpm: 1 })).toBeUndefined();
+    store.close();
+  });
+
+  it("the operator's listing holds every user's keys with owner and limits, never a secret", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const aliceId = store.upsertUser(alice);
+    const older = store.createKey(aliceId, "old", 1_000);
+    const newer = store.createKey(store.upsertUser({ ...alice, subject: "bob", email: null, name: "Bob" }), "new", 2_000);
+    store.setKeyLimits(older.key.id, { tpm: 500 });
+    store.revokeKey(aliceId, older.key.id, 3_000);
+    const listing = store.listAllKeys();
+    expect(listing.map((k) => [k.id, k.owner, k.revokedAt, k.limits])).toEqual([
+      [newer.key.id, "Bob", null, DEFAULTS],
+      [older.key.id, "alice@example.test", 3_000, { ...DEFAULTS, tpm: 500 }],
+    ]);
+    expect(JSON.stringify(listing)).not.toContain(older.secret);
+    store.close();
+  });
+
+  it("UserKeys reads a key's overrides once, then again only after LIMITS_REFRESH_MS", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const { key } = store.createKey(store.upsertUser(alice), "ci");
+    const users = new UserKeys(store, (err) => { throw err; }, 3_600_000);
+    expect(users.limits(key.id, 0)).toEqual(DEFAULTS);
+    store.setKeyLimits(key.id, { rpm: 5 }); // as `svc-gateway keys limit` does from another process
+    expect(users.limits(key.id, LIMITS_REFRESH_MS - 1)).toEqual(DEFAULTS);
+    expect(users.limits(key.id, LIMITS_REFRESH_MS)).toEqual({ ...DEFAULTS, rpm: 5 });
+    users.close();
+  });
+});
+
+describe("Rate limits: `svc-gateway keys list` and `keys limit`", () => {
+  it("list prints one line per key; limit sets overrides and prints what the key has now", () => {
+    const dir = freshDir();
+    const store = SqliteKeyStore.open(dir);
+    const { key } = store.createKey(store.upsertUser(alice), "laptop");
+    store.close();
+    expect(withKeyStore(dir, (s) => setKeyLimits(s, key.id, { rpm: 30, maxConcurrency: null }))).toBe(
+      `${key.id}: concurrency=default rpm=30 tpm=default`,
+    );
+    expect(withKeyStore(dir, listKeys)).toEqual([`${key.id}  ${key.prefix}  alice@example.test  "laptop"  live  concurrency=default rpm=30 tpm=default`]);
+    expect(describeLimits({ maxConcurrency: 4, rpm: null, tpm: 9 })).toBe("concurrency=4 rpm=default tpm=9");
+  });
+
+  it("an unknown key id or a missing store is an error that says what to do, and creates nothing", () => {
+    const dir = freshDir();
+    SqliteKeyStore.open(dir).close();
+    expect(() => withKeyStore(dir, (s) => setKeyLimits(s, "key_nope", { rpm: 1 }))).toThrow(/no key key_nope .*keys list/);
+    const empty = freshDir();
+    expect(() => withKeyStore(empty, listKeys)).toThrow(/no key store at .*--data-dir/);
+    expect(readdirSync(empty)).toEqual([]);
   });
 });

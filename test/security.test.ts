@@ -97,10 +97,10 @@ describe("Security: provider admission", () => {
     const bad = await runCli("svc-gateway", ["providers", "enroll", "--expires", "soon", "--data-dir", dataDir]);
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^svc-gateway: --expires soon: give a duration/)]);
+    const made = await runCli("svc-gateway", ["providers", "enroll", "--name", "studio", "--expires", "30d", "--data-dir", dataDir]);
     const unknown = await runCli("svc-gateway", ["providers", "revoke", "ptk_nope", "--data-dir", dataDir]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr.trim()).toBe("svc-gateway: providers revoke ptk_nope: no live enrollment token has that id (see providers list)");
-    const made = await runCli("svc-gateway", ["providers", "enroll", "--name", "studio", "--expires", "30d", "--data-dir", dataDir]);
     const secret = made.stdout.trim();
     expect(secret).toMatch(/^svc-prov_[A-Za-z0-9_-]{43}$/);
     const table = (await runCli("svc-gateway", ["providers", "list", "--data-dir", dataDir])).stdout;

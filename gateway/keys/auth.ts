@@ -2,7 +2,7 @@
 // constant time), then user keys from the key store, found by the hash of the secret.
 import { ApiError } from "../../src/errors.ts";
 import { bearerKey, SecretSet } from "../http/bearer.ts";
-import { SECRET_PREFIX } from "./secret.ts";
+import { SECRET_PREFIX, secretHash } from "./secret.ts";
 import type { KeyOwner } from "./key-store.ts";
 import type { UserKeys } from "./user-keys.ts";
 
@@ -16,8 +16,11 @@ export function parseOperatorKeys(env: string | undefined): string[] {
 /** The operator keys from SVC_OPERATOR_KEYS. */
 export class OperatorKeys extends SecretSet {}
 
-/** Who a request acts as: an operator, or the user who owns the key. */
-export type Principal = { kind: "operator" } | ({ kind: "user" } & KeyOwner);
+/**
+ * Who a request acts as: an operator, or the user who owns the key. `keyId` names the key for its rate
+ * limits; an operator key's is derived from its digest (`op_` + 16 hex), so the key itself is never kept.
+ */
+export type Principal = { kind: "operator"; keyId: string } | ({ kind: "user" } & KeyOwner);
 
 export class Authenticator {
   constructor(
@@ -33,7 +36,7 @@ export class Authenticator {
       const why = header === undefined ? "No API key was sent" : "The Authorization header is not a bearer key";
       throw new ApiError("invalid_api_key", `${why}; send Authorization: Bearer <API_KEY>.`);
     }
-    if (this.operators.has(key)) return { kind: "operator" };
+    if (this.operators.has(key)) return { kind: "operator", keyId: `op_${secretHash(key).slice(0, 16)}` };
     const owner = key.startsWith(SECRET_PREFIX) ? this.users?.verify(key) : undefined;
     if (owner === undefined) throw new ApiError("invalid_api_key", "The API key is not valid, or it has been revoked.");
     return { kind: "user", ...owner };

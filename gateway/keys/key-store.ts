@@ -40,6 +40,19 @@ export interface KeyActivity {
   completionTokens: number;
 }
 
+/** A key's overrides of the operator's default rate limits (`serve --key-*`); null: the default applies. */
+export interface KeyLimits {
+  maxConcurrency: number | null;
+  rpm: number | null;
+  tpm: number | null;
+}
+
+/** Any user's key as the operator's `svc-gateway keys list` shows it: its owner and its limits. */
+export interface KeyListing extends KeyRecord {
+  owner: string | null;
+  limits: KeyLimits;
+}
+
 /** A provider enrollment token as listed: never its secret. */
 export interface ProviderToken {
   id: string;
@@ -66,6 +79,12 @@ export interface KeyStore {
   liveKey(hash: string): KeyOwner | undefined;
   /** Writes a batch of per-key activity at once. */
   recordActivity(batch: ReadonlyMap<string, KeyActivity>): void;
+  /** A key's rate-limit overrides (revoked keys too); undefined when there is no such key. */
+  keyLimits(keyId: string): KeyLimits | undefined;
+  /** Sets the given overrides (null: back to the default) and returns them all; undefined when no such key. */
+  setKeyLimits(keyId: string, limits: Partial<KeyLimits>): KeyLimits | undefined;
+  /** Every user's keys, newest first: for the operator, never for a settings page. */
+  listAllKeys(): KeyListing[];
   createSession(id: string, userId: number, expiresAt: number, now?: number): void;
   /** The signed-in user of a live session. */
   sessionUser(id: string, now?: number): User | undefined;

@@ -4,7 +4,7 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { privateDatabaseFile } from "./file-modes.ts";
-import type { KeyActivity, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
+import type { KeyActivity, KeyLimits, KeyListing, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 
 export const STORE_FILE = "keys.sqlite";
@@ -62,6 +62,10 @@ const TOKEN_COLUMNS = `id, name, prefix, created_at AS createdAt, expires_at AS 
 
 const KEY_COLUMNS = `id, name, prefix, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt,
   requests, prompt_tokens AS promptTokens, completion_tokens AS completionTokens`;
+
+const LIMIT_COLUMNS = "max_concurrency AS maxConcurrency, rpm, tpm";
+/** The store's column for each override; the only names ever spliced into SQL. */
+const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_concurrency", rpm: "rpm", tpm: "tpm" };
 
 export class SqliteKeyStore implements KeyStore {
   private readonly statements = new Map<string, Database.Statement>();
@@ -158,6 +162,28 @@ export class SqliteKeyStore implements KeyStore {
     this.db.transaction(() => {
       for (const [keyId, a] of batch) update.run(a.lastUsedAt, a.requests, a.promptTokens, a.completionTokens, keyId);
     })();
+  }
+
+  keyLimits(keyId: string): KeyLimits | undefined {
+    return this.sql<[string], KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM api_keys WHERE id = ?`).get(keyId);
+  }
+
+  setKeyLimits(keyId: string, limits: Partial<KeyLimits>): KeyLimits | undefined {
+    const changes = (Object.keys(LIMIT_COLUMN) as (keyof KeyLimits)[]).filter((name) => limits[name] !== undefined);
+    if (changes.length === 0) return this.keyLimits(keyId);
+    const set = changes.map((name) => `${LIMIT_COLUMN[name]} = ?`).join(", ");
+    return this.sql<(number | null | string)[], KeyLimits>(`UPDATE api_keys SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
+      .get(...changes.map((name) => limits[name] as number | null), keyId);
+  }
+
+  listAllKeys(): KeyListing[] {
+    const rows = this.sql<[], KeyRecord & KeyLimits & { owner: string | null }>(
+        `SELECT ${KEY_COLUMNS}, ${LIMIT_COLUMNS},
+           (SELECT COALESCE(email, name) FROM users WHERE users.id = api_keys.user_id) AS owner
+         FROM api_keys ORDER BY created_at DESC, id`,
+      )
+      .all();
+    return rows.map(({ maxConcurrency, rpm, tpm, ...key }) => ({ ...key, limits: { maxConcurrency, rpm, tpm } }));
   }
 
   createSession(id: string, userId: number, expiresAt: number, now = Date.now()): void {

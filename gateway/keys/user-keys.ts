@@ -1,16 +1,20 @@
 // User API keys on the hot path: an in-memory cache in front of the store so checking a key does not touch
-// disk, revocation that evicts at once, and last-used and usage counts written in batches, not per request.
+// disk, revocation that evicts at once, last-used and usage counts written in batches, not per request, and
+// each key's rate-limit overrides, re-read now and then so `svc-gateway keys limit` reaches a running gateway.
 import type { Usage } from "../../src/receipt-types.ts";
 import { secretHash } from "./secret.ts";
-import type { KeyActivity, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
+import type { KeyActivity, KeyLimits, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
 
 /** Enough for every live key of a large deployment; past it the oldest entries are dropped. */
 const CACHE_LIMIT = 10_000;
 const ACTIVITY_FLUSH_MS = 1_000;
+/** How long a key's rate-limit overrides are trusted before the store is asked again. */
+export const LIMITS_REFRESH_MS = 10_000;
 
 export class UserKeys {
   private readonly cache = new Map<string, KeyOwner>();
   private pending = new Map<string, KeyActivity>();
+  private readonly limitsCache = new Map<string, { limits: KeyLimits | undefined; readAt: number }>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -33,6 +37,17 @@ export class UserKeys {
     }
     this.activity(owner.keyId).lastUsedAt = Date.now();
     return owner;
+  }
+
+  /** The key's rate-limit overrides, at most LIMITS_REFRESH_MS old. */
+  limits(keyId: string, now = Date.now()): KeyLimits | undefined {
+    const cached = this.limitsCache.get(keyId);
+    if (cached !== undefined && now - cached.readAt < LIMITS_REFRESH_MS) return cached.limits;
+    const limits = this.store.keyLimits(keyId);
+    this.limitsCache.delete(keyId); // re-inserted last, so the oldest read is the first dropped
+    if (this.limitsCache.size >= CACHE_LIMIT) this.limitsCache.delete(this.limitsCache.keys().next().value!);
+    this.limitsCache.set(keyId, { limits, readAt: now });
+    return limits;
   }
 
   create(userId: number, name: string): { key: KeyRecord; secret: string } {

@@ -1,0 +1,101 @@
+// The rate limits on a request's way in: failed authentication slowed per client address, then the key's
+// limits checked before its route runs, with OpenAI's x-ratelimit-* headers and 429 rate_limited when over.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ApiError } from "../../src/errors.ts";
+import type { Principal } from "./auth.ts";
+import { AuthFailures, clientAddress } from "./auth-failures.ts";
+import type { KeyLimits } from "./key-store.ts";
+import { rateLimitHeaders } from "./rate-limit-headers.ts";
+import { RateLimits, type LimitName, type Limits } from "./rate-limits.ts";
+
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 20;
+
+export interface LimitSettings {
+  /** The operator's per-key defaults (`serve --key-*`); absent ones are unlimited. */
+  keyDefaults: Limits;
+  authFailuresPerMinute: number;
+  /** Take the client address from X-Forwarded-For's last entry: only behind one proxy that appends it. */
+  trustProxy: boolean;
+}
+
+/** `svc-gateway serve` with none of the limit flags: keys unlimited, failed authentication slowed. */
+export const DEFAULT_LIMIT_SETTINGS: LimitSettings = {
+  keyDefaults: {},
+  authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  trustProxy: false,
+};
+
+export interface LimiterHooks {
+  /** A user key's overrides from the key store; operator keys have none. */
+  overrides(principal: Principal): KeyLimits | undefined;
+  /** Counts a 429 by the limit that gave it (for /metrics). */
+  limited(limit: LimitName | "auth"): void;
+}
+
+/** What the route holds while it runs: the key's token bucket, charged when the receipt arrives. */
+export interface Admission {
+  debit(tokens: number): void;
+}
+
+const WHY: Record<LimitName, (value: number) => string> = {
+  concurrency: (n) => `This API key already has ${n} request(s) in flight, its limit; retry when one has finished.`,
+  rpm: (n) => `This API key is over its limit of ${n} requests per minute; retry after the Retry-After seconds.`,
+  tpm: (n) => `This API key is over its limit of ${n} tokens per minute; retry after the Retry-After seconds.`,
+};
+
+export class Limiter {
+  private readonly keys = new RateLimits();
+  private readonly failures: AuthFailures;
+
+  constructor(
+    private readonly settings: LimitSettings,
+    private readonly hooks: LimiterHooks,
+  ) {
+    this.failures = new AuthFailures(settings.authFailuresPerMinute);
+  }
+
+  /**
+   * Runs `check` (the bearer-key check). Its 401 counts against the caller's address, and once the address is
+   * over its allowance the 401 becomes 429. A key that checks out never touches the count.
+   */
+  authenticate(req: IncomingMessage, check: () => Principal): Principal {
+    try {
+      return check();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== "invalid_api_key") throw err;
+      const waitMs = this.failures.fail(clientAddress(req, this.settings.trustProxy), Date.now());
+      if (waitMs === undefined) throw err;
+      this.hooks.limited("auth");
+      throw new ApiError("rate_limited", "Too many failed authentication attempts from this address; wait, then send a valid API key.", {
+        retryAfterS: waitMs / 1000,
+      });
+    }
+  }
+
+  /** Admits the request under its key's limits or throws 429; its slot is freed whenever the answer ends. */
+  admit(principal: Principal, res: ServerResponse): Admission {
+    const decision = this.keys.admit(principal.keyId, this.limitsOf(principal), Date.now());
+    for (const [name, value] of Object.entries(rateLimitHeaders(decision.state))) res.setHeader(name, value);
+    if (!decision.admitted) {
+      this.hooks.limited(decision.limit);
+      throw new ApiError("rate_limited", WHY[decision.limit](decision.value), { retryAfterS: decision.retryAfterMs / 1000 });
+    }
+    const { ticket } = decision;
+    // "close" ends every answer: sent whole, streamed to [DONE], failed, or the caller gone mid-way; a caller
+    // already gone by now has had its "close", so the slot is given back at once
+    res.once("close", () => ticket.release());
+    if (res.destroyed) ticket.release();
+    return { debit: (tokens) => ticket.debit(tokens, Date.now()) };
+  }
+
+  /** Each limit from the key's override when it has one, else the operator's default. */
+  private limitsOf(principal: Principal): Limits {
+    const own = this.hooks.overrides(principal);
+    const defaults = this.settings.keyDefaults;
+    return {
+      concurrency: own?.maxConcurrency ?? defaults.concurrency,
+      rpm: own?.rpm ?? defaults.rpm,
+      tpm: own?.tpm ?? defaults.tpm,
+    };
+  }
+}
