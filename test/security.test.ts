@@ -83,7 +83,7 @@ describe("Security: provider admission", () => {
   it("--open-enrollment admits any machine, and the gateway warns when its floor is below hardware", async () => {
     const open = await startGateway({ args: ["--open-enrollment"], agents: 0 });
     try {
-      expect(open.stdout()).toMatch(/open enrollment: any machine .* WARNING: with trust floor process such a machine reads prompts/);
+      await open.waitFor(/open enrollment: any machine .* WARNING: with trust floor process such a machine reads prompts/);
       const agent = await startAgent(open.coordinatorUrl, open.tiny, { token: "" });
       expect(agent.stdout()).toMatch(/granted rung process/);
       await agent.stop();
