@@ -132,10 +132,8 @@ describe("Reliability: load and storms through one gateway", () => {
 
   beforeAll(async () => {
     tiny = makeTinyCatalog();
-    // heartbeats of 5 s rather than the fixtures' 0.5 s: 1,000 streams on a busy 2-core CI machine can delay a
-    // pong past half a second, and this test is about the load, not about dropping slow agents (SIGSTOP is)
     // the swarm's agents present no token: this test is about load, enrollment has its own
-    gw = await startGateway({ tiny, agents: 0, args: ["--heartbeat-ms", "5000", "--open-enrollment", "--max-queue-per-provider", "1000"] });
+    gw = await startGateway({ tiny, agents: 0, args: ["--open-enrollment", "--max-queue-per-provider", "1000"] });
   }, 60_000);
   afterAll(async () => {
     await gw.stop();
