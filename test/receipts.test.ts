@@ -14,6 +14,7 @@ import { runCli, type CliResult } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
 import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import type { Proc } from "./fixtures/process.ts";
+import { readSse } from "./fixtures/sse.ts";
 
 let cluster: Cluster;
 let gateway: Proc & { url: string; key: string };
@@ -140,8 +141,7 @@ describe("DESIGN §5: the gateway verifies before it answers", () => {
   it("on a stream: the error in a data line after the deltas, no [DONE], never the receipt", async () => {
     const res = await chat(agents.tamper!, { stream: true });
     expect(res.status).toBe(200);
-    const raw = await res.text();
-    const events = raw.split("\n\n").filter((e) => e.startsWith("data: ")).map((e) => e.slice("data: ".length));
+    const { raw, data: events } = await readSse(res);
     expect(events.length).toBeGreaterThan(2);
     expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: "receipt_invalid", svc_action: "retry" } });
     expect(raw).not.toContain("[DONE]");

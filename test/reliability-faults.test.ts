@@ -1,10 +1,10 @@
 // Reliability, faults: graceful shutdown of gateway and agent, an agent that stalls (SIGSTOP, as a network
 // stall looks from outside), 1,000 concurrent streams through one gateway, and agent connect/disconnect
 // storms. Afterwards every provider is free, every request ended within a bound, and nothing leaked.
-import { createParser } from "eventsource-parser";
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, post, startAgent, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
+import { followSse, readSse } from "./fixtures/sse.ts";
 import { startSwarm } from "./fixtures/swarm.ts";
 import { makeTinyCatalog, type TinyCatalog } from "./fixtures/tiny-catalog.ts";
 
@@ -12,33 +12,13 @@ const synthetic = (tokens: number, ms: number) => ["--engine", "synthetic", "--s
 const messages = [{ role: "user", content: "hi" }];
 const chat = (gw: GatewayProcess, extra: Record<string, unknown> = {}) => post(gw, "/v1/chat/completions", { messages, max_tokens: 100, ...extra });
 
-/** The `data:` payloads of a stream; `onToken` fires at the first content token. */
-async function readStream(res: Response, onToken: () => void = () => undefined): Promise<string[]> {
-  const data: string[] = [];
-  let seen = false;
-  const parser = createParser({
-    onEvent: (e) => {
-      data.push(e.data);
-      if (!seen && e.data.includes('"content":"') && !e.data.includes('"content":""')) {
-        seen = true;
-        onToken();
-      }
-    },
-  });
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-  return data;
-}
-
 const errorCode = (data: string[]) => (JSON.parse(data.at(-1)!) as { error?: { code: string } }).error?.code;
 
 /** Starts a stream and waits for its first token; `done` settles with the stream's data when it ends. */
 async function streamStarted(gw: GatewayProcess, extra: Record<string, unknown>): Promise<{ done: Promise<string[]> }> {
-  let started!: () => void;
-  const firstToken = new Promise<void>((resolve) => (started = resolve));
-  const done = chat(gw, { stream: true, ...extra }).then((res) => readStream(res, started));
-  await Promise.race([firstToken, done]);
-  return { done }; // wrapped: an async function returning the promise itself would wait for the whole stream
+  const { firstContent, done } = followSse(chat(gw, { stream: true, ...extra }));
+  await firstContent;
+  return { done: done.then((stream) => stream.data) }; // wrapped: an async function returning the promise itself would wait for the whole stream
 }
 
 describe("Reliability: graceful shutdown of the gateway (SIGTERM)", () => {
@@ -146,7 +126,7 @@ describe("Reliability: load and storms through one gateway", () => {
       await expect.poll(async () => (await listed()).length, { timeout: 20_000 }).toBe(25);
       const results = await Promise.all(
         Array.from({ length: 1000 }, () =>
-          chat(gw, { stream: true, max_tokens: 3 }).then((res) => readStream(res)),
+          chat(gw, { stream: true, max_tokens: 3 }).then(async (res) => (await readSse(res)).data),
         ),
       );
       expect(results.filter((d) => d.at(-1) === "[DONE]").length).toBe(1000);
