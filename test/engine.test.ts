@@ -200,7 +200,7 @@ describe("Engine keep-alive and verification cache", () => {
     });
     try {
       await collect(engine.generate(ask({ max_tokens: 2 })));
-      await waitFor(() => lines.some((l) => l.startsWith("unloaded qwen3-4b")));
+      await expect.poll(() => lines.some((l) => l.startsWith("unloaded qwen3-4b")), { timeout: 10_000, interval: 10 }).toBe(true);
       expect(engine.loadedAlias).toBeUndefined();
       await collect(engine.generate(ask({ max_tokens: 2 })));
       expect(engine.loads).toBe(2);
@@ -215,11 +215,3 @@ describe("Engine keep-alive and verification cache", () => {
     }
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

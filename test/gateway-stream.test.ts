@@ -1,7 +1,7 @@
 // SPEC §3 on the wire, black-box against real `svc-gateway serve` processes: byte-exact SSE framing, keepalive
 // while a request waits, failures before and after the first token, and a caller hanging up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 import { readSse } from "./fixtures/sse.ts";
 
 const ask = (extra: Record<string, unknown> = {}) => ({
@@ -14,18 +14,10 @@ const ask = (extra: Record<string, unknown> = {}) => ({
 
 const chunkOf = (data: string) => JSON.parse(data) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- chunk fields are checked one by one
 
-async function providers(gw: GatewayProcess) {
-  return (await (await get(gw, "/v1/providers")).json()) as { busy: boolean; waiting: number }[];
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - started;
-}
+/** The listing record of the gateway's one provider. */
+const provider = async (gw: GatewayProcess) => (await listProviders(gw))[0]!;
+/** Polls it every 20 ms: `timeout` is generous where the test only waits, and the bound itself where it claims one. */
+const pollProvider = (gw: GatewayProcess, timeout: number) => expect.poll(() => provider(gw), { timeout, interval: 20 });
 
 describe("§3 Ordering of a streamed response", () => {
   let gw: GatewayProcess;
@@ -108,11 +100,11 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
 
   it("the head is flushed before a provider is free, and `: keepalive` lines come while the request waits", async () => {
     const first = post(gw, "/v1/chat/completions", ask({ max_tokens: 30 })); // ~0.75 s of work
-    await until(async () => (await providers(gw))[0]!.busy, 5000);
+    await pollProvider(gw, 10_000).toMatchObject({ busy: true });
     const second = await post(gw, "/v1/chat/completions", ask({ max_tokens: 4 }));
     // fetch resolves on the head: the second request is still queued behind the first
     expect(second.headers.get("content-type")).toBe("text/event-stream");
-    expect(await providers(gw)).toMatchObject([{ busy: true, waiting: 1 }]);
+    expect(await listProviders(gw)).toMatchObject([{ busy: true, waiting: 1 }]);
     const [a, b] = await Promise.all([first.then((res) => readSse(res)), readSse(second)]);
     expect(a.data.at(-1)).toBe("[DONE]");
     expect(b.comments.filter((c) => c === "keepalive").length).toBeGreaterThanOrEqual(2);
@@ -129,9 +121,10 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
     const reader = res.body!.getReader();
     await reader.read(); // the role chunk, then at least one token
     await reader.read();
+    const aborted = Date.now();
     controller.abort();
-    const freedIn = await until(async () => !(await providers(gw))[0]!.busy, 1000);
-    expect(freedIn).toBeLessThan(1000);
+    await pollProvider(gw, 1000).toMatchObject({ busy: false });
+    expect(Date.now() - aborted).toBeLessThan(1000);
     expect(await gw.waitForLog((l) => l.id === id)).toMatchObject({ code: "aborted", provider: gw.providerId });
     const next = await post(gw, "/v1/chat/completions", ask({ stream: false, max_tokens: 2 }));
     expect(next.status).toBe(200);
@@ -140,22 +133,22 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
   it("a non-stream caller hanging up aborts the session too", async () => {
     const controller = new AbortController();
     const pending = post(gw, "/v1/chat/completions", ask({ stream: false, max_tokens: 400 }), { signal: controller.signal });
-    await until(async () => (await providers(gw))[0]!.busy, 5000);
+    await pollProvider(gw, 10_000).toMatchObject({ busy: true });
     controller.abort();
     await expect(pending).rejects.toThrow();
-    await until(async () => !(await providers(gw))[0]!.busy, 1000);
+    await pollProvider(gw, 1000).toMatchObject({ busy: false });
     // a non-stream hang-up is logged with no status: no head was ever sent
     expect(await gw.waitForLog((l) => l.code === "aborted" && l.status === undefined)).toMatchObject({ provider: gw.providerId });
   });
 
   it("a caller hanging up while queued leaves the queue", async () => {
     const first = post(gw, "/v1/chat/completions", ask({ max_tokens: 30 }));
-    await until(async () => (await providers(gw))[0]!.busy, 5000);
+    await pollProvider(gw, 10_000).toMatchObject({ busy: true });
     const controller = new AbortController();
     await post(gw, "/v1/chat/completions", ask(), { signal: controller.signal });
-    await until(async () => (await providers(gw))[0]!.waiting === 1, 1000);
+    await pollProvider(gw, 10_000).toMatchObject({ waiting: 1 });
     controller.abort();
-    await until(async () => (await providers(gw))[0]!.waiting === 0, 1000);
+    await pollProvider(gw, 1000).toMatchObject({ waiting: 0 });
     expect((await readSse(await first)).data.at(-1)).toBe("[DONE]");
   });
 });

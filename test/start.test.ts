@@ -88,7 +88,6 @@ describe("npm start: Ctrl-C", () => {
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGINT");
     await exited;
-    for (let i = 0; i < 50 && processesMentioning(dataDir).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(processesMentioning(dataDir)).toEqual([]);
+    await expect.poll(() => processesMentioning(dataDir), { timeout: 10_000, interval: 100 }).toEqual([]);
   });
 });
