@@ -59,18 +59,22 @@ describe("Reliability: graceful shutdown of the gateway (SIGTERM)", () => {
 
 describe("Reliability: graceful shutdown of an agent (SIGTERM)", () => {
   it("finishes its session, hands its queue to another provider, leaves the directory and exits 0", async () => {
-    const gw = await startGateway({ agents: 2, agentArgs: synthetic(10, 100) });
+    // answers of 4 s: both agents stay busy well past the moment the third request is routed and seen queued
+    const gw = await startGateway({ agents: 2, agentArgs: synthetic(40, 100) });
     try {
       const [leaving, staying] = gw.agents;
       const { done: stream } = await streamStarted(gw, { provider: leaving!.providerId });
-      const busyOther = chat(gw, { provider: staying!.providerId, max_tokens: 5 });
+      const busyOther = chat(gw, { provider: staying!.providerId, max_tokens: 30 });
       await waitForProvider(gw, staying!.providerId, (r) => r?.busy === true);
-      const queued = chat(gw, { max_tokens: 3 }); // unpinned: it lines up behind one of the two
-      await waitForProvider(gw, leaving!.providerId, (r) => r?.waiting === 1).catch(() => undefined);
+      // unpinned, with both busy: it lines up behind the one given work least recently, the leaving one
+      const queued = chat(gw, { max_tokens: 3 });
+      await waitForProvider(gw, leaving!.providerId, (r) => r?.busy === true && r.waiting === 1);
       leaving!.child.kill("SIGTERM");
       const data = await stream;
       expect(data.at(-1)).toBe("[DONE]");
-      expect((await queued).status).toBe(200);
+      const handedOver = await queued;
+      expect(handedOver.status).toBe(200);
+      expect(handedOver.headers.get("x-svc-provider")).toBe(staying!.providerId);
       expect((await busyOther).status).toBe(200);
       await new Promise<void>((resolve) => leaving!.child.once("exit", () => resolve()));
       expect(leaving!.child.exitCode).toBe(0);
