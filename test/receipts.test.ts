@@ -1,7 +1,6 @@
 // DESIGN §5 receipts end to end: a standalone coordinator, a gateway, honest agents at the process and hardware
 // rungs, and agents whose test-only fault switch makes them send the receipts a broken or dishonest provider
 // would. The gateway must refuse each one; `svc-agent verify` must refuse each doctored file.
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +9,7 @@ import type * as PackageEntry from "../index.js";
 import { payloadOf, signReceipt, verifyReceipt, type Receipt } from "../src/receipt.ts";
 import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
 import { Signer } from "../src/signing.ts";
-import { runCli, type CliResult } from "./fixtures/cli.ts";
+import { runCli, runNode, type CliResult } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
 import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import type { Proc } from "./fixtures/process.ts";
@@ -244,13 +243,8 @@ describe("verifyReceipt, exported from the package", () => {
   it("plain node imports it from the package and checks a saved response", async () => {
     const { text } = await completion(agents.honest!);
     const script = `import { verifySavedResponse } from "svc"; const v = verifySavedResponse(process.argv[1], { providerId: process.argv[2] }); console.log(JSON.stringify([v.status, v.valid, v.problems]));`;
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script, text, agents.honest!.providerId], { cwd: new URL("..", import.meta.url) });
-      let stdout = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}`))));
-    });
-    expect(JSON.parse(out)).toEqual(["valid", true, []]);
+    const run = await runNode(["--input-type=module", "-e", script, text, agents.honest!.providerId], { cwd: new URL("..", import.meta.url) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(["valid", true, []]);
   });
 });
