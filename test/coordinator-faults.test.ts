@@ -5,7 +5,7 @@ import { WebSocket } from "ws";
 import { AGENT_PATH } from "../src/wire.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
-import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { get, listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import { followSse } from "./fixtures/sse.ts";
 
 let cluster: Cluster;
@@ -20,7 +20,7 @@ afterAll(() => cluster.stop());
 const messages = [{ role: "user", content: "hi" }];
 const chat = (extra: Record<string, unknown> = {}) => post(gateway, "/v1/chat/completions", { messages, max_tokens: 8, ...extra });
 const errorOf = async (res: Response) => ((await res.json()) as { error: Record<string, unknown> }).error;
-const listed = async () => ((await (await get(gateway, "/v1/providers")).json()) as { id: string; waiting: number }[]).map((p) => p.id);
+const listed = async () => (await listProviders(gateway)).map((p) => p.id);
 
 async function agents(n: number): Promise<AgentProcess[]> {
   const started: AgentProcess[] = [];

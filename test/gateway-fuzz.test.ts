@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyReceipt } from "../src/receipt.ts";
-import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 import { readSse } from "./fixtures/sse.ts";
 
 let gw: GatewayProcess;
@@ -171,6 +171,6 @@ describe("§7 Errors: random input never gets a 5xx", () => {
     expect(gw.child.exitCode).toBeNull();
     expect(gw.stderr()).toBe("");
     expect(gw.logs().filter((l) => Number(l.level) >= 50)).toEqual([]);
-    expect(await (await get(gw, "/v1/providers")).json()).toMatchObject([{ busy: false, waiting: 0 }]);
+    expect(await listProviders(gw)).toMatchObject([{ busy: false, waiting: 0 }]);
   });
 });

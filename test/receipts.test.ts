@@ -11,7 +11,7 @@ import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts
 import { Signer } from "../src/signing.ts";
 import { runCli, runNode, type CliResult } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
-import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import type { Proc } from "./fixtures/process.ts";
 import { readSse } from "./fixtures/sse.ts";
 
@@ -75,7 +75,7 @@ describe("§2.2 svc_receipt on a non-stream answer", () => {
 
   it("at the hardware rung it carries the serial the listing discloses", async () => {
     const { body } = await completion(agents.hardware!);
-    const listed = ((await (await get(gateway, "/v1/providers")).json()) as { id: string; serial?: string }[]).find((p) => p.id === agents.hardware!.providerId);
+    const listed = (await listProviders(gateway)).find((p) => p.id === agents.hardware!.providerId);
     expect(listed?.serial).toBeTruthy();
     expect(body.svc_receipt).toMatchObject({ trust_level: "hardware", serial: listed!.serial });
     expect(verifyReceipt(body.svc_receipt, { content: body.choices[0]!.message.content }).problems).toEqual([]);
@@ -148,7 +148,7 @@ describe("DESIGN §5: the gateway verifies before it answers", () => {
   });
 
   it("after a refused receipt every provider is free again", async () => {
-    const listed = (await (await get(gateway, "/v1/providers")).json()) as { busy: boolean; waiting: number }[];
+    const listed = await listProviders(gateway);
     expect(listed.every((p) => !p.busy && p.waiting === 0)).toBe(true);
   });
 });

@@ -3,7 +3,7 @@
 // storms. Afterwards every provider is free, every request ended within a bound, and nothing leaked.
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, post, startAgent, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
 import { followSse, readSse } from "./fixtures/sse.ts";
 import { startSwarm } from "./fixtures/swarm.ts";
 import { makeTinyCatalog, type TinyCatalog } from "./fixtures/tiny-catalog.ts";
@@ -112,7 +112,7 @@ describe("Reliability: load and storms through one gateway", () => {
   let tiny: TinyCatalog;
   let gw: GatewayProcess;
   const openFds = () => readdirSync(`/proc/${gw.child.pid}/fd`).length;
-  const listed = async () => ((await (await get(gw, "/v1/providers")).json()) as { busy: boolean; waiting: number }[]);
+  const listed = () => listProviders(gw);
 
   beforeAll(async () => {
     tiny = makeTinyCatalog();
