@@ -1,7 +1,7 @@
 // The load generator: chat completions over keep-alive HTTP/1.1, closed-loop at a fixed concurrency, timing
 // each request whole (non-stream) or its first content token and the gaps between tokens (stream).
 import { Agent, request } from "node:http";
-import { createParser } from "eventsource-parser";
+import { hasContent, sseParser } from "../test/fixtures/sse.ts";
 
 export interface Sample {
   /** Whole request, ms. */
@@ -62,15 +62,13 @@ export class LoadClient {
           let last = 0;
           let done = false;
           const gapsMs: number[] = [];
-          const parser = createParser({
-            onEvent: (event) => {
-              if (event.data === "[DONE]") return void (done = true);
-              if (!event.data.includes('"content":"') || event.data.includes('"content":""')) return;
-              const now = performance.now();
-              if (ttftMs === undefined) ttftMs = now - started;
-              else gapsMs.push(now - last);
-              last = now;
-            },
+          const parser = sseParser((data) => {
+            if (data === "[DONE]") return void (done = true);
+            if (!hasContent(data)) return;
+            const now = performance.now();
+            if (ttftMs === undefined) ttftMs = now - started;
+            else gapsMs.push(now - last);
+            last = now;
           });
           let tail = "";
           res.on("data", (d: string) => {

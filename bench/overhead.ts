@@ -6,10 +6,11 @@ import { Engine } from "../agent/engine.ts";
 import type { GenerateRequest, InferenceEngine } from "../agent/inference.ts";
 import { ModelStore } from "../agent/model-store.ts";
 import { SyntheticEngine } from "../agent/synthetic-engine.ts";
+import { AGENT_BIN } from "../test/fixtures/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
 import { LoadClient, type Sample } from "./load.ts";
-import { AGENT_BIN, BenchProc, OPERATOR_KEY, startGateway } from "./procs.ts";
+import { OPERATOR_KEY, startBenchProcess, startGateway } from "./procs.ts";
 import { summarize, type Summary, type Table } from "./stats.ts";
 
 const MESSAGES = [{ role: "user" as const, content: "Write one sentence about the sea." }];
@@ -37,10 +38,10 @@ export interface OverheadRow {
 }
 
 async function agent(dir: string, name: string, coordinatorUrl: string, tiny: WrittenTinyCatalog, extra: string[]) {
-  const args = [AGENT_BIN, "start", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, name), ...extra];
-  const proc = new BenchProc(name, args, dir);
-  const id = (await proc.waitFor(/as provider ([0-9a-f]{64})/))[1]!;
-  await proc.waitFor(/advertising/);
+  const args = ["start", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, name), ...extra];
+  const proc = startBenchProcess(dir, name, AGENT_BIN, args);
+  const id = (await proc.waitFor(/as provider ([0-9a-f]{64})/, 60_000))[1]!;
+  await proc.waitFor(/advertising/, 60_000);
   return { proc, id };
 }
 

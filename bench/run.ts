@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
-import { BenchProc } from "./procs.ts";
+import { profileInto } from "./procs.ts";
 import { scaleBench } from "./scale.ts";
 import { renderTable, type Table } from "./stats.ts";
 
@@ -23,7 +23,7 @@ const opts = new Command("npm run bench")
   .parse()
   .opts<{ quick?: boolean; only?: string; cpuProf?: string }>();
 
-if (opts.cpuProf) BenchProc.profileDir = opts.cpuProf;
+if (opts.cpuProf) profileInto(opts.cpuProf);
 
 const only = new Set((opts.only ?? SECTIONS.join(",")).split(",") as Section[]);
 const quick = opts.quick === true;

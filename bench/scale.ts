@@ -2,9 +2,10 @@
 // 100 and 1,000 synthetic agents (bench/swarm.ts, real WebSockets); for each, the connect storm, the listing,
 // memory, and closed-loop throughput; then a concurrency sweep, and concurrent streams up to 1,000.
 import { get } from "node:http";
+import type { Proc, Usage } from "../test/fixtures/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { LoadClient, type RunResult } from "./load.ts";
-import { OPERATOR_KEY, startCoordinator, startGateway, startSwarm, type BenchProc, type Usage } from "./procs.ts";
+import { OPERATOR_KEY, startCoordinator, startGateway, startSwarm } from "./procs.ts";
 import { summarize, type Table } from "./stats.ts";
 
 const MESSAGES = [{ role: "user", content: "Write one sentence about the sea." }];
@@ -47,7 +48,7 @@ export interface StreamStep {
 }
 
 /** Runs `load` while reading each process's CPU before and after. */
-async function measured(procs: Record<string, BenchProc>, load: () => Promise<RunResult>): Promise<Measured & { result: RunResult }> {
+async function measured(procs: Record<string, Proc>, load: () => Promise<RunResult>): Promise<Measured & { result: RunResult }> {
   const before = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.usage()]));
   const result = await load();
   if (result.firstError) console.error(`scale: ${result.errors} failed, the first with: ${result.firstError.slice(0, 300)}`);
@@ -88,7 +89,7 @@ export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: b
   const agents: AgentStep[] = [];
   const sweep: SweepStep[] = [];
   const streams: StreamStep[] = [];
-  const usage = (p: BenchProc): Usage => p.usage();
+  const usage = (p: Proc): Usage => p.usage();
   try {
     for (const n of counts) {
       const swarm = await startSwarm(dir, coordinator.url, tiny.catalogPath, n, 16, 0, `swarm-${n}`);

@@ -14,7 +14,7 @@ import { AGENT_PATH } from "../src/wire.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
 import { enrollAt, tokenFor } from "./fixtures/enroll.ts";
-import { get, startAgent, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { listProviders, startAgent, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import { AGENT_BIN, GATEWAY_BIN, startProcess } from "./fixtures/process.ts";
 import { makeTestCa } from "./fixtures/test-ca.ts";
 
@@ -30,7 +30,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cluster.stop());
 
-const providers = async () => (await (await get(gateway, "/v1/providers")).json()) as Record<string, unknown>[];
+const providers = () => listProviders(gateway);
 
 describe("DESIGN §4 Trust rungs: each rung granted", () => {
   it("process, transparent and hardware agents are listed at their rung; only hardware discloses its serial", async () => {

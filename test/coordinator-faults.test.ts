@@ -1,12 +1,12 @@
 // Faults end to end: an agent killed mid-stream (SIGKILL), a coordinator that goes down and comes back, and a
 // bad agent sending garbage and oversized frames. Real processes on loopback, standalone coordinator.
-import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { AGENT_PATH } from "../src/wire.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
-import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { get, listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { followSse } from "./fixtures/sse.ts";
 
 let cluster: Cluster;
 let gateway: { url: string; key: string };
@@ -20,16 +20,7 @@ afterAll(() => cluster.stop());
 const messages = [{ role: "user", content: "hi" }];
 const chat = (extra: Record<string, unknown> = {}) => post(gateway, "/v1/chat/completions", { messages, max_tokens: 8, ...extra });
 const errorOf = async (res: Response) => ((await res.json()) as { error: Record<string, unknown> }).error;
-const listed = async () => ((await (await get(gateway, "/v1/providers")).json()) as { id: string; waiting: number }[]).map((p) => p.id);
-
-/** Reads an SSE stream into its data payloads, calling `onData` as each arrives. */
-async function readStream(res: Response, onData: (data: string) => void = () => undefined): Promise<string[]> {
-  const data: string[] = [];
-  const parser = createParser({ onEvent: (e: EventSourceMessage) => (data.push(e.data), onData(e.data)) });
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-  return data;
-}
+const listed = async () => (await listProviders(gateway)).map((p) => p.id);
 
 async function agents(n: number): Promise<AgentProcess[]> {
   const started: AgentProcess[] = [];
@@ -42,12 +33,8 @@ describe("Faults: an agent killed mid-stream", () => {
   it("the stream ends with the SPEC §3 mid-stream error; its queue is re-routed if unpinned, 503 if pinned; it leaves the listing", async () => {
     const [victim, survivor] = await agents(2);
     // the victim runs a long pinned stream; the survivor is kept busy so the unpinned caller queues on the victim
-    let firstToken!: () => void;
-    const tokenSeen = new Promise<void>((resolve) => (firstToken = resolve));
-    const stream = chat({ provider: victim!.providerId, stream: true, max_tokens: 200 }).then((res) =>
-      readStream(res, (d) => d.includes('"content":"') && !d.includes('"content":""') && firstToken()),
-    );
-    await tokenSeen;
+    const stream = followSse(chat({ provider: victim!.providerId, stream: true, max_tokens: 200 }));
+    await stream.firstContent;
     const busySurvivor = chat({ provider: survivor!.providerId, max_tokens: 60 });
     await waitForProvider(gateway, survivor!.providerId, (r) => r?.busy === true);
     const unpinned = chat({ max_tokens: 4 });
@@ -56,7 +43,7 @@ describe("Faults: an agent killed mid-stream", () => {
     await waitForProvider(gateway, victim!.providerId, (r) => r?.waiting === 2);
 
     await victim!.kill("SIGKILL");
-    const events = await stream;
+    const events = (await stream.done).data;
     expect(events).not.toContain("[DONE]");
     const last = JSON.parse(events.at(-1)!) as { error?: Record<string, unknown>; svc_receipt?: unknown };
     expect(last.error).toMatchObject({ code: "provider_error", svc_action: "retry", message: expect.stringContaining("went offline mid-session") });

@@ -2,7 +2,7 @@
 // two gateways sharing it at different floors, and three agents (process, transparent, hardware).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
-import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { get, listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 
 let cluster: Cluster;
 let open: { url: string; key: string };
@@ -22,8 +22,7 @@ afterAll(() => cluster.stop());
 const messages = [{ role: "user", content: "hi" }];
 const chat = (gateway: { url: string; key: string }, extra: Record<string, unknown> = {}, init: RequestInit = {}) =>
   post(gateway, "/v1/chat/completions", { messages, max_tokens: 8, ...extra }, init);
-const providers = async (gateway: { url: string; key: string }) => (await (await get(gateway, "/v1/providers")).json()) as { id: string; busy: boolean; waiting: number }[];
-const record = async (id: string) => (await providers(open)).find((p) => p.id === id)!;
+const record = async (id: string) => (await listProviders(open)).find((p) => p.id === id)!;
 
 describe("§4.1 Routing", () => {
   it("with a pin, by whole id or by 8-character prefix, the call runs on that machine", async () => {
@@ -63,8 +62,8 @@ describe("§4.1 Routing", () => {
 
 describe("§2.4 Trust floor, with two gateways sharing one coordinator", () => {
   it("a hardware-floor gateway lists only the hardware provider; the process-floor one lists all three", async () => {
-    expect((await providers(strict)).map((p) => p.id)).toEqual([agents.hardware!.providerId]);
-    expect((await providers(open)).map((p) => p.id).sort()).toEqual(Object.values(agents).map((a) => a.providerId).sort());
+    expect((await listProviders(strict)).map((p) => p.id)).toEqual([agents.hardware!.providerId]);
+    expect((await listProviders(open)).map((p) => p.id).sort()).toEqual(Object.values(agents).map((a) => a.providerId).sort());
   });
 
   it("below the floor: never used without a pin, and a pin to one → 503 provider_unavailable", async () => {

@@ -3,6 +3,7 @@ import { appendFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, type GenerateEvent, type GenerateRequest } from "../agent/engine.ts";
+import { defaultThreads } from "../agent/machine.ts";
 import { ModelFileError, ModelStore } from "../agent/model-store.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
 import { ApiError } from "../src/errors.ts";
@@ -144,14 +145,11 @@ describe("Engine on the tiny qwen3 model", () => {
     }
   });
 
-  it("streams at hundreds of tokens per second on this machine's default thread count", async () => {
-    // The issue asks to show the thread choice matters (about 4 tokens/s with llama.cpp's default of 4 threads
-    // on 2 cores); the floor is far below what one thread does here, so it only catches that regression.
-    const started = performance.now();
+  it("runs a long answer to its budget on this machine's default thread count", async () => {
+    // how fast is bench/engine-bench.ts's figure (tok/s at the default thread count), not a unit test's
     const { done } = await collect(engine.generate(ask({ max_tokens: 300 })));
-    const perSecond = done.completion_tokens / ((performance.now() - started) / 1000);
-    console.log(`tiny model: ${perSecond.toFixed(0)} tokens/s on ${engine.threads} thread(s)`);
-    expect(perSecond).toBeGreaterThan(100);
+    expect(engine.threads).toBe(defaultThreads());
+    expect(done).toMatchObject({ completion_tokens: 300, finish_reason: "length" });
   });
 });
 
@@ -200,7 +198,7 @@ describe("Engine keep-alive and verification cache", () => {
     });
     try {
       await collect(engine.generate(ask({ max_tokens: 2 })));
-      await waitFor(() => lines.some((l) => l.startsWith("unloaded qwen3-4b")));
+      await expect.poll(() => lines.some((l) => l.startsWith("unloaded qwen3-4b")), { timeout: 10_000, interval: 10 }).toBe(true);
       expect(engine.loadedAlias).toBeUndefined();
       await collect(engine.generate(ask({ max_tokens: 2 })));
       expect(engine.loads).toBe(2);
@@ -215,11 +213,3 @@ describe("Engine keep-alive and verification cache", () => {
     }
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -3,7 +3,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyReceipt } from "../src/receipt.ts";
-import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+import { readSse } from "./fixtures/sse.ts";
 
 let gw: GatewayProcess;
 beforeAll(async () => {
@@ -22,8 +23,7 @@ async function checkAnswer(res: Response, body?: unknown): Promise<void> {
     return;
   }
   if (res.status === 200 && res.headers.get("content-type") === "text/event-stream") {
-    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: "));
-    const last = events.at(-1)!.slice("data: ".length);
+    const last = (await readSse(res)).data.at(-1)!;
     // a stream ends with [DONE], or with a fault found once it had started: a prompt too long for the
     // model, or (SPEC §4.1) a pinned machine that is not online
     if (last !== "[DONE]") {
@@ -171,6 +171,6 @@ describe("§7 Errors: random input never gets a 5xx", () => {
     expect(gw.child.exitCode).toBeNull();
     expect(gw.stderr()).toBe("");
     expect(gw.logs().filter((l) => Number(l.level) >= 50)).toEqual([]);
-    expect(await (await get(gw, "/v1/providers")).json()).toMatchObject([{ busy: false, waiting: 0 }]);
+    expect(await listProviders(gw)).toMatchObject([{ busy: false, waiting: 0 }]);
   });
 });

@@ -1,8 +1,8 @@
 // SPEC §3 on the wire, black-box against real `svc-gateway serve` processes: byte-exact SSE framing, keepalive
 // while a request waits, failures before and after the first token, and a caller hanging up.
-import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
+import { readSse } from "./fixtures/sse.ts";
 
 const ask = (extra: Record<string, unknown> = {}) => ({
   model: "qwen3-4b",
@@ -12,30 +12,12 @@ const ask = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** The stream as raw text and as parsed SSE items, comments included. */
-async function readStream(res: Response) {
-  const raw = await res.text();
-  const events: EventSourceMessage[] = [];
-  const comments: string[] = [];
-  const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c) });
-  parser.feed(raw);
-  return { raw, events, comments };
-}
+const chunkOf = (data: string) => JSON.parse(data) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- chunk fields are checked one by one
 
-const chunkOf = (e: EventSourceMessage) => JSON.parse(e.data) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- chunk fields are checked one by one
-
-async function providers(gw: GatewayProcess) {
-  return (await (await get(gw, "/v1/providers")).json()) as { busy: boolean; waiting: number }[];
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - started;
-}
+/** The listing record of the gateway's one provider. */
+const provider = async (gw: GatewayProcess) => (await listProviders(gw))[0]!;
+/** Polls it every 20 ms: `timeout` is generous where the test only waits, and the bound itself where it claims one. */
+const pollProvider = (gw: GatewayProcess, timeout: number) => expect.poll(() => provider(gw), { timeout, interval: 20 });
 
 describe("§3 Ordering of a streamed response", () => {
   let gw: GatewayProcess;
@@ -49,13 +31,13 @@ describe("§3 Ordering of a streamed response", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/event-stream");
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
-    const { raw, events, comments } = await readStream(res);
+    const { raw, data, comments } = await readSse(res);
     expect(comments).toEqual([]);
     // every event is one `data: ` line and a blank line, nothing else on the wire
     expect(raw).toMatch(/^(data: [^\n]+\n\n)+$/);
     expect(raw.endsWith("\n\ndata: [DONE]\n\n")).toBe(true);
-    const chunks = events.slice(0, -1).map(chunkOf);
-    expect(events.at(-1)?.data).toBe("[DONE]");
+    const chunks = data.slice(0, -1).map(chunkOf);
+    expect(data.at(-1)).toBe("[DONE]");
     const [role, ...rest] = chunks;
     const stop = rest.pop()!;
     expect(role).toEqual({
@@ -83,8 +65,8 @@ describe("§3 Ordering of a streamed response", () => {
     ["include_usage false", { include_usage: false }],
     ["include_usage true with extra keys", { include_usage: true, extra: 1 }],
   ])("the stop chunk carries usage whatever stream_options says (%s)", async (_, stream_options) => {
-    const { events } = await readStream(await post(gw, "/v1/chat/completions", ask({ stream_options })));
-    const stop = chunkOf(events.at(-2)!);
+    const { data } = await readSse(await post(gw, "/v1/chat/completions", ask({ stream_options })));
+    const stop = chunkOf(data.at(-2)!);
     expect(stop.usage.completion_tokens).toBe(8);
   });
 
@@ -95,9 +77,9 @@ describe("§3 Ordering of a streamed response", () => {
   });
 
   it("a pin to a machine that is not online: the error object in a data line, no [DONE]", async () => {
-    const { raw, events } = await readStream(await post(gw, "/v1/chat/completions", ask({ provider: "0".repeat(64) })));
-    expect(events.map((e) => e.data).includes("[DONE]")).toBe(false);
-    expect(chunkOf(events.at(-1)!)).toEqual({
+    const { raw, data } = await readSse(await post(gw, "/v1/chat/completions", ask({ provider: "0".repeat(64) })));
+    expect(data.includes("[DONE]")).toBe(false);
+    expect(chunkOf(data.at(-1)!)).toEqual({
       error: { message: expect.any(String), type: "api_error", code: "provider_unavailable", param: null, svc_action: "wait" },
     });
     expect(raw).not.toContain("svc_receipt");
@@ -118,18 +100,18 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
 
   it("the head is flushed before a provider is free, and `: keepalive` lines come while the request waits", async () => {
     const first = post(gw, "/v1/chat/completions", ask({ max_tokens: 30 })); // ~0.75 s of work
-    await until(async () => (await providers(gw))[0]!.busy, 5000);
+    await pollProvider(gw, 10_000).toMatchObject({ busy: true });
     const second = await post(gw, "/v1/chat/completions", ask({ max_tokens: 4 }));
     // fetch resolves on the head: the second request is still queued behind the first
     expect(second.headers.get("content-type")).toBe("text/event-stream");
-    expect(await providers(gw)).toMatchObject([{ busy: true, waiting: 1 }]);
-    const [a, b] = await Promise.all([first.then(readStream), readStream(second)]);
-    expect(a.events.at(-1)?.data).toBe("[DONE]");
+    expect(await listProviders(gw)).toMatchObject([{ busy: true, waiting: 1 }]);
+    const [a, b] = await Promise.all([first.then((res) => readSse(res)), readSse(second)]);
+    expect(a.data.at(-1)).toBe("[DONE]");
     expect(b.comments.filter((c) => c === "keepalive").length).toBeGreaterThanOrEqual(2);
     expect(b.comments.every((c) => c === "keepalive")).toBe(true);
     // byte-exact: a keepalive is a comment line and a blank line between events
     expect(b.raw).toMatch(/^data: [^\n]+\n\n(: keepalive\n\n)+data: /);
-    expect(b.events.at(-1)?.data).toBe("[DONE]");
+    expect(b.data.at(-1)).toBe("[DONE]");
   });
 
   it("a stream caller hanging up aborts the session within a second and frees the provider", async () => {
@@ -139,9 +121,10 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
     const reader = res.body!.getReader();
     await reader.read(); // the role chunk, then at least one token
     await reader.read();
+    const aborted = Date.now();
     controller.abort();
-    const freedIn = await until(async () => !(await providers(gw))[0]!.busy, 1000);
-    expect(freedIn).toBeLessThan(1000);
+    await pollProvider(gw, 1000).toMatchObject({ busy: false });
+    expect(Date.now() - aborted).toBeLessThan(1000);
     expect(await gw.waitForLog((l) => l.id === id)).toMatchObject({ code: "aborted", provider: gw.providerId });
     const next = await post(gw, "/v1/chat/completions", ask({ stream: false, max_tokens: 2 }));
     expect(next.status).toBe(200);
@@ -150,23 +133,23 @@ describe("§3 Keepalive and hang-up, on a slow provider", () => {
   it("a non-stream caller hanging up aborts the session too", async () => {
     const controller = new AbortController();
     const pending = post(gw, "/v1/chat/completions", ask({ stream: false, max_tokens: 400 }), { signal: controller.signal });
-    await until(async () => (await providers(gw))[0]!.busy, 5000);
+    await pollProvider(gw, 10_000).toMatchObject({ busy: true });
     controller.abort();
     await expect(pending).rejects.toThrow();
-    await until(async () => !(await providers(gw))[0]!.busy, 1000);
+    await pollProvider(gw, 1000).toMatchObject({ busy: false });
     // a non-stream hang-up is logged with no status: no head was ever sent
     expect(await gw.waitForLog((l) => l.code === "aborted" && l.status === undefined)).toMatchObject({ provider: gw.providerId });
   });
 
   it("a caller hanging up while queued leaves the queue", async () => {
     const first = post(gw, "/v1/chat/completions", ask({ max_tokens: 30 }));
-    await until(async () => (await providers(gw))[0]!.busy, 5000);
+    await pollProvider(gw, 10_000).toMatchObject({ busy: true });
     const controller = new AbortController();
     await post(gw, "/v1/chat/completions", ask(), { signal: controller.signal });
-    await until(async () => (await providers(gw))[0]!.waiting === 1, 1000);
+    await pollProvider(gw, 10_000).toMatchObject({ waiting: 1 });
     controller.abort();
-    await until(async () => (await providers(gw))[0]!.waiting === 0, 1000);
-    expect((await readStream(await first)).events.at(-1)?.data).toBe("[DONE]");
+    await pollProvider(gw, 1000).toMatchObject({ waiting: 0 });
+    expect((await readSse(await first)).data.at(-1)).toBe("[DONE]");
   });
 });
 
@@ -174,14 +157,13 @@ describe("§3 A stream that fails", () => {
   it("after the first token: the error object in a data line, no [DONE], no receipt", async () => {
     const gw = await startGateway({ agentArgs: ["--test-fault", "fail-after=3"] });
     try {
-      const { raw, events } = await readStream(await post(gw, "/v1/chat/completions", ask()));
-      const data = events.map((e) => e.data);
+      const { raw, data } = await readSse(await post(gw, "/v1/chat/completions", ask()));
       expect(data).not.toContain("[DONE]");
       expect(raw).not.toContain("svc_receipt");
       expect(raw.endsWith("\n\n")).toBe(true);
-      const contents = events.slice(1, -1).map(chunkOf);
+      const contents = data.slice(1, -1).map(chunkOf);
       expect(contents.map((c) => c.choices[0].delta.content).join("")).toHaveLength(3);
-      expect(chunkOf(events.at(-1)!)).toEqual({
+      expect(chunkOf(data.at(-1)!)).toEqual({
         error: { message: expect.any(String), type: "api_error", code: "provider_error", param: null, svc_action: "retry" },
       });
       // the same session without streaming is a 502 in the same envelope
@@ -196,10 +178,10 @@ describe("§3 A stream that fails", () => {
   it("before any token: the error object in a data line after the role chunk", async () => {
     const gw = await startGateway({ agentArgs: ["--test-fault", "fail-after=0"] });
     try {
-      const { events } = await readStream(await post(gw, "/v1/chat/completions", ask()));
-      expect(events).toHaveLength(2);
-      expect(chunkOf(events[0]!).choices[0].delta).toEqual({ role: "assistant", content: "" });
-      expect(chunkOf(events[1]!).error.code).toBe("provider_error");
+      const { data } = await readSse(await post(gw, "/v1/chat/completions", ask()));
+      expect(data).toHaveLength(2);
+      expect(chunkOf(data[0]!).choices[0].delta).toEqual({ role: "assistant", content: "" });
+      expect(chunkOf(data[1]!).error.code).toBe("provider_error");
     } finally {
       await gw.stop();
     }

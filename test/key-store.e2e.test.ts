@@ -69,8 +69,16 @@ describe("§5 Authentication: the key store", () => {
     const handedOut: string[] = [];
     for (let i = 0; i < 12; i++) handedOut.push(await createAndRead(`batch-${i}`));
     // creations in flight when the process dies: each is either wholly there or wholly absent
+    const watcher = new Database(join(gateway.dataDir, "keys.sqlite"), { readonly: true });
+    const written = watcher.prepare("SELECT count(*) AS n FROM api_keys WHERE name LIKE 'in-flight-%'").pluck();
     const inFlight = Array.from({ length: 8 }, (_, i) => createKey(`in-flight-${i}`).catch(() => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    try {
+      // the gateway has demonstrably begun writing them: the first one's row is in the file (its WAL) already,
+      // while no answer has been read; the kill lands while the rest are being written or still to come
+      await expect.poll(() => written.get() as number, { timeout: 10_000, interval: 1 }).toBeGreaterThan(0);
+    } finally {
+      watcher.close();
+    }
     await gateway.proc.kill("SIGKILL");
     await Promise.all(inFlight);
     await gateway.restart();

@@ -1,7 +1,6 @@
 // DESIGN §5 receipts end to end: a standalone coordinator, a gateway, honest agents at the process and hardware
 // rungs, and agents whose test-only fault switch makes them send the receipts a broken or dishonest provider
 // would. The gateway must refuse each one; `svc-agent verify` must refuse each doctored file.
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,10 +9,11 @@ import type * as PackageEntry from "../index.js";
 import { payloadOf, signReceipt, verifyReceipt, type Receipt } from "../src/receipt.ts";
 import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
 import { Signer } from "../src/signing.ts";
-import { runCli, type CliResult } from "./fixtures/cli.ts";
+import { runCli, runNode, type CliResult } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
-import { get, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import type { Proc } from "./fixtures/process.ts";
+import { readSse } from "./fixtures/sse.ts";
 
 let cluster: Cluster;
 let gateway: Proc & { url: string; key: string };
@@ -75,7 +75,7 @@ describe("§2.2 svc_receipt on a non-stream answer", () => {
 
   it("at the hardware rung it carries the serial the listing discloses", async () => {
     const { body } = await completion(agents.hardware!);
-    const listed = ((await (await get(gateway, "/v1/providers")).json()) as { id: string; serial?: string }[]).find((p) => p.id === agents.hardware!.providerId);
+    const listed = (await listProviders(gateway)).find((p) => p.id === agents.hardware!.providerId);
     expect(listed?.serial).toBeTruthy();
     expect(body.svc_receipt).toMatchObject({ trust_level: "hardware", serial: listed!.serial });
     expect(verifyReceipt(body.svc_receipt, { content: body.choices[0]!.message.content }).problems).toEqual([]);
@@ -140,8 +140,7 @@ describe("DESIGN §5: the gateway verifies before it answers", () => {
   it("on a stream: the error in a data line after the deltas, no [DONE], never the receipt", async () => {
     const res = await chat(agents.tamper!, { stream: true });
     expect(res.status).toBe(200);
-    const raw = await res.text();
-    const events = raw.split("\n\n").filter((e) => e.startsWith("data: ")).map((e) => e.slice("data: ".length));
+    const { raw, data: events } = await readSse(res);
     expect(events.length).toBeGreaterThan(2);
     expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: "receipt_invalid", svc_action: "retry" } });
     expect(raw).not.toContain("[DONE]");
@@ -149,7 +148,7 @@ describe("DESIGN §5: the gateway verifies before it answers", () => {
   });
 
   it("after a refused receipt every provider is free again", async () => {
-    const listed = (await (await get(gateway, "/v1/providers")).json()) as { busy: boolean; waiting: number }[];
+    const listed = await listProviders(gateway);
     expect(listed.every((p) => !p.busy && p.waiting === 0)).toBe(true);
   });
 });
@@ -244,13 +243,8 @@ describe("verifyReceipt, exported from the package", () => {
   it("plain node imports it from the package and checks a saved response", async () => {
     const { text } = await completion(agents.honest!);
     const script = `import { verifySavedResponse } from "svc"; const v = verifySavedResponse(process.argv[1], { providerId: process.argv[2] }); console.log(JSON.stringify([v.status, v.valid, v.problems]));`;
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script, text, agents.honest!.providerId], { cwd: new URL("..", import.meta.url) });
-      let stdout = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}`))));
-    });
-    expect(JSON.parse(out)).toEqual(["valid", true, []]);
+    const run = await runNode(["--input-type=module", "-e", script, text, agents.honest!.providerId], { cwd: new URL("..", import.meta.url) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(["valid", true, []]);
   });
 });

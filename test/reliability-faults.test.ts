@@ -1,10 +1,10 @@
 // Reliability, faults: graceful shutdown of gateway and agent, an agent that stalls (SIGSTOP, as a network
 // stall looks from outside), 1,000 concurrent streams through one gateway, and agent connect/disconnect
 // storms. Afterwards every provider is free, every request ended within a bound, and nothing leaked.
-import { createParser } from "eventsource-parser";
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { get, post, startAgent, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
+import { listProviders, post, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
+import { followSse, readSse } from "./fixtures/sse.ts";
 import { startSwarm } from "./fixtures/swarm.ts";
 import { makeTinyCatalog, type TinyCatalog } from "./fixtures/tiny-catalog.ts";
 
@@ -12,33 +12,13 @@ const synthetic = (tokens: number, ms: number) => ["--engine", "synthetic", "--s
 const messages = [{ role: "user", content: "hi" }];
 const chat = (gw: GatewayProcess, extra: Record<string, unknown> = {}) => post(gw, "/v1/chat/completions", { messages, max_tokens: 100, ...extra });
 
-/** The `data:` payloads of a stream; `onToken` fires at the first content token. */
-async function readStream(res: Response, onToken: () => void = () => undefined): Promise<string[]> {
-  const data: string[] = [];
-  let seen = false;
-  const parser = createParser({
-    onEvent: (e) => {
-      data.push(e.data);
-      if (!seen && e.data.includes('"content":"') && !e.data.includes('"content":""')) {
-        seen = true;
-        onToken();
-      }
-    },
-  });
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-  return data;
-}
-
 const errorCode = (data: string[]) => (JSON.parse(data.at(-1)!) as { error?: { code: string } }).error?.code;
 
 /** Starts a stream and waits for its first token; `done` settles with the stream's data when it ends. */
 async function streamStarted(gw: GatewayProcess, extra: Record<string, unknown>): Promise<{ done: Promise<string[]> }> {
-  let started!: () => void;
-  const firstToken = new Promise<void>((resolve) => (started = resolve));
-  const done = chat(gw, { stream: true, ...extra }).then((res) => readStream(res, started));
-  await Promise.race([firstToken, done]);
-  return { done }; // wrapped: an async function returning the promise itself would wait for the whole stream
+  const { firstContent, done } = followSse(chat(gw, { stream: true, ...extra }));
+  await firstContent;
+  return { done: done.then((stream) => stream.data) }; // wrapped: an async function returning the promise itself would wait for the whole stream
 }
 
 describe("Reliability: graceful shutdown of the gateway (SIGTERM)", () => {
@@ -79,20 +59,24 @@ describe("Reliability: graceful shutdown of the gateway (SIGTERM)", () => {
 
 describe("Reliability: graceful shutdown of an agent (SIGTERM)", () => {
   it("finishes its session, hands its queue to another provider, leaves the directory and exits 0", async () => {
-    const gw = await startGateway({ agents: 2, agentArgs: synthetic(10, 100) });
+    // answers of 4 s: both agents stay busy well past the moment the third request is routed and seen queued
+    const gw = await startGateway({ agents: 2, agentArgs: synthetic(40, 100) });
     try {
       const [leaving, staying] = gw.agents;
       const { done: stream } = await streamStarted(gw, { provider: leaving!.providerId });
-      const busyOther = chat(gw, { provider: staying!.providerId, max_tokens: 5 });
+      const busyOther = chat(gw, { provider: staying!.providerId, max_tokens: 30 });
       await waitForProvider(gw, staying!.providerId, (r) => r?.busy === true);
-      const queued = chat(gw, { max_tokens: 3 }); // unpinned: it lines up behind one of the two
-      await waitForProvider(gw, leaving!.providerId, (r) => r?.waiting === 1).catch(() => undefined);
+      // unpinned, with both busy: it lines up behind the one given work least recently, the leaving one
+      const queued = chat(gw, { max_tokens: 3 });
+      await waitForProvider(gw, leaving!.providerId, (r) => r?.busy === true && r.waiting === 1);
       leaving!.child.kill("SIGTERM");
       const data = await stream;
       expect(data.at(-1)).toBe("[DONE]");
-      expect((await queued).status).toBe(200);
+      const handedOver = await queued;
+      expect(handedOver.status).toBe(200);
+      expect(handedOver.headers.get("x-svc-provider")).toBe(staying!.providerId);
       expect((await busyOther).status).toBe(200);
-      await new Promise<void>((resolve) => leaving!.child.once("exit", () => resolve()));
+      await leaving!.exited; // its promise from the start: an exit before this line is not missed
       expect(leaving!.child.exitCode).toBe(0);
       expect(leaving!.stdout()).toContain("stopped");
       await waitForProvider(gw, leaving!.providerId, (r) => r === undefined);
@@ -128,14 +112,12 @@ describe("Reliability: load and storms through one gateway", () => {
   let tiny: TinyCatalog;
   let gw: GatewayProcess;
   const openFds = () => readdirSync(`/proc/${gw.child.pid}/fd`).length;
-  const listed = async () => ((await (await get(gw, "/v1/providers")).json()) as { busy: boolean; waiting: number }[]);
+  const listed = () => listProviders(gw);
 
   beforeAll(async () => {
     tiny = makeTinyCatalog();
-    // heartbeats of 5 s rather than the fixtures' 0.5 s: 1,000 streams on a busy 2-core CI machine can delay a
-    // pong past half a second, and this test is about the load, not about dropping slow agents (SIGSTOP is)
     // the swarm's agents present no token: this test is about load, enrollment has its own
-    gw = await startGateway({ tiny, agents: 0, args: ["--heartbeat-ms", "5000", "--open-enrollment", "--max-queue-per-provider", "1000"] });
+    gw = await startGateway({ tiny, agents: 0, args: ["--open-enrollment", "--max-queue-per-provider", "1000"] });
   }, 60_000);
   afterAll(async () => {
     await gw.stop();
@@ -148,7 +130,7 @@ describe("Reliability: load and storms through one gateway", () => {
       await expect.poll(async () => (await listed()).length, { timeout: 20_000 }).toBe(25);
       const results = await Promise.all(
         Array.from({ length: 1000 }, () =>
-          chat(gw, { stream: true, max_tokens: 3 }).then((res) => readStream(res)),
+          chat(gw, { stream: true, max_tokens: 3 }).then(async (res) => (await readSse(res)).data),
         ),
       );
       expect(results.filter((d) => d.at(-1) === "[DONE]").length).toBe(1000);

@@ -75,14 +75,15 @@ describe("Reliability: bad input on every route", () => {
   it("a 10 MB body is refused with 413 body_too_large, and memory comes back to baseline", async () => {
     const baseline = await rssMb();
     const big = Buffer.alloc(10 * 1024 * 1024, 0x61);
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 20; i++) {
       const res = await answer("POST", "/v1/chat/completions", { authorization: "Bearer sk-svc_operator-test-key-0123456789", "content-type": "application/json" }, big);
       expect(res.status).toBe(413);
       expect((JSON.parse(res.text) as { error: { code: string } }).error.code).toBe("body_too_large");
     }
-    // the bodies were dropped as they arrived, never held: far less than 5 × 10 MB stays behind
-    expect(await rssMb()).toBeLessThan(baseline + 30);
-  }, 60_000);
+    // the bodies were dropped as they arrived, never held: far less than 20 × 10 MB stays behind. 200 MB sent
+    // against a 64 MB bound: bodies held would overshoot it threefold, allocator noise (+32 MB seen) cannot
+    expect(await rssMb()).toBeLessThan(baseline + 64);
+  }, 120_000);
 
   it("the gateway is still up and serving afterwards", async () => {
     const res = await fetch(`${gw.url}/healthz`);

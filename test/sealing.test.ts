@@ -1,7 +1,7 @@
 // DESIGN §5 sealed sessions end to end: a canary prompt goes gateway → coordinator → agent and back, and
 // appears nowhere in what the coordinator relayed, what it logged, or its heap.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
@@ -43,7 +43,7 @@ describe("DESIGN §5 Sealed sessions: the coordinator only relays ciphertext", (
     const answer = ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 
     // the agent's `end` follows its last frame, so it may still be on the wire when the caller has its answer
-    for (let i = 0; i < 100 && !agentTap.frames.some((f) => f.includes('"t":"end"')); i++) await new Promise((r) => setTimeout(r, 50));
+    await expect.poll(() => agentTap.frames.some((f) => f.includes('"t":"end"')), { timeout: 10_000 }).toBe(true);
     // the taps saw the whole session: the reservation, the sealed request, the sealed frames
     const frames = [...gatewayTap.frames, ...agentTap.frames].join("\n");
     for (const kind of ['"t":"reserve"', '"t":"request"', '"t":"session"', '"t":"frame"', '"t":"end"']) expect(frames).toContain(kind);
@@ -55,24 +55,25 @@ describe("DESIGN §5 Sealed sessions: the coordinator only relays ciphertext", (
     expect(logs).not.toContain(CANARY);
 
     cluster.coordinator.child.kill("SIGUSR2");
-    const file = await waitForFile(snapshots, /\.heapsnapshot$/);
+    const file = await writtenSnapshot(snapshots);
     const heap = readFileSync(file, "utf8");
     expect(heap).toContain(LABEL); // the snapshot holds what the coordinator does know
     expect(heap).not.toContain(CANARY);
   });
 });
 
-async function waitForFile(dir: string, pattern: RegExp): Promise<string> {
-  for (let i = 0; i < 300; i++) {
-    const name = readdirSync(dir).find((n) => pattern.test(n));
-    // the snapshot is written in one go; wait until its size stops changing
-    if (name) {
-      const path = join(dir, name);
-      const size = readFileSync(path).length;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      if (size > 0 && readFileSync(path).length === size) return path;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no heap snapshot appeared in ${dir}`);
+/** The heap snapshot in `dir` once written: it is written in one go, so it is done when its size stops changing. */
+async function writtenSnapshot(dir: string): Promise<string> {
+  let seen = { path: "", size: 0 };
+  const settled = () => {
+    const name = readdirSync(dir).find((n) => n.endsWith(".heapsnapshot"));
+    if (name === undefined) return false;
+    const path = join(dir, name);
+    const size = statSync(path).size;
+    const same = size > 0 && path === seen.path && size === seen.size;
+    seen = { path, size };
+    return same;
+  };
+  await expect.poll(settled, { timeout: 40_000, interval: 300 }).toBe(true);
+  return seen.path;
 }

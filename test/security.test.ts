@@ -132,13 +132,13 @@ describe("Security: gateway links", () => {
   it("a coordinator that listens beyond loopback takes gateways only with --gateway-secret", async () => {
     const dir = join(cluster.tiny.dir, "open-coordinator");
     const refusing = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir]);
-    const guarded = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" });
+    const guarded = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env: { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" } });
     try {
       const port = async (p: typeof refusing) => (await p.waitFor(/coordinator at http:\/\/0\.0\.0\.0:(\d+)/))[1]!;
       const [refusingPort, guardedPort] = [await port(refusing), await port(guarded)];
       await refusing.waitForLog((l) => String(l.msg).includes("no --gateway-secret"));
       const serve = (coordinatorPort: string, env: NodeJS.ProcessEnv) =>
-        startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", `http://127.0.0.1:${coordinatorPort}`, "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], env);
+        startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", `http://127.0.0.1:${coordinatorPort}`, "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env });
       const refused = serve(refusingPort, {});
       const linked = serve(guardedPort, { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" });
       try {

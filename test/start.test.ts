@@ -1,34 +1,25 @@
 // `npm start` (README "Two commands"): brings the service up and prints a curl and an SDK example that work
 // as printed. Without a downloaded model it says it serves the tiny random-weight demo model.
-import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./fixtures/cli.ts";
+import { startProcess, TSX } from "./fixtures/process.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/start.ts", import.meta.url));
 const dataDir = tempDir();
-const child = spawn(process.execPath, ["--import", "tsx", SCRIPT, "--port", "0", "--coordinator-port", "0", "--data-dir", dataDir], {
-  env: { ...process.env, SVC_OPERATOR_KEYS: "" },
-  stdio: ["ignore", "pipe", "pipe"],
+const start = startProcess(SCRIPT, ["--port", "0", "--coordinator-port", "0", "--data-dir", dataDir], {
+  nodeArgs: TSX,
+  env: { SVC_OPERATOR_KEYS: "" },
+  name: "npm start",
 });
-let out = "";
-child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-const banner = new Promise<string>((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`npm start printed no banner:\n${out}`)), 30_000);
-  child.stdout.on("data", () => {
-    if (out.includes("Ctrl-C stops all three.")) {
-      clearTimeout(timer);
-      resolve(out);
-    }
-  });
-});
-afterAll(() => {
-  child.kill("SIGTERM");
+/** What it printed up to the end of its banner. */
+const banner = start.waitFor(/Ctrl-C stops all three\./, 30_000).then(() => start.stdout());
+afterAll(async () => {
+  await start.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -85,10 +76,7 @@ describe("npm start: Ctrl-C", () => {
   it("stops gateway, coordinator and agent", async () => {
     await banner;
     expect(processesMentioning(dataDir).length).toBeGreaterThanOrEqual(2); // the script and its agent
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGINT");
-    await exited;
-    for (let i = 0; i < 50 && processesMentioning(dataDir).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(processesMentioning(dataDir)).toEqual([]);
+    await start.kill("SIGINT");
+    await expect.poll(() => processesMentioning(dataDir), { timeout: 10_000, interval: 100 }).toEqual([]);
   });
 });
