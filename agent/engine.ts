@@ -14,7 +14,7 @@ import type { FinishReason } from "../src/receipt.ts";
 import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
 import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
-import { OneAtATime } from "./one-at-a-time.ts";
+import { Slots } from "../src/slots.ts";
 import { renderPrompt } from "./prompt.ts";
 import { TokenText } from "./token-text.ts";
 
@@ -49,7 +49,7 @@ interface Loaded {
 export class Engine implements InferenceEngine {
   private llama?: Promise<Llama>;
   private loaded?: Loaded;
-  private readonly turn = new OneAtATime();
+  private readonly turn = new Slots();
   private idleTimer?: NodeJS.Timeout;
   /** How many times a model file was loaded; tests use it to see laziness and reuse. */
   loads = 0;

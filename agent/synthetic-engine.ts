@@ -4,7 +4,7 @@
 // although none ran, so an agent using it never claims a rung above `process` (see agent/start.ts).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
-import { OneAtATime } from "./one-at-a-time.ts";
+import { Slots } from "../src/slots.ts";
 
 export interface SyntheticOptions {
   /** Tokens per answer, unless max_tokens is lower. */
@@ -25,7 +25,7 @@ export function syntheticPromptTokens(request: Pick<GenerateRequest, "messages">
 }
 
 export class SyntheticEngine implements InferenceEngine {
-  private readonly turn = new OneAtATime();
+  private readonly turn = new Slots();
 
   constructor(readonly options: SyntheticOptions) {}
 

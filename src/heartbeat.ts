@@ -6,8 +6,11 @@ import { WebSocket } from "ws";
 
 /** Ping interval on the coordinator's links. */
 export const DEFAULT_HEARTBEAT_MS = 2_000;
-/** Intervals of silence (pings unanswered, nothing else heard) before a peer is dropped. */
-export const SILENT_INTERVALS_ALLOWED = 3;
+/**
+ * Intervals of silence (pings unanswered, nothing else heard) before a peer is dropped: a quiet peer has at
+ * least an interval and a half to answer its first ping, and a vanished one is gone within SPEC-sized time.
+ */
+export const SILENT_INTERVALS_ALLOWED = 2.5;
 /** How long a client waits for the coordinator's WebSocket handshake before it gives up and retries. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -29,8 +32,9 @@ export function keepAlive(ws: WebSocket, intervalMs: number, onDead: () => void,
   const silentFor = () => performance.now() - lastHeard;
   const check = () => {
     const now = performance.now();
-    // time this process itself stood still (a loaded machine, a long GC) is no silence of the peer's
-    if (now > due) lastHeard += now - due;
+    // a stall of this process itself (a long GC, a starved machine) is no silence of the peer's; a timer
+    // that is merely late by a little counts as it is, so a vanished peer is not kept longer under load
+    if (now - due > intervalMs / 2) lastHeard += now - due;
     // a link still connecting has nothing to ping; the client's handshake timeout covers that stage
     if (ws.readyState !== WebSocket.OPEN) lastHeard = now;
     if (silentFor() > SILENT_INTERVALS_ALLOWED * intervalMs) {

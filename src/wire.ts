@@ -10,6 +10,11 @@ export const AGENT_PATH = "/v1/agent";
 export const GATEWAY_PATH = "/v1/gateway";
 /** An agent's frames are small (a token, a receipt); anything bigger is a broken or hostile agent. */
 export const AGENT_MAX_FRAME_BYTES = 1024 * 1024;
+/**
+ * Reservations one gateway link may hold before their sealed requests arrive: the coordinator drops what is
+ * over, and an honest gateway keeps its own window this wide, so a burst waits at the gateway instead.
+ */
+export const RESERVATION_WINDOW = 64;
 /** A sealed request can carry the gateway's 4 MiB body limit, base64-grown by a third. */
 export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 // longest wait. Pure bookkeeping: the links hand it messages and ports to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
-import type { FromGateway, ProviderEntry, ToAgent, ToGateway } from "../../src/wire.ts";
+import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
 import { chooseProvider, type Routable } from "./routing.ts";
 
 export interface AgentPort {
@@ -46,7 +46,7 @@ export interface QueueLimits {
 
 export const DEFAULT_QUEUE_LIMITS: QueueLimits = {
   reservationMs: 5_000,
-  pendingPerLink: 64,
+  pendingPerLink: RESERVATION_WINDOW,
   queuePerProvider: 32,
   queuePerAlias: 1_024,
   queuedMs: 120_000,

@@ -12,7 +12,8 @@ import { Mailbox } from "../../src/mailbox.ts";
 import { verifyReceipt, type Receipt } from "../../src/receipt.ts";
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, ToGatewaySchema, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
+import { Slots } from "../../src/slots.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, RESERVATION_WINDOW, ToGatewaySchema, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
@@ -32,6 +33,8 @@ export class CoordinatorClient implements Directory {
   private nextRid = 0;
   private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
   private readonly sessions = new Map<string, Mailbox<ToGateway>>();
+  /** Reservations awaiting their sealed request, kept within what the coordinator holds for one link. */
+  private readonly window = new Slots(RESERVATION_WINDOW);
 
   constructor(
     readonly url: string,
@@ -114,9 +117,8 @@ export class CoordinatorClient implements Directory {
     this.sessions.set(id, box);
     let finished = false;
     try {
-      const provider = await this.reserve(id, box, request, exclude, signal);
+      const { provider, sealed } = await this.reserveAndSeal(id, box, request, exclude, signal);
       yield { type: "provider", provider: record(provider) };
-      const sealed = await this.seal(id, request, provider);
       let content = "";
       for (;;) {
         const message = await box.take(signal);
@@ -153,6 +155,17 @@ export class CoordinatorClient implements Directory {
       this.sessions.delete(id);
       // hung up, or failed on our side: the queue spot or the running session is given back at once
       if (!finished) this.link.send({ t: "cancel", id });
+    }
+  }
+
+  /** Reserves and seals within the window, so a burst of requests never overruns the coordinator's limit. */
+  private async reserveAndSeal(id: string, box: Mailbox<ToGateway>, request: SessionRequest, exclude: readonly string[], signal: AbortSignal) {
+    const release = await this.window.acquire(signal);
+    try {
+      const provider = await this.reserve(id, box, request, exclude, signal);
+      return { provider, sealed: await this.seal(id, request, provider) };
+    } finally {
+      release();
     }
   }
 

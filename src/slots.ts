@@ -1,5 +1,6 @@
-// A FIFO lock: one holder at a time, waiters served in arrival order, and a waiter whose signal aborts
-// leaves the line at once without holding up the ones behind it.
+// A FIFO counting lock: up to `capacity` holders at a time (the engine's one generation, the gateway's window
+// of reservations in flight), waiters served in arrival order, and a waiter whose signal aborts leaves the
+// line at once without holding up the ones behind it.
 
 export type Release = () => void;
 
@@ -10,12 +11,15 @@ interface Waiter {
   onAbort?: () => void;
 }
 
-export class OneAtATime {
-  private held = false;
+export class Slots {
+  private held = 0;
   private waiters: Waiter[] = [];
 
+  constructor(private readonly capacity = 1) {}
+
+  /** Whether any slot is held. */
   get busy(): boolean {
-    return this.held;
+    return this.held > 0;
   }
 
   get waiting(): number {
@@ -24,8 +28,8 @@ export class OneAtATime {
 
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (!this.held) {
-      this.held = true;
+    if (this.held < this.capacity) {
+      this.held++;
       return Promise.resolve(this.releaser());
     }
     return new Promise<Release>((grant, fail) => {
@@ -48,7 +52,7 @@ export class OneAtATime {
       released = true;
       const next = this.waiters.shift();
       if (!next) {
-        this.held = false;
+        this.held--;
         return;
       }
       if (next.onAbort) next.signal?.removeEventListener("abort", next.onAbort);

@@ -1,10 +1,10 @@
 // DESIGN §5 "a provider runs one session at a time; the rest wait in FIFO order": the engine's lock.
 import { describe, expect, it } from "vitest";
-import { OneAtATime } from "../agent/one-at-a-time.ts";
+import { Slots } from "../src/slots.ts";
 
 describe("one session at a time", () => {
   it("grants turns in arrival order", async () => {
-    const lock = new OneAtATime();
+    const lock = new Slots();
     const order: number[] = [];
     const first = await lock.acquire();
     const waiting = [1, 2, 3].map((n) => lock.acquire().then((release) => (order.push(n), release)));
@@ -17,7 +17,7 @@ describe("one session at a time", () => {
   });
 
   it("a waiter whose signal aborts leaves the line at once", async () => {
-    const lock = new OneAtATime();
+    const lock = new Slots();
     const release = await lock.acquire();
     const controller = new AbortController();
     const leaving = lock.acquire(controller.signal);
@@ -31,7 +31,7 @@ describe("one session at a time", () => {
   });
 
   it("an already aborted signal never takes a turn, and releasing twice frees only once", async () => {
-    const lock = new OneAtATime();
+    const lock = new Slots();
     await expect(lock.acquire(AbortSignal.abort(new Error("late")))).rejects.toThrow("late");
     const release = await lock.acquire();
     const next = lock.acquire();
@@ -41,5 +41,22 @@ describe("one session at a time", () => {
     expect(lock.busy).toBe(true);
     releaseNext();
     expect(lock.busy).toBe(false);
+  });
+
+  it("with a capacity of N, N hold at once and the next waits for a release", async () => {
+    const slots = new Slots(2);
+    const a = await slots.acquire();
+    await slots.acquire();
+    let third = false;
+    const waiting = slots.acquire().then((release) => {
+      third = true;
+      return release;
+    });
+    await Promise.resolve();
+    expect(third).toBe(false);
+    expect(slots.waiting).toBe(1);
+    a();
+    (await waiting)();
+    expect(third).toBe(true);
   });
 });
