@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import { onShutdownSignal } from "../src/shutdown.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/serve.ts";
 import { loadCatalog } from "../src/catalog.ts";
@@ -52,12 +53,10 @@ try {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, SVC_PROVIDER_TOKEN: enrollment.secret },
   });
-  const stop = () => {
+  onShutdownSignal(async () => {
     agent.kill("SIGTERM");
-    void running.close().finally(() => process.exit(0));
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+    await running.close();
+  });
   const providerLine = await new Promise<string>((resolve, reject) => {
     let out = "";
     agent.stdout.on("data", (d: Buffer) => {
