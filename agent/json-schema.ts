@@ -2,6 +2,7 @@
 // (`llama.createGrammarForJsonSchema`): one walk both rewrites it into the subset the generator handles correctly and
 // says, per keyword and path, whether the grammar enforces it, it is an annotation, it needed a rewrite, or it cannot be enforced.
 import type { GbnfJsonSchema } from "node-llama-cpp";
+import { ANNOTATIONS, anyJson, COMBINATORS, constraining, FAMILY, FORMATS, isObj, mergeAll, TYPES, UNSUPPORTED, type At, type Obj } from "./json-schema-keywords.ts";
 import { deepEqual, pointer, resolveLocalRef, validate } from "./json-schema-validate.ts";
 
 export type KeywordKind = "enforced" | "annotation" | "rewritten" | "unsupported";
@@ -31,40 +32,15 @@ export interface PreparedSchema {
   uses: KeywordUse[];
 }
 
-type Obj = Record<string, unknown>;
-type At = (key: string) => string;
-
-const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "$vocabulary", "$anchor", "title", "description", "default",
-  "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "nullable", "strict"]);
-const UNSUPPORTED = new Set(["pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not",
-  "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties", "propertyNames", "contains",
-  "minContains", "maxContains", "uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$dynamicAnchor",
-  "$recursiveRef", "$recursiveAnchor"]);
-/** Keywords that only constrain one kind of value: they let a schema without `type` say which it means. */
-const FAMILY: Record<string, string> = {
-  properties: "object", additionalProperties: "object", required: "object", minProperties: "object", maxProperties: "object",
-  patternProperties: "object", propertyNames: "object", dependentRequired: "object", dependentSchemas: "object",
-  items: "array", prefixItems: "array", additionalItems: "array", minItems: "array", maxItems: "array", contains: "array",
-  uniqueItems: "array", minLength: "string", maxLength: "string", pattern: "string", format: "string",
-  minimum: "number", maximum: "number", exclusiveMinimum: "number", exclusiveMaximum: "number", multipleOf: "number",
-};
-const TYPES = ["string", "number", "integer", "boolean", "null", "object", "array"];
-const FORMATS = new Set(["date", "time", "date-time"]);
-const COMBINATORS = new Set(["oneOf", "anyOf", "allOf"]);
-
-/** Any JSON value: the generator has no "any" schema of its own (a missing type forces `null`). */
-export const anyJson = (): Obj => ({
-  oneOf: [{ type: ["string", "number", "boolean", "null"] }, { type: "object", additionalProperties: true }, { type: "array" }],
-});
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown) => v === null || ["string", "number", "boolean"].includes(typeof v);
-const constraining = (s: Obj) => Object.keys(s).filter((k) => !ANNOTATIONS.has(k) && k !== "$defs" && k !== "definitions");
 
 export function prepareSchema(schema: unknown): PreparedSchema {
   return new Preparer(schema).run();
 }
-/** The schema rewritten into what the library handles correctly (see `classifyKeywords` for what is lost). */
+/**
+ * The schema rewritten into what the library handles correctly (see `classifyKeywords` for what is lost). Optional
+ * properties are always generated (the library cannot leave one out); that output is still valid for the schema.
+ */
 export const normalize = (schema: unknown): GbnfJsonSchema => prepareSchema(schema).schema;
 export const classifyKeywords = (schema: unknown): KeywordUse[] => prepareSchema(schema).uses;
 /** OpenAI strict mode: the first keyword the grammar cannot enforce, to refuse the request with a 400. */
@@ -323,33 +299,8 @@ class Preparer {
     if (format !== undefined) this.use("format", at("format"), "unsupported", "only date, time and date-time are generated");
     const out: Obj = { type: "string" };
     for (const k of ["minLength", "maxLength"]) {
-      if (typeof raw[k] === "number") (out[k] = raw[k]), this.use(k, at(k), "enforced", "in characters; a \\u escape counts as one");
+      if (typeof raw[k] === "number") (out[k] = raw[k]), this.use(k, at(k), "enforced", "in characters; a \\u escape counts as one, and so does each byte of invalid UTF-8 a model emits");
     }
     return out;
   }
-}
-
-/**
- * Merges schemas whose constraining keywords do not overlap (an identical value or intersecting `type`s may
- * repeat); each keyword keeps its own path. Undefined when they overlap; null when their types cannot meet.
- */
-function mergeAll(parts: { schema: unknown; path: string }[], at: At): { schema: Obj; at: At } | null | undefined {
-  const schema: Obj = {};
-  const origin = new Map<string, string>();
-  for (const part of parts) {
-    if (part.schema === true) continue;
-    if (!isObj(part.schema)) return undefined;
-    for (const [k, v] of Object.entries(part.schema)) {
-      const mine = part.path === "" ? at(k) : pointer(part.path, k);
-      if (!(k in schema) || ANNOTATIONS.has(k)) {
-        if (!(k in schema)) (schema[k] = v), origin.set(k, mine);
-      } else if (k === "type") {
-        const a = ([] as unknown[]).concat(schema.type), b = ([] as unknown[]).concat(v);
-        const both = [...a.filter((t) => b.includes(t) || (t === "integer" && b.includes("number"))), ...b.filter((t) => t === "integer" && a.includes("number"))];
-        if (both.length === 0) return null;
-        schema.type = [...new Set(both)];
-      } else if (!deepEqual(schema[k], v)) return undefined;
-    }
-  }
-  return { schema, at: (k) => origin.get(k) ?? at(k) };
 }
