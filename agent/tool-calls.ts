@@ -46,6 +46,8 @@ type Step = "ws" | "string" | { literal: string };
 const HEAD: Step[] = ["ws", { literal: "{" }, "ws", { literal: '"name"' }, "ws", { literal: ":" }, "ws", "string", "ws", { literal: "," }, "ws", { literal: '"arguments"' }, "ws", { literal: ":" }, "ws"];
 const TAIL: Step[] = ["ws", { literal: "}" }, "ws", { literal: TOOL_CALL_CLOSE }];
 const isWs = (ch: string) => ch === " " || ch === "\n" || ch === "\t" || ch === "\r";
+/** JSON's whitespace only, so that held and trimmed text agree whatever the split. */
+const trimEndWs = (text: string) => text.replace(/[ \n\t\r]+$/, "");
 
 /** Matches a Step list; `feed` says whether a character was taken, and `done`/`failed` where it stands. */
 class Envelope {
@@ -146,7 +148,7 @@ export class ToolCallStream {
   end(): ToolCallEvent[] {
     const out: ToolCallEvent[] = [];
     if (this.call) this.problems.push(`tool call ${this.call.index ?? this.calls} is unfinished: ${JSON.stringify(this.call.raw.slice(0, 80))}`);
-    else this.emitContent(this.calls > 0 ? this.held.trimEnd() : this.held, out);
+    else this.emitContent(this.calls > 0 ? trimEndWs(this.held) : this.held, out);
     this.call = undefined;
     this.held = "";
     return out;
@@ -156,7 +158,7 @@ export class ToolCallStream {
     const buffer = this.held + text;
     const open = buffer.indexOf(TOOL_CALL_OPEN);
     if (open >= 0) {
-      this.emitContent(buffer.slice(0, open).trimEnd(), out);
+      this.emitContent(trimEndWs(buffer.slice(0, open)), out);
       this.held = "";
       this.call = { phase: "head", head: new Envelope(HEAD), value: new ValueEnd(), tail: new Envelope(TAIL), raw: "", args: "" };
       return buffer.slice(open + TOOL_CALL_OPEN.length);
@@ -173,7 +175,7 @@ export class ToolCallStream {
 
   private emitContent(text: string, out: ToolCallEvent[]): void {
     if (this.afterCall) {
-      text = text.replace(/^\s+/, "");
+      text = text.replace(/^[ \n\t\r]+/, "");
       if (text === "") return;
       if (this.emitted) text = `\n${text}`; // text between or after calls, set apart from what came before
       this.afterCall = false;
