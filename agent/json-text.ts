@@ -1,0 +1,28 @@
+// Turns grammar-generated JSON text into the canonical text svc returns: the JSON-schema grammar ends with newlines,
+// its integer rule allows exponents ("0e47…", "3e414150" = Infinity), so the text is parsed and written out again.
+
+export type JsonText = { ok: true; text: string; value: unknown } | { ok: false; error: string };
+
+/** Parses `text` (surrounding whitespace, such as the grammar's trailing "\n\n\n\n", is dropped) and re-serialises it. */
+export function normalizeJsonText(text: string): JsonText {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.trim());
+  } catch (err) {
+    return { ok: false, error: `not JSON: ${(err as Error).message}` };
+  }
+  const bad = nonFinite(value, "");
+  if (bad !== undefined) return { ok: false, error: `${bad || "the value"} is a number too large for JSON (it parses to Infinity)` };
+  return { ok: true, text: JSON.stringify(value), value };
+}
+
+/** The JSON pointer of the first number that parsed to ±Infinity, if any. */
+function nonFinite(value: unknown, path: string): string | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  if (typeof value !== "object" || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFinite(item, `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
