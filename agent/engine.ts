@@ -8,6 +8,7 @@ import {
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
+  type Token,
 } from "node-llama-cpp";
 import { ApiError } from "../src/errors.ts";
 import type { FinishReason } from "../src/receipt.ts";
@@ -16,6 +17,8 @@ import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
 import { Slots } from "../src/slots.ts";
 import { renderPrompt } from "./prompt.ts";
+import { penalised, samplerOptions } from "./sampler.ts";
+import { StopBuffer } from "./stop-buffer.ts";
 import { TokenText } from "./token-text.ts";
 
 export type { ChatMessage } from "../src/session-protocol.ts";
@@ -41,6 +44,8 @@ interface Loaded {
   alias: string;
   sha256: string;
   model: LlamaModel;
+  /** Token ids run from 0 to this less one (what logit_bias may name). */
+  vocabularySize: number;
   wrapper: ChatWrapper;
   context: LlamaContext;
   sequence: LlamaContextSequence;
@@ -102,18 +107,26 @@ export class Engine implements InferenceEngine {
     }
     // Like llama-server: a max_tokens that overruns the context ends the answer at the context's edge.
     const budget = Math.min(request.max_tokens, room);
+    const answer: Token[] = [];
+    const options = samplerOptions(request, { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget });
+    const keepAnswer = penalised(request);
     const text = new TokenText(model);
+    const stops = request.stop === undefined ? undefined : new StopBuffer(request.stop);
     let completion = 0;
     // evaluate() ends on its own only when the model samples an end-of-generation token
     let finish: FinishReason = budget > 0 ? "stop" : "length";
+    let stopped = false;
     try {
       if (budget > 0) {
-        const tokens = sequence.evaluate(prompt, { temperature: request.temperature, seed: request.seed });
-        for await (const token of tokens) {
+        for await (const token of sequence.evaluate(prompt, options)) {
           if (request.signal?.aborted || model.isEogToken(token)) break;
+          // like llama-server, the tokens that made up a stop sequence count as completion tokens
           completion++;
-          const delta = text.push(token);
+          if (keepAnswer) answer.push(token);
+          let delta = text.push(token);
+          if (stops) ({ text: delta, stopped } = stops.push(delta));
           if (delta !== "") yield { type: "delta", text: delta };
+          if (stopped) break;
           if (completion >= budget) {
             finish = "length";
             break;
@@ -121,8 +134,13 @@ export class Engine implements InferenceEngine {
         }
       }
       request.signal?.throwIfAborted();
-      const rest = text.flush();
-      if (rest !== "") yield { type: "delta", text: rest };
+      if (!stopped) {
+        let rest = text.flush();
+        if (stops) ({ text: rest, stopped } = stops.push(rest));
+        if (stopped) finish = "stop";
+        else if (stops) rest += stops.flush();
+        if (rest !== "") yield { type: "delta", text: rest };
+      }
       yield {
         type: "done",
         prompt_tokens: prompt.length,
@@ -152,7 +170,10 @@ export class Engine implements InferenceEngine {
         sequences: 1,
       });
       const wrapper = resolveChatWrapper(model);
-      this.loaded = { alias, sha256, model, wrapper, context, sequence: context.getSequence() };
+      // what node-llama-cpp itself counts tokens by; llama.cpp loads no GGUF without it
+      const vocabularySize = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length;
+      if (vocabularySize === undefined) throw new Error(`${alias}: the GGUF lists no tokenizer.ggml.tokens`);
+      this.loaded = { alias, sha256, model, vocabularySize, wrapper, context, sequence: context.getSequence() };
     } catch (err) {
       await model.dispose();
       throw err;

@@ -1,15 +1,16 @@
 // What a session runs on: a generator of text deltas and one `done` record. The llama.cpp engine is the one
 // that serves; the synthetic engine exists only so benchmarks can isolate the gateway path from inference.
 import type { FinishReason } from "../src/receipt.ts";
+import type { Sampling } from "../src/sampling.ts";
 import type { ChatMessage } from "../src/session-protocol.ts";
 
-export interface GenerateRequest {
+/** The sealed request as the engine takes it: the sampling controls are there only when the caller set them. */
+export interface GenerateRequest extends Sampling {
   /** Catalog alias (already resolved). */
   model: string;
   messages: readonly ChatMessage[];
   max_tokens: number;
   temperature: number;
-  seed?: number;
   signal?: AbortSignal;
 }
 

@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   invalid_type: request(),
   invalid_value: request(),
   unsupported_content_part: request(),
+  // an OpenAI field svc does not honour (yet), set to a value that would change the answer
+  unsupported_parameter: request(),
   too_many_messages: request(),
   content_too_large: request(),
   context_length_exceeded: request(),

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { Hex16 } from "./hex.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
+import { SamplingSchema } from "./sampling.ts";
 
 /** One chat turn as the model sees it: the gateway normalises OpenAI messages into this once, at parsing. */
 export const ChatMessageSchema = z.strictObject({ role: z.enum(["system", "user", "assistant"]), content: z.string() });
@@ -14,6 +15,8 @@ export const SessionPlaintextSchema = z.strictObject({
   messages: z.array(ChatMessageSchema),
   max_tokens: z.number().int().positive(),
   temperature: z.number().min(0).max(2),
+  /** stop, top_p, seed, penalties, logit_bias…: each only when the caller set it (`src/sampling.ts`). */
+  ...SamplingSchema.shape,
   /** The gateway's fresh nonce, echoed in the receipt so it is bound to this one request. */
   nonce: Hex16,
   /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */
@@ -22,7 +25,7 @@ export const SessionPlaintextSchema = z.strictObject({
 export type SessionPlaintext = z.infer<typeof SessionPlaintextSchema>;
 
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
-export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded"] as const;
+export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value"] as const;
 
 export const SessionFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("delta"), text: z.string() }),

@@ -56,13 +56,13 @@ export function issueMessage(issue: Issue): string {
     case "invalid_value":
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":
-      return issue.origin === "array"
-        ? `expected at least ${String(issue.minimum)} item(s)`
-        : `expected a value ${issue.inclusive ? ">=" : ">"} ${String(issue.minimum)}`;
+      if (issue.origin === "array") return `expected at least ${String(issue.minimum)} item(s)`;
+      if (issue.origin === "string") return `expected at least ${String(issue.minimum)} character(s)`;
+      return `expected a value ${issue.inclusive ? ">=" : ">"} ${String(issue.minimum)}`;
     case "too_big":
-      return issue.origin === "array"
-        ? `expected at most ${String(issue.maximum)} item(s)`
-        : `expected a value ${issue.inclusive ? "<=" : "<"} ${String(issue.maximum)}`;
+      if (issue.origin === "array") return `expected at most ${String(issue.maximum)} item(s)`;
+      if (issue.origin === "string") return `expected at most ${String(issue.maximum)} characters`;
+      return `expected a value ${issue.inclusive ? "<=" : "<"} ${String(issue.maximum)}`;
     default:
       return issue.message;
   }

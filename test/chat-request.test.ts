@@ -9,7 +9,7 @@ const base = { model: "qwen3-4b", messages: [user("hi")] };
 const fault = (body: unknown) => catchApiError(() => parseChatRequest(body));
 
 describe("§2.1 Chat completion request", () => {
-  it("defaults: max_tokens 512, temperature 0.7, stream false, no pin", () => {
+  it("defaults: max_tokens 512, temperature 0.7, stream false, no pin, no sampling control", () => {
     expect(parseChatRequest(base)).toEqual({
       model: "qwen3-4b",
       messages: [{ role: "user", content: "hi" }],
@@ -17,6 +17,7 @@ describe("§2.1 Chat completion request", () => {
       temperature: 0.7,
       stream: false,
       provider: undefined,
+      sampling: {},
     });
   });
 

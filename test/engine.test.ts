@@ -2,11 +2,12 @@
 import { appendFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateEvent, type GenerateRequest } from "../agent/engine.ts";
+import { Engine } from "../agent/engine.ts";
 import { defaultThreads } from "../agent/machine.ts";
 import { ModelFileError, ModelStore } from "../agent/model-store.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
 import { ApiError } from "../src/errors.ts";
+import { askEngine as ask, collect } from "./fixtures/engine-request.ts";
 import { makeTinyCatalog } from "./fixtures/tiny-catalog.ts";
 
 const tiny = makeTinyCatalog([
@@ -14,28 +15,6 @@ const tiny = makeTinyCatalog([
   { alias: "qwen3-8b", seed: 2, endOfTurn: "sometimes" },
   { alias: "thinker", seed: 6, thinkTags: true },
 ]);
-const ask = (overrides: Partial<GenerateRequest> = {}): GenerateRequest => ({
-  model: "qwen3-4b",
-  messages: [{ role: "user", content: "Say something." }],
-  max_tokens: 32,
-  temperature: 0.7,
-  ...overrides,
-});
-
-async function collect(events: AsyncIterable<GenerateEvent>) {
-  let text = "";
-  const deltas: string[] = [];
-  let done: Extract<GenerateEvent, { type: "done" }> | undefined;
-  for await (const event of events) {
-    if (event.type === "delta") {
-      deltas.push(event.text);
-      text += event.text;
-    } else done = event;
-  }
-  if (!done) throw new Error("no done record");
-  return { text, deltas, done };
-}
-
 describe("Engine on the tiny qwen3 model", () => {
   const verified = new VerifiedFiles();
   const engine = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir, verified }), gpu: false });

@@ -25,10 +25,11 @@ async function checkAnswer(res: Response, body?: unknown): Promise<void> {
   if (res.status === 200 && res.headers.get("content-type") === "text/event-stream") {
     const last = (await readSse(res)).data.at(-1)!;
     // a stream ends with [DONE], or with a fault found once it had started: a prompt too long for the
-    // model, or (SPEC §4.1) a pinned machine that is not online
+    // model, a logit_bias token it does not have, or (SPEC §4.1) a pinned machine that is not online
     if (last !== "[DONE]") {
-      const expected = pinsAbsentProvider(body) ? "provider_unavailable" : "context_length_exceeded";
-      expect((JSON.parse(last) as { error: { code: string } }).error.code).toBe(expected);
+      const biased = typeof (body as { logit_bias?: unknown } | undefined)?.logit_bias === "object";
+      const expected = pinsAbsentProvider(body) ? ["provider_unavailable"] : ["context_length_exceeded", ...(biased ? ["invalid_value"] : [])];
+      expect(expected).toContain((JSON.parse(last) as { error: { code: string } }).error.code);
     }
     return;
   }
@@ -80,7 +81,10 @@ const awkwardText = fc
 /** Byte sequences no UTF-8 decoder may accept: overlong "/" and NUL, an encoded surrogate, a lone continuation byte, 0xFF. */
 const NOT_UTF8 = [[0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xf0, 0x80, 0x80, 0xaf], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0x80], [0xff]].map((b) => Buffer.from(b));
 
-const FIELDS = ["none", "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "provider", "role", "content", "part"] as const;
+const FIELDS = [
+  "none", "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream", "stream_options", "provider", "role", "content", "part",
+  "stop", "top_p", "top_k", "seed", "presence_penalty", "logit_bias", "n", "tools", "response_format",
+] as const;
 
 /** A valid request with one field replaced by anything at all (or removed); sometimes left valid. */
 const nearlyValid = fc

@@ -185,6 +185,7 @@ export class CoordinatorClient implements Directory {
       messages: request.messages,
       max_tokens: request.max_tokens,
       temperature: request.temperature,
+      ...request.sampling,
       nonce: randomBytes(16).toString("hex"),
       client_nonce: request.clientNonce,
     };

@@ -3,6 +3,7 @@
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
+import type { Sampling } from "../../src/sampling.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import type { TrustLevel } from "../../src/trust.ts";
 import type { ProviderRecord } from "../../src/wire.ts";
@@ -17,6 +18,8 @@ export interface SessionRequest {
   messages: ChatMessage[];
   max_tokens: number;
   temperature: number;
+  /** The sampling controls the caller set, sealed as they are (none for most requests). */
+  sampling: Sampling;
   requestId: string;
   /** The caller's `x-svc-receipt-nonce`, signed into the receipt; null when it sent none. */
   clientNonce: string | null;

@@ -3,8 +3,10 @@
 import { z } from "zod";
 import { ApiError } from "../../src/errors.ts";
 import { CLIENT_NONCE_PATTERN } from "../../src/receipt.ts";
+import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/sampling.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
+import { refuseUnsupported } from "./unsupported-fields.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
@@ -25,6 +27,10 @@ const Text = z.string().refine((text) => !LONE_SURROGATE.test(text), {
   message: "contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode",
 });
 
+const StopText = Text.min(1).max(MAX_STOP_LENGTH);
+/** The sealed request's own checks, where null also means "not set" (as the OpenAI SDKs send it). */
+const sealed = SamplingSchema.shape;
+
 const ContentPart = z.object({ type: z.enum(TEXT_PART_TYPES), text: Text });
 const Message = z.object({
   role: z.enum(ROLES),
@@ -42,7 +48,27 @@ const Body = z.object({
   provider_key_id: z.string().nullish(),
   // SPEC §2.1: extra keys are ignored
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  stop: z.union([StopText, z.array(StopText).max(MAX_STOPS)]).nullish(),
+  top_p: sealed.top_p.nullable(),
+  top_k: sealed.top_k.nullable(),
+  min_p: sealed.min_p.nullable(),
+  seed: sealed.seed.nullable(),
+  presence_penalty: sealed.presence_penalty.nullable(),
+  frequency_penalty: sealed.frequency_penalty.nullable(),
+  repetition_penalty: sealed.repetition_penalty.nullable(),
+  // llama-server's name for the same thing
+  repeat_penalty: sealed.repetition_penalty.nullable(),
+  logit_bias: sealed.logit_bias.nullable(),
+  // checked for type here; values other than the default are refused in unsupported-fields.ts
+  n: z.int().min(1).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.int().min(0).max(20).nullish(),
+  // accepted and ignored: they cannot change the answer
+  user: z.string().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  store: z.boolean().nullish(),
 });
+type Body = z.infer<typeof Body>;
 
 export interface ChatRequest {
   /** The `model` value as sent (echoed in the response), or undefined for the catalog default. */
@@ -53,6 +79,8 @@ export interface ChatRequest {
   stream: boolean;
   /** Provider pin: a whole provider id or a unique prefix of at least 8 characters. */
   provider: string | undefined;
+  /** Only the controls the caller set; sealed as they are, so an empty one changes nothing on the wire. */
+  sampling: Sampling;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -75,6 +103,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const parsed = Body.safeParse(body, { reportInput: true });
   if (!parsed.success) throw issueError(firstIssue(parsed.error));
   const b = parsed.data;
+  refuseUnsupported(body as Record<string, unknown> & { messages: object[] });
   const messages = b.messages.map(
     (m): ChatMessage => ({
       role: m.role === "developer" ? "system" : m.role,
@@ -108,7 +137,31 @@ export function parseChatRequest(body: unknown): ChatRequest {
     temperature: b.temperature ?? DEFAULT_TEMPERATURE,
     stream: b.stream ?? false,
     provider,
+    sampling: samplingOf(b),
   };
+}
+
+/** Fields sealed exactly as the caller sent them; the others are normalised below. */
+const AS_SENT = ["top_p", "top_k", "min_p", "seed", "presence_penalty", "frequency_penalty"] as const satisfies (keyof Sampling)[];
+
+function samplingOf(b: Body): Sampling {
+  const sampling: Sampling = {};
+  for (const field of AS_SENT) {
+    const value = b[field];
+    if (value != null) sampling[field] = value;
+  }
+  const stop = typeof b.stop === "string" ? [b.stop] : b.stop;
+  if (stop != null && stop.length > 0) sampling.stop = stop;
+  if (b.logit_bias != null && Object.keys(b.logit_bias).length > 0) sampling.logit_bias = b.logit_bias;
+  const { repetition_penalty: penalty, repeat_penalty: alias } = b;
+  if (penalty != null && alias != null && penalty !== alias) {
+    throw new ApiError("invalid_value", "repeat_penalty is llama-server's name for repetition_penalty; send one of them.", {
+      param: "repeat_penalty",
+    });
+  }
+  const repetition = penalty ?? alias;
+  if (repetition != null) sampling.repetition_penalty = repetition;
+  return sampling;
 }
 
 function codePoints(text: string): number {
@@ -147,6 +200,9 @@ function issueError(issue: Issue): ApiError {
   }
   if (issue.code === "too_small" && param === "model") {
     return new ApiError("invalid_value", "model must not be empty; name a catalog alias (GET /v1/models).", { param });
+  }
+  if (issue.code === "invalid_key") {
+    return new ApiError("invalid_value", `${where}: a logit_bias key must be a token id, a decimal integer such as "1234".`, { param });
   }
   const code = issue.code === "invalid_type" ? "invalid_type" : "invalid_value";
   return new ApiError(code, `${where}: ${issueMessage(issue)}`, { param });

@@ -43,6 +43,7 @@ function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntr
     messages: request.messages,
     max_tokens: request.max_tokens,
     temperature: request.temperature,
+    sampling: request.sampling,
     requestId: ctx.requestId,
     clientNonce,
   };
