@@ -169,6 +169,8 @@ describe("Security: reservations cannot wedge a queue", () => {
   it("a reserve never followed by its request is dropped after 5 s, the caller behind it is served, and /metrics counts it", async () => {
     const agent = await cluster.startAgent("process", { args: SLOW });
     try {
+      // the agent prints its advertising line as it sends it: wait until the directory has it
+      await waitForProvider(gateway, agent.providerId);
       const { ws } = await rawLink(GATEWAY_PATH);
       const reply = new Promise((resolve) => ws!.once("message", (d) => resolve(JSON.parse(String(d)))));
       ws!.send(JSON.stringify({ t: "reserve", id: "s_wedge0001", alias: "qwen3-4b", floor: "process", pin: agent.providerId, exclude: [] }));
@@ -187,6 +189,7 @@ describe("Security: reservations cannot wedge a queue", () => {
   it("20,000 reserves from one socket hold at most 64 places", async () => {
     const agent = await cluster.startAgent("process");
     try {
+      await waitForProvider(gateway, agent.providerId);
       const { ws } = await rawLink(GATEWAY_PATH);
       let answers = 0;
       let refused = 0;
