@@ -13,7 +13,7 @@ import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
 import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
-import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
+import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
@@ -41,6 +41,7 @@ interface StartFlags {
 const program = new Command("svc-agent")
   .description("svc provider daemon: serves catalog models through llama.cpp and signs a receipt for each session")
   // usage errors exit USAGE_EXIT, apart from verify's verdicts 1 and 2; set before the subcommands, which copy it
+  .version(packageVersion())
   .exitOverride()
   .configureOutput(oneLineUsageErrors("svc-agent"));
 

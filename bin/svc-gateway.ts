@@ -1,5 +1,5 @@
 // `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -17,7 +17,7 @@ import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "../gateway/http/timeouts.ts";
-import { collect, limitOverride, nonNegativeInteger, port, positiveInteger, positiveNumber } from "../src/cli-options.ts";
+import { collect, limitOverride, nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion, USAGE_EXIT } from "../src/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { Hex32 } from "../src/hex.ts";
 import { measure } from "../src/measure.ts";
@@ -64,7 +64,10 @@ interface ServeFlags extends CoordinatorFlags {
 
 const program = new Command("svc-gateway")
   .description("svc gateway: OpenAI-compatible routes in front of attested provider machines")
-  .showHelpAfterError();
+  .version(packageVersion())
+  // usage errors are one line and exit USAGE_EXIT; set before the subcommands, which copy it
+  .exitOverride()
+  .configureOutput(oneLineUsageErrors("svc-gateway"));
 
 const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
 const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
@@ -297,6 +300,11 @@ keys
 try {
   await program.parseAsync();
 } catch (err) {
-  console.error(`svc-gateway: ${(err as Error).message}`);
-  process.exitCode = 1;
+  if (err instanceof CommanderError) {
+    // commander has printed the error (or the help or version asked for) already
+    process.exitCode = err.exitCode === 0 ? 0 : USAGE_EXIT;
+  } else {
+    console.error(`svc-gateway: ${(err as Error).message}`);
+    process.exitCode = 1;
+  }
 }

@@ -1,4 +1,5 @@
 // Argument parsers shared by the two command lines.
+import { readFileSync } from "node:fs";
 import { InvalidArgumentError, type OutputConfiguration } from "commander";
 import { Hex32 } from "./hex.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
@@ -51,10 +52,15 @@ export const httpUrl = (value: string): string => {
 /** sysexits.h EX_USAGE: a command line commander refused, never confused with a command's own exit codes. */
 export const USAGE_EXIT = 64;
 
-/** Commander's usage errors as one line, `bin: unknown option '--x' (Did you mean --y?)`, without the help text. */
+/** Commander's usage errors as one line, `bin: unknown option '--x' (Did you mean --y?); see --help`, without the help text. */
 export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
-  outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}\n`),
+  outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}; see --help\n`),
 });
+
+/** This package's version, for `--version` on both bins. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
 
 /** A per-key rate-limit override: a positive integer, or `default` (null) to follow the operator's default again. */
 export const limitOverride = (value: string): number | null => {

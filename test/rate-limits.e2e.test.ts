@@ -104,8 +104,8 @@ describe("Rate limits: per-key overrides (`svc-gateway keys limit`)", () => {
 
   it("a bad value is a one-line error naming the option, and changes nothing", async () => {
     const result = await runCli("svc-gateway", ["keys", "limit", userKeyId, "--rpm", "0", "--data-dir", join(gw.tiny.dir, "gateway")]);
-    expect(result.code).toBe(1);
-    expect(result.stderr.split("\n")[0]).toMatch(/--rpm .*'0' is invalid\. expected a positive integer or `default`/);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toBe("svc-gateway: option '--rpm <n>' argument '0' is invalid. expected a positive integer or `default`; see --help\n");
     const listed = await runCli("svc-gateway", ["keys", "list", "--data-dir", join(gw.tiny.dir, "gateway")]);
     expect(listed.stdout).toContain("concurrency=default rpm=1000 tpm=1000000");
   });
@@ -186,8 +186,8 @@ describe("Rate limits: `svc-gateway serve` options", () => {
   it("a bad value is a one-line error naming the flag, and the gateway does not start", async () => {
     for (const flag of ["--key-concurrency", "--key-rpm", "--key-tpm", "--auth-failures-per-minute"]) {
       const result = await runCli("svc-gateway", ["serve", "--port", "0", "--coordinator-port", "0", flag, "0"]);
-      expect(result.code).toBe(1);
-      expect(result.stderr.split("\n")[0]).toBe(`error: option '${flag} <n>' argument '0' is invalid. expected a positive integer`);
+      expect(result.code).toBe(64);
+      expect(result.stderr).toBe(`svc-gateway: option '${flag} <n>' argument '0' is invalid. expected a positive integer; see --help\n`);
       expect(result.stdout).not.toContain("OpenAI routes at");
     }
   });

@@ -161,10 +161,10 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
 describe("svc-agent verify: usage errors exit 64, one line naming the flag", () => {
   it("a bad --key, an unknown flag and a missing file argument", async () => {
     const bad = await verify(forgedHardware(), "--key", "zz");
-    expect([bad.code, bad.stderr]).toEqual([64, "svc-agent: option '--key <hex>' argument 'zz' is invalid. expected 64 lowercase hex characters\n"]);
+    expect([bad.code, bad.stderr]).toEqual([64, "svc-agent: option '--key <hex>' argument 'zz' is invalid. expected 64 lowercase hex characters; see --help\n"]);
     const unknown = await verify(forgedHardware(), "--bogus");
-    expect([unknown.code, unknown.stderr]).toEqual([64, "svc-agent: unknown option '--bogus'\n"]);
+    expect([unknown.code, unknown.stderr]).toEqual([64, "svc-agent: unknown option '--bogus'; see --help\n"]);
     const missing = await verify();
-    expect([missing.code, missing.stderr]).toEqual([64, "svc-agent: missing required argument 'file'\n"]);
+    expect([missing.code, missing.stderr]).toEqual([64, "svc-agent: missing required argument 'file'; see --help\n"]);
   });
 });
