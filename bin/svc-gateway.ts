@@ -101,6 +101,11 @@ coordinatorOptions(
   program
     .command("serve")
     .description("serve the OpenAI routes, with an embedded coordinator unless --coordinator names one")
+    .addHelpText(
+      "after",
+      "\nEnvironment:\n  SVC_OPERATOR_KEYS        comma-separated operator API keys (valid on every route; never shown on the settings page)\n" +
+        "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_GATEWAY_SECRET  (the flags above)",
+    )
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
     .option("--coordinator <url>", "use this remote coordinator instead of embedding one")

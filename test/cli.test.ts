@@ -20,4 +20,11 @@ describe("Command lines", () => {
     const result = await runCli(bin, [...args]);
     expect([result.code, result.stderr, result.stdout]).toEqual([64, line, ""]);
   });
+
+  it("serve --help names every environment variable it reads", async () => {
+    const { stdout } = await runCli("svc-gateway", ["serve", "--help"]);
+    for (const name of ["SVC_OPERATOR_KEYS", "SVC_OIDC_ISSUER", "SVC_OIDC_CLIENT_ID", "SVC_OIDC_CLIENT_SECRET", "SVC_PUBLIC_URL", "SVC_GATEWAY_SECRET"]) {
+      expect(stdout).toContain(name);
+    }
+  });
 });
