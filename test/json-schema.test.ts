@@ -1,4 +1,4 @@
-// JSON-schema keywords against node-llama-cpp's grammar (agent/json-schema.ts): the evidence table. For every
+// JSON-schema keywords against node-llama-cpp's grammar (src/json-schema.ts): the evidence table. For every
 // ENFORCED or REWRITTEN keyword, the real grammar of the normalised schema, sampled from the tiny random model at
 // temperature 1 with several seeds, yields JSON that passes validate() against the ORIGINAL schema; every
 // UNSUPPORTED keyword is what strictRefusal() names, at its path; annotations change nothing.
