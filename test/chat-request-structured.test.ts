@@ -77,6 +77,12 @@ describe("response_format", () => {
     ]);
     expect(fault(jsonSchema({ type: "thing" }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.type"]);
     expect(fault(jsonSchema({ type: "object", properties: { a: 5 } }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.a"]);
+    let deep: Record<string, unknown> = { type: "integer" };
+    for (let i = 0; i < 10_000; i++) deep = { type: "array", items: deep };
+    expect(fault(jsonSchema(deep))).toEqual([400, "invalid_value", "response_format.json_schema.schema"]);
+    // a lone surrogate cannot be sealed (no UTF-8 encodes it): refused here, not a 500 at sealing
+    expect(fault(jsonSchema({ type: "string", description: "\ud800" }))).toEqual([400, "invalid_value", "response_format.json_schema.schema"]);
+    expect(fault(jsonSchema({ type: "object", properties: { "\udc00": { type: "integer" } } }))).toEqual([400, "invalid_value", "response_format.json_schema.schema"]);
   });
 
   it("bad shapes are 400s naming the field", () => {

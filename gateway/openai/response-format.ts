@@ -2,6 +2,7 @@
 // a schema svc can compile into a grammar, and, under `strict: true`, no keyword the grammar cannot enforce.
 // What comes out is sealed as it is (src/sampling.ts); the agent compiles the grammar (agent/json-grammar.ts).
 import { z } from "zod";
+import { canonicalJson } from "../../src/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
 import { prepareSchema, SchemaError, type KeywordUse } from "../../src/json-schema.ts";
 import { SCHEMA_NAME, type ResponseFormat } from "../../src/sampling.ts";
@@ -48,7 +49,33 @@ export function responseFormatOf(body: ResponseFormatBody | null | undefined): R
   return sealed;
 }
 
+/** Deeper schemas are refused before any recursive walk could run out of stack; real ones nest a few levels. */
+export const MAX_SCHEMA_DEPTH = 64;
+
+/** The nesting depth of a JSON value (objects and arrays), without recursion. */
+function depth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, level] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    deepest = Math.max(deepest, level + 1);
+    if (deepest > MAX_SCHEMA_DEPTH) return deepest;
+    for (const child of Object.values(node)) stack.push([child, level + 1]);
+  }
+  return deepest;
+}
+
 function checkSchema(schema: Record<string, unknown>, strict: boolean): void {
+  if (depth(schema) > MAX_SCHEMA_DEPTH) {
+    throw new ApiError("invalid_value", `${SCHEMA_PARAM}: nested more than ${MAX_SCHEMA_DEPTH} levels deep.`, { param: SCHEMA_PARAM });
+  }
+  // a "\ud800" escape is no Unicode text, so the sealed request's canonical JSON could not hold it
+  if (!sealable(schema)) {
+    throw new ApiError("invalid_value", `${SCHEMA_PARAM}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, {
+      param: SCHEMA_PARAM,
+    });
+  }
   let uses: KeywordUse[];
   try {
     uses = prepareSchema(schema).uses;
@@ -67,4 +94,13 @@ function checkSchema(schema: Record<string, unknown>, strict: boolean): void {
     `${param}: strict mode needs every keyword enforced while generating, and svc's grammar cannot enforce "${refused.keyword}"${why}; remove it, or send strict: false to have it listed as not enforced.`,
     { param },
   );
+}
+
+function sealable(schema: unknown): boolean {
+  try {
+    canonicalJson(schema);
+    return true;
+  } catch {
+    return false;
+  }
 }
