@@ -2,10 +2,12 @@
 // alias's pinned GGUF lazily after checking its hash, runs one generation at a time, unloads when idle.
 import {
   getLlama,
+  LlamaGrammarEvaluationState,
   resolveChatWrapper,
   type ChatWrapper,
   type Llama,
   type LlamaContext,
+  type LlamaGrammar,
   type LlamaContextSequence,
   type LlamaModel,
   type Token,
@@ -15,7 +17,10 @@ import type { FinishReason } from "../src/receipt.ts";
 import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
 import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
+import type { ResponseFormat } from "../src/sampling.ts";
 import { Slots } from "../src/slots.ts";
+import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "./json-grammar.ts";
+import { normalizeJsonText } from "./json-text.ts";
 import { renderPrompt } from "./prompt.ts";
 import { penalised, samplerOptions } from "./sampler.ts";
 import { StopBuffer } from "./stop-buffer.ts";
@@ -26,6 +31,10 @@ export type { GenerateEvent, GenerateRequest } from "./inference.ts";
 
 export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 export const DEFAULT_CONTEXT_SIZE = 8192;
+/** Compiled response_format grammars kept, by schema text (a client sends the same few schemas again and again). */
+export const GRAMMAR_CACHE_SIZE = 32;
+/** `json_object`: any JSON object, as a schema the grammar generator reads (`true` lets any value through). */
+const ANY_OBJECT = { type: "object", additionalProperties: true };
 
 export interface EngineOptions {
   store: ModelStore;
@@ -56,6 +65,10 @@ export class Engine implements InferenceEngine {
   private loaded?: Loaded;
   private readonly turn = new Slots();
   private idleTimer?: NodeJS.Timeout;
+  /** Compiled grammars by schema text, oldest first; they belong to the llama instance, not to a model. */
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+  /** How many grammars were compiled; tests use it to see the cache. */
+  grammarCompiles = 0;
   /** How many times a model file was loaded; tests use it to see laziness and reuse. */
   loads = 0;
 
@@ -112,6 +125,14 @@ export class Engine implements InferenceEngine {
     const keepAnswer = penalised(request);
     const text = new TokenText(model);
     const stops = request.stop === undefined ? undefined : new StopBuffer(request.stop);
+    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
+    let json: string | undefined;
+    if (request.response_format !== undefined) {
+      if (stops) throw new ApiError("invalid_value", "stop sequences cannot be combined with a JSON response_format.", { param: "stop" });
+      const grammar = await this.grammarFor(request.response_format);
+      options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
+      json = "";
+    }
     let completion = 0;
     // evaluate() ends on its own only when the model samples an end-of-generation token
     let finish: FinishReason = budget > 0 ? "stop" : "length";
@@ -124,6 +145,12 @@ export class Engine implements InferenceEngine {
           completion++;
           if (keepAnswer) answer.push(token);
           let delta = text.push(token);
+          if (json !== undefined) {
+            json += delta;
+            // the grammar's value is complete once its trailing newlines begin; it would only add more of them
+            if (json.endsWith(JSON_GRAMMAR_END)) break;
+            delta = "";
+          }
           if (stops) ({ text: delta, stopped } = stops.push(delta));
           if (delta !== "") yield { type: "delta", text: delta };
           if (stopped) break;
@@ -134,7 +161,11 @@ export class Engine implements InferenceEngine {
         }
       }
       request.signal?.throwIfAborted();
-      if (!stopped) {
+      if (json !== undefined) {
+        json += text.flush();
+        const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
+        if (content !== "") yield { type: "delta", text: content };
+      } else if (!stopped) {
         let rest = text.flush();
         if (stops) ({ text: rest, stopped } = stops.push(rest));
         if (stopped) finish = "stop";
@@ -151,6 +182,34 @@ export class Engine implements InferenceEngine {
     } finally {
       // every session starts from an empty context: nothing of one caller's prompt stays for the next
       await sequence.clearHistory();
+    }
+  }
+
+  /** The response_format's grammar, compiled once per schema text (a 400 for a schema it cannot compile). */
+  private async grammarFor(format: ResponseFormat): Promise<LlamaGrammar> {
+    const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
+    const key = JSON.stringify(schema);
+    let grammar = this.grammars.get(key);
+    if (grammar) {
+      this.grammars.delete(key); // most recently used last
+    } else {
+      grammar = this.compile(schema);
+      grammar.catch(() => this.grammars.delete(key));
+      if (this.grammars.size >= GRAMMAR_CACHE_SIZE) this.grammars.delete(this.grammars.keys().next().value!);
+    }
+    this.grammars.set(key, grammar);
+    return grammar;
+  }
+
+  private async compile(schema: unknown): Promise<LlamaGrammar> {
+    this.grammarCompiles++;
+    const llama = await this.llama!;
+    try {
+      return await llama.createGrammar({ grammar: await jsonSchemaGbnf(llama, schema) });
+    } catch (err) {
+      throw new ApiError("invalid_value", `response_format.json_schema.schema cannot be compiled into a grammar: ${(err as Error).message}`, {
+        param: "response_format.json_schema.schema",
+      });
     }
   }
 
@@ -216,10 +275,19 @@ export class Engine implements InferenceEngine {
     const release = await this.turn.acquire();
     try {
       await this.unloadNow();
+      this.grammars.clear();
       if (this.llama) await (await this.llama).dispose();
       this.llama = undefined;
     } finally {
       release();
     }
   }
+}
+
+/** A finished JSON answer as svc returns it: parsed and written out again (no grammar newlines, no exponent integers). */
+function jsonContent(raw: string): string {
+  const json = normalizeJsonText(raw);
+  // the grammar admits only JSON: this is a bug, never an answer to return as a clean stop
+  if (!json.ok) throw new Error(`the grammar-constrained answer is not JSON: ${json.error}`);
+  return json.text;
 }

@@ -1,7 +1,7 @@
 // The GBNF text for a JSON schema: node-llama-cpp's generator run on the normalised schema, with its number rules
 // tightened, because they allow 16-digit exponents ("3e414150" parses to Infinity, and "5e-3" is no integer).
 import type { Llama } from "node-llama-cpp";
-import { normalize } from "./json-schema.ts";
+import { normalize } from "../src/json-schema.ts";
 
 /** The JSON-schema grammar ends with these newlines (then any more): stop on them and trim them. */
 export const JSON_GRAMMAR_END = "\n\n\n\n";

@@ -15,6 +15,28 @@ export const RANDOM_SEED = -1;
 
 const Penalty = z.number().min(-2).max(2);
 
+/** OpenAI's rule for `response_format.json_schema.name`. */
+export const SCHEMA_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Structured output: the content is generated under a llama.cpp grammar, so it parses as JSON (an object for
+ * `json_object`) and, when `finish_reason` is `stop`, matches the schema as far as `src/json-schema.ts` says the
+ * grammar enforces it. Sealed as the caller sent it (less `description`), so `request_sha256` covers the schema.
+ */
+export const ResponseFormatSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    json_schema: z.strictObject({
+      name: z.string().regex(SCHEMA_NAME),
+      /** Absent: any JSON object, as `json_object`. */
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().optional(),
+    }),
+  }),
+]);
+export type ResponseFormat = z.infer<typeof ResponseFormatSchema>;
+
 /**
  * Each field is present only when the caller set it (absent means the engine's OpenAI default), so a request
  * that sets none seals the same bytes as before these existed. Field names are OpenAI's (llama-server's
@@ -38,6 +60,8 @@ export const SamplingSchema = z.strictObject({
     .record(z.string().regex(TOKEN_ID_KEY), z.number().min(-100).max(100))
     .refine((bias) => Object.keys(bias).length <= MAX_LOGIT_BIASES, { message: `at most ${MAX_LOGIT_BIASES} tokens may be biased` })
     .optional(),
+  /** Absent for plain text (`{"type": "text"}` is never sealed). */
+  response_format: ResponseFormatSchema.optional(),
 });
 export type Sampling = z.infer<typeof SamplingSchema>;
 

@@ -1,6 +1,6 @@
-// The after-generation checker (agent/json-schema-validate.ts) and the JSON text normaliser (agent/json-text.ts).
+// The after-generation checker (src/json-schema-validate.ts) and the JSON text normaliser (agent/json-text.ts).
 import { describe, expect, it } from "vitest";
-import { resolveLocalRef, validate } from "../agent/json-schema-validate.ts";
+import { resolveLocalRef, validate } from "../src/json-schema-validate.ts";
 import { normalizeJsonText } from "../agent/json-text.ts";
 
 const ok = (value: unknown, schema: unknown) => expect(validate(value, schema), JSON.stringify(value)).toEqual([]);

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { LlamaGrammarEvaluationState, TokenBias, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validate } from "../agent/json-schema-validate.ts";
+import { validate } from "../src/json-schema-validate.ts";
 import { argumentTokenBan, singleToken } from "../agent/special-tokens.ts";
 import { parseToolCalls, ToolCallStream, type ParsedToolCalls, type ToolCallEvent } from "../agent/tool-calls.ts";
 import { composeToolCallGrammar, toolArgsGbnf } from "../agent/tool-grammar.ts";

@@ -2,7 +2,7 @@
 // temperature 1, yields only well-formed calls to allowed tools whose arguments validate against their schemas.
 import { LlamaGrammarEvaluationState, TokenBias, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validate } from "../agent/json-schema-validate.ts";
+import { validate } from "../src/json-schema-validate.ts";
 import {
   composeToolCallBodyGrammar,
   composeToolCallGrammar,

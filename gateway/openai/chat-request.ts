@@ -6,6 +6,7 @@ import { CLIENT_NONCE_PATTERN } from "../../src/receipt.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/sampling.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
+import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
 
 export const MAX_MESSAGES = 100;
@@ -59,6 +60,7 @@ const Body = z.object({
   // llama-server's name for the same thing
   repeat_penalty: sealed.repetition_penalty.nullable(),
   logit_bias: sealed.logit_bias.nullable(),
+  response_format: ResponseFormatBody.nullish(),
   // checked for type here; values other than the default are refused in unsupported-fields.ts
   n: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
@@ -161,6 +163,14 @@ function samplingOf(b: Body): Sampling {
   }
   const repetition = penalty ?? alias;
   if (repetition != null) sampling.repetition_penalty = repetition;
+  const format = responseFormatOf(b.response_format);
+  if (format !== undefined) {
+    // a stop text could cut the JSON short while finish_reason says "stop"
+    if (sampling.stop !== undefined) {
+      throw new ApiError("unsupported_parameter", "stop: stop sequences cannot be combined with a JSON response_format; remove one.", { param: "stop" });
+    }
+    sampling.response_format = format;
+  }
   return sampling;
 }
 

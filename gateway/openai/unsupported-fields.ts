@@ -30,10 +30,6 @@ const REFUSED = new Map<string, Refusal>(
     parallel_tool_calls: { why: `tool calling is ${LATER}` },
     functions: { harmless: isEmptyList, why: `function calling is ${LATER}` },
     function_call: unless("none", `function calling is ${LATER} (only "none" is accepted)`),
-    response_format: {
-      harmless: (value) => typeof value === "object" && (value as { type?: unknown }).type === "text",
-      why: 'structured output is not supported yet; only {"type": "text"} is accepted',
-    },
     reasoning_effort: later,
     verbosity: later,
     modalities: {

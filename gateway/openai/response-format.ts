@@ -1,0 +1,106 @@
+// `response_format` (OpenAI structured output), checked at the gateway before any provider is used: the shape,
+// a schema svc can compile into a grammar, and, under `strict: true`, no keyword the grammar cannot enforce.
+// What comes out is sealed as it is (src/sampling.ts); the agent compiles the grammar (agent/json-grammar.ts).
+import { z } from "zod";
+import { canonicalJson } from "../../src/canonical-json.ts";
+import { ApiError } from "../../src/errors.ts";
+import { prepareSchema, SchemaError, type KeywordUse } from "../../src/json-schema.ts";
+import { SCHEMA_NAME, type ResponseFormat } from "../../src/sampling.ts";
+
+/** What callers send: OpenAI's three types; null means "not set" as elsewhere, extra keys are ignored. */
+export const ResponseFormatBody = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    json_schema: z.object({
+      name: z.string().regex(SCHEMA_NAME, { message: "must be 1 to 64 characters a-z, A-Z, 0-9, _ or -" }),
+      description: z.string().nullish(),
+      schema: z.record(z.string(), z.unknown()).nullish(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+export type ResponseFormatBody = z.infer<typeof ResponseFormatBody>;
+
+const SCHEMA_PARAM = "response_format.json_schema.schema";
+
+/** A JSON pointer into the schema as a request field path: "/properties/a/format" → "….properties.a.format". */
+export function schemaParam(pointer: string): string {
+  let out = SCHEMA_PARAM;
+  for (const raw of pointer.split("/").slice(1)) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    out += /^(?:0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : `.${key}`;
+  }
+  return out;
+}
+
+/** The sealed form (undefined for text), or the 400 for a schema svc cannot serve as asked. */
+export function responseFormatOf(body: ResponseFormatBody | null | undefined): ResponseFormat | undefined {
+  if (body == null || body.type === "text") return undefined;
+  if (body.type === "json_object") return { type: "json_object" };
+  const { name, schema, strict } = body.json_schema;
+  const sealed: ResponseFormat = { type: "json_schema", json_schema: { name } };
+  if (schema != null) {
+    checkSchema(schema, strict === true);
+    sealed.json_schema.schema = schema;
+  }
+  if (strict != null) sealed.json_schema.strict = strict;
+  return sealed;
+}
+
+/** Deeper schemas are refused before any recursive walk could run out of stack; real ones nest a few levels. */
+export const MAX_SCHEMA_DEPTH = 64;
+
+/** The nesting depth of a JSON value (objects and arrays), without recursion. */
+function depth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, level] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    deepest = Math.max(deepest, level + 1);
+    if (deepest > MAX_SCHEMA_DEPTH) return deepest;
+    for (const child of Object.values(node)) stack.push([child, level + 1]);
+  }
+  return deepest;
+}
+
+function checkSchema(schema: Record<string, unknown>, strict: boolean): void {
+  if (depth(schema) > MAX_SCHEMA_DEPTH) {
+    throw new ApiError("invalid_value", `${SCHEMA_PARAM}: nested more than ${MAX_SCHEMA_DEPTH} levels deep.`, { param: SCHEMA_PARAM });
+  }
+  // a "\ud800" escape is no Unicode text, so the sealed request's canonical JSON could not hold it
+  if (!sealable(schema)) {
+    throw new ApiError("invalid_value", `${SCHEMA_PARAM}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, {
+      param: SCHEMA_PARAM,
+    });
+  }
+  let uses: KeywordUse[];
+  try {
+    uses = prepareSchema(schema).uses;
+  } catch (err) {
+    if (!(err instanceof SchemaError)) throw err;
+    const param = schemaParam(err.path);
+    throw new ApiError("invalid_value", `${param}: this schema cannot be compiled into a grammar: ${err.message}`, { param });
+  }
+  if (!strict) return;
+  const refused = uses.find((u) => u.kind === "unsupported");
+  if (refused === undefined) return;
+  const param = schemaParam(refused.path);
+  const why = refused.note === undefined ? "" : ` (${refused.note})`;
+  throw new ApiError(
+    "invalid_value",
+    `${param}: strict mode needs every keyword enforced while generating, and svc's grammar cannot enforce "${refused.keyword}"${why}; remove it, or send strict: false to have it listed as not enforced.`,
+    { param },
+  );
+}
+
+function sealable(schema: unknown): boolean {
+  try {
+    canonicalJson(schema);
+    return true;
+  } catch {
+    return false;
+  }
+}
