@@ -5,7 +5,8 @@
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
 import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
-import { chooseProvider, type Routable } from "./routing.ts";
+import { ProviderIndex } from "./provider-index.ts";
+import { chooseProvider, noProvider } from "./routing.ts";
 
 export interface AgentPort {
   send(message: ToAgent): void;
@@ -83,6 +84,8 @@ type Reserve = Extract<FromGateway, { t: "reserve" }>;
 
 export class Registry {
   private readonly providers = new Map<string, Provider>();
+  /** The providers that take sessions (not leaving), ordered for routing per alias and rung. */
+  private readonly index = new ProviderIndex<Provider>();
   private readonly sessions = new Map<string, { session: Session; provider: Provider }>();
   /** Sessions queued per alias, over all providers. */
   private readonly queuedByAlias = new Map<string, number>();
@@ -104,13 +107,17 @@ export class Registry {
     const previous = this.providers.get(info.id)?.agent;
     this.remove(info.id, "the provider reconnected");
     previous?.close("a newer connection presented the same keys");
-    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 });
+    const provider: Provider = { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 };
+    this.providers.set(info.id, provider);
+    this.index.put(provider, 0);
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */
   setTrust(id: string, trust: TrustLevel, serial: string | undefined): void {
     const provider = this.providers.get(id);
-    if (provider) Object.assign(provider, { trust, serial });
+    if (!provider) return;
+    Object.assign(provider, { trust, serial });
+    if (!provider.leaving) this.index.put(provider, load(provider));
   }
 
   /** Keeps the catalog's aliases among those advertised; returns the ones it dropped. */
@@ -118,6 +125,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider) return [];
     provider.model_ids = [...new Set(aliases.filter((a) => this.knownAliases.has(a)))];
+    if (!provider.leaving) this.index.put(provider, load(provider));
     return aliases.filter((a) => !this.knownAliases.has(a));
   }
 
@@ -129,6 +137,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider || (agent !== undefined && provider.agent !== agent)) return;
     this.providers.delete(id);
+    this.index.delete(id);
     if (provider.active) this.finish(provider.active, { t: "gone", id: provider.active.id, started: true, reason });
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
@@ -138,6 +147,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider || provider.leaving) return;
     provider.leaving = true;
+    this.index.delete(id);
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
   }
 
@@ -158,17 +168,30 @@ export class Registry {
       this.totals.reservationsDropped++;
       throw new ApiError("overloaded", `This gateway link already holds ${pending} reservations whose sealed requests have not arrived.`, { retryAfterS: 1 });
     }
-    // routing reads busy and waiting as the listing shows them, derived from the session and the queue
-    const views = this.present().map((p): Routable & { provider: Provider } => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
-    const { provider } = chooseProvider(views, { alias: message.alias, floor: message.floor, pin: message.pin }, new Set(message.exclude));
+    const provider = this.route(message);
     this.admit(provider, message.alias);
     const session: Session = { id: message.id, alias: message.alias, gateway, reservedAt: performance.now(), pending: true };
-    this.enqueue(provider, session);
     provider.lastAssigned = Date.now();
+    this.enqueue(provider, session);
     this.sessions.set(session.id, { session, provider });
     this.pending.set(gateway, pending + 1);
     session.deadline = setTimeout(() => this.expire(session.id, "its sealed request did not arrive in time"), this.limits.reservationMs).unref();
     return toEntry(provider);
+  }
+
+  /**
+   * Routing as chooseProvider does it over every present provider, read from the index: a pin looks at the
+   * providers its prefix matches, an unpinned request at the top of its alias's heaps (SPEC §4.1).
+   */
+  private route({ alias, floor, pin, exclude }: Reserve): Provider {
+    if (pin !== undefined) {
+      // busy and waiting do not matter to a pin; lastAssigned is there for the type
+      const views = this.index.withPrefix(pin).map((p) => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
+      return chooseProvider(views, { alias, floor, pin }).provider;
+    }
+    const chosen = this.index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude));
+    if (!chosen) throw noProvider(alias, floor);
+    return chosen;
   }
 
   /** Throws 503 overloaded when the chosen provider's queue, or the alias's, is full. */
@@ -249,6 +272,7 @@ export class Registry {
     provider.active = undefined;
     const took = performance.now() - provider.startedAt;
     provider.serviceMs = provider.serviceMs === undefined ? took : 0.8 * provider.serviceMs + 0.2 * took;
+    this.index.reweigh(provider, load(provider));
     this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
     this.pump(provider);
   }
@@ -278,12 +302,14 @@ export class Registry {
   private enqueue(provider: Provider, session: Session): void {
     provider.queue.push(session);
     this.queuedByAlias.set(session.alias, (this.queuedByAlias.get(session.alias) ?? 0) + 1);
+    this.index.reweigh(provider, load(provider));
   }
 
   private dequeue(provider: Provider, session: Session): void {
     const at = provider.queue.indexOf(session);
     if (at < 0) return;
     provider.queue.splice(at, 1);
+    this.index.reweigh(provider, load(provider));
     const left = (this.queuedByAlias.get(session.alias) ?? 1) - 1;
     if (left === 0) this.queuedByAlias.delete(session.alias);
     else this.queuedByAlias.set(session.alias, left);
@@ -298,10 +324,14 @@ export class Registry {
     clearTimeout(next.deadline);
     provider.active = next;
     provider.startedAt = performance.now();
+    this.index.reweigh(provider, load(provider));
     this.totals.sessionsStarted++;
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
 }
+
+/** Routing's load: the running session and the queue in front of the provider. */
+const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length;
 
 function toEntry(p: Provider): ProviderEntry {
   return {
