@@ -5,6 +5,7 @@
 // answers pin prefixes by binary search. It must choose exactly what chooseProvider would over the same
 // providers: test/provider-index.test.ts checks that on random sequences of directory changes.
 import { TRUST_LEVELS, type TrustLevel } from "../../src/trust.ts";
+import { chooseProvider, noProvider, type Routable, type RouteRequest } from "./routing.ts";
 
 /** What the index reads from a provider: read again whenever the registry calls `put` or `reweigh`. */
 export interface Indexed {
@@ -183,4 +184,17 @@ export class ProviderIndex<P extends Indexed> {
     }
     return lo;
   }
+}
+
+/**
+ * What chooseProvider would choose over every indexed provider (SPEC §4.1), reading only what it must: a
+ * pin, the providers its prefix matches (`view` gives their records); an unpinned request, the tops of its
+ * alias's heaps. Throws the same errors.
+ */
+export function route<P extends Indexed>(index: ProviderIndex<P>, request: RouteRequest, exclude: readonly string[], view: (p: P) => Routable): P {
+  const { alias, floor, pin } = request;
+  if (pin !== undefined) return chooseProvider(index.withPrefix(pin).map((p) => ({ ...view(p), provider: p })), { alias, floor, pin }).provider;
+  const chosen = index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude));
+  if (!chosen) throw noProvider(alias, floor);
+  return chosen;
 }

@@ -4,9 +4,11 @@
 // longest wait. Pure bookkeeping: the links hand it messages and ports to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
-import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
-import { ProviderIndex } from "./provider-index.ts";
-import { chooseProvider, noProvider } from "./routing.ts";
+import type { FromGateway, ProviderEntry, ToAgent, ToGateway } from "../../src/wire.ts";
+import { ProviderIndex, route } from "./provider-index.ts";
+import { DEFAULT_QUEUE_LIMITS, UNKNOWN_SERVICE_MS, type QueueLimits } from "./queue-limits.ts";
+
+export { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
 
 export interface AgentPort {
   send(message: ToAgent): void;
@@ -30,31 +32,6 @@ interface Session {
   /** The reservation's deadline for its sealed request, then the queue's longest wait. */
   deadline?: NodeJS.Timeout;
 }
-
-/** The bounds that keep one gateway or one burst from wedging or flooding the queues. */
-export interface QueueLimits {
-  /** A reserved session whose sealed request has not arrived by then is dropped (the next in line runs). */
-  reservationMs: number;
-  /** Reservations one gateway link may hold before their sealed requests arrive. */
-  pendingPerLink: number;
-  /** Sessions waiting in front of one provider (`--max-queue-per-provider`). */
-  queuePerProvider: number;
-  /** Sessions waiting for one alias over all its providers (`--max-queue-per-alias`). */
-  queuePerAlias: number;
-  /** The longest a session waits in a queue before it is answered 503 overloaded (`--max-queued-ms`). */
-  queuedMs: number;
-}
-
-export const DEFAULT_QUEUE_LIMITS: QueueLimits = {
-  reservationMs: 5_000,
-  pendingPerLink: RESERVATION_WINDOW,
-  queuePerProvider: 32,
-  queuePerAlias: 1_024,
-  queuedMs: 120_000,
-};
-
-/** Until a provider has finished a session, the wait a full queue advises. */
-const UNKNOWN_SERVICE_MS = 1_000;
 
 export interface ProviderInfo {
   id: string;
@@ -151,13 +128,9 @@ export class Registry {
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
   }
 
+  /** Providers that take sessions (connected, granted, not leaving), for listings: O(n), never per request. */
   entries(): ProviderEntry[] {
-    return this.present().map(toEntry);
-  }
-
-  /** Providers that take sessions: connected, granted, not leaving. */
-  private present(): Provider[] {
-    return [...this.providers.values()].filter((p) => !p.leaving);
+    return [...this.providers.values()].filter((p) => !p.leaving).map(toEntry);
   }
 
   /** Chooses a provider and puts the session in its queue at once, so concurrent choices see each other. */
@@ -168,7 +141,7 @@ export class Registry {
       this.totals.reservationsDropped++;
       throw new ApiError("overloaded", `This gateway link already holds ${pending} reservations whose sealed requests have not arrived.`, { retryAfterS: 1 });
     }
-    const provider = this.route(message);
+    const provider = route(this.index, message, message.exclude, routable);
     this.admit(provider, message.alias);
     const session: Session = { id: message.id, alias: message.alias, gateway, reservedAt: performance.now(), pending: true };
     provider.lastAssigned = Date.now();
@@ -177,21 +150,6 @@ export class Registry {
     this.pending.set(gateway, pending + 1);
     session.deadline = setTimeout(() => this.expire(session.id, "its sealed request did not arrive in time"), this.limits.reservationMs).unref();
     return toEntry(provider);
-  }
-
-  /**
-   * Routing as chooseProvider does it over every present provider, read from the index: a pin looks at the
-   * providers its prefix matches, an unpinned request at the top of its alias's heaps (SPEC §4.1).
-   */
-  private route({ alias, floor, pin, exclude }: Reserve): Provider {
-    if (pin !== undefined) {
-      // busy and waiting do not matter to a pin; lastAssigned is there for the type
-      const views = this.index.withPrefix(pin).map((p) => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
-      return chooseProvider(views, { alias, floor, pin }).provider;
-    }
-    const chosen = this.index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude));
-    if (!chosen) throw noProvider(alias, floor);
-    return chosen;
   }
 
   /** Throws 503 overloaded when the chosen provider's queue, or the alias's, is full. */
@@ -332,6 +290,9 @@ export class Registry {
 
 /** Routing's load: the running session and the queue in front of the provider. */
 const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length;
+
+/** The record chooseProvider reads, for a pinned request's few candidates. */
+const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
 
 function toEntry(p: Provider): ProviderEntry {
   return {
