@@ -19,9 +19,10 @@ type Section = (typeof SECTIONS)[number];
 const opts = new Command("npm run bench")
   .option("--quick", "fewer samples and steps: under a minute")
   .option("--only <sections>", `comma-separated subset of ${SECTIONS.join(",")}`)
+  .option("--agents <counts>", "scale section: only these agent counts, comma-separated (e.g. 100,1000); skips the streams step")
   .option("--cpu-prof <dir>", "write a V8 CPU profile of every gateway, coordinator and agent process into this folder")
   .parse()
-  .opts<{ quick?: boolean; only?: string; cpuProf?: string }>();
+  .opts<{ quick?: boolean; only?: string; cpuProf?: string; agents?: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
 
@@ -46,7 +47,7 @@ try {
     print(overhead.tables);
   }
   if (only.has("scale")) {
-    const scale = await scaleBench(dir, tiny, quick);
+    const scale = await scaleBench(dir, tiny, quick, opts.agents?.split(",").map(Number));
     results.scale = scale.results;
     print(scale.tables);
   }

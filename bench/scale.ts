@@ -80,8 +80,8 @@ async function waitListed(url: string, n: number): Promise<number> {
   throw new Error(`the gateway never listed ${n} providers`);
 }
 
-export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
-  const counts = quick ? [1, 10, 100] : [1, 10, 100, 1000];
+export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean, only?: number[]) {
+  const counts = only ?? (quick ? [1, 10, 100] : [1, 10, 100, 1000]);
   const seconds = quick ? 2 : 4;
   const coordinator = await startCoordinator(dir, tiny.catalogPath);
   const gateway = await startGateway(dir, { coordinatorUrl: coordinator.url, catalogPath: tiny.catalogPath, name: "scale-gateway" });
@@ -118,6 +118,7 @@ export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: b
       await waitListed(gateway.url, 0);
     }
     // concurrent streams: one agent per stream, 20 tokens 50 ms apart, so every stream is open at once
+    if (only) return { results: { agents, sweep, streams }, tables: tables(agents, sweep, streams) };
     const most = quick ? 100 : 1000;
     const swarm = await startSwarm(dir, coordinator.url, tiny.catalogPath, most, 20, 50, "swarm-streams");
     await waitListed(gateway.url, most);

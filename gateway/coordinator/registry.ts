@@ -4,8 +4,11 @@
 // longest wait. Pure bookkeeping: the links hand it messages and ports to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
-import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
-import { chooseProvider, type Routable } from "./routing.ts";
+import type { FromGateway, ProviderEntry, ToAgent, ToGateway } from "../../src/wire.ts";
+import { ProviderIndex, route } from "./provider-index.ts";
+import { DEFAULT_QUEUE_LIMITS, UNKNOWN_SERVICE_MS, type QueueLimits } from "./queue-limits.ts";
+
+export { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
 
 export interface AgentPort {
   send(message: ToAgent): void;
@@ -29,31 +32,6 @@ interface Session {
   /** The reservation's deadline for its sealed request, then the queue's longest wait. */
   deadline?: NodeJS.Timeout;
 }
-
-/** The bounds that keep one gateway or one burst from wedging or flooding the queues. */
-export interface QueueLimits {
-  /** A reserved session whose sealed request has not arrived by then is dropped (the next in line runs). */
-  reservationMs: number;
-  /** Reservations one gateway link may hold before their sealed requests arrive. */
-  pendingPerLink: number;
-  /** Sessions waiting in front of one provider (`--max-queue-per-provider`). */
-  queuePerProvider: number;
-  /** Sessions waiting for one alias over all its providers (`--max-queue-per-alias`). */
-  queuePerAlias: number;
-  /** The longest a session waits in a queue before it is answered 503 overloaded (`--max-queued-ms`). */
-  queuedMs: number;
-}
-
-export const DEFAULT_QUEUE_LIMITS: QueueLimits = {
-  reservationMs: 5_000,
-  pendingPerLink: RESERVATION_WINDOW,
-  queuePerProvider: 32,
-  queuePerAlias: 1_024,
-  queuedMs: 120_000,
-};
-
-/** Until a provider has finished a session, the wait a full queue advises. */
-const UNKNOWN_SERVICE_MS = 1_000;
 
 export interface ProviderInfo {
   id: string;
@@ -83,6 +61,8 @@ type Reserve = Extract<FromGateway, { t: "reserve" }>;
 
 export class Registry {
   private readonly providers = new Map<string, Provider>();
+  /** The providers that take sessions (not leaving), ordered for routing per alias and rung. */
+  private readonly index = new ProviderIndex<Provider>();
   private readonly sessions = new Map<string, { session: Session; provider: Provider }>();
   /** Sessions queued per alias, over all providers. */
   private readonly queuedByAlias = new Map<string, number>();
@@ -104,13 +84,17 @@ export class Registry {
     const previous = this.providers.get(info.id)?.agent;
     this.remove(info.id, "the provider reconnected");
     previous?.close("a newer connection presented the same keys");
-    this.providers.set(info.id, { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 });
+    const provider: Provider = { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 };
+    this.providers.set(info.id, provider);
+    this.index.put(provider, 0);
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */
   setTrust(id: string, trust: TrustLevel, serial: string | undefined): void {
     const provider = this.providers.get(id);
-    if (provider) Object.assign(provider, { trust, serial });
+    if (!provider) return;
+    Object.assign(provider, { trust, serial });
+    if (!provider.leaving) this.index.put(provider, load(provider));
   }
 
   /** Keeps the catalog's aliases among those advertised; returns the ones it dropped. */
@@ -118,6 +102,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider) return [];
     provider.model_ids = [...new Set(aliases.filter((a) => this.knownAliases.has(a)))];
+    if (!provider.leaving) this.index.put(provider, load(provider));
     return aliases.filter((a) => !this.knownAliases.has(a));
   }
 
@@ -129,6 +114,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider || (agent !== undefined && provider.agent !== agent)) return;
     this.providers.delete(id);
+    this.index.delete(id);
     if (provider.active) this.finish(provider.active, { t: "gone", id: provider.active.id, started: true, reason });
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
@@ -138,16 +124,13 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider || provider.leaving) return;
     provider.leaving = true;
+    this.index.delete(id);
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
   }
 
+  /** Providers that take sessions (connected, granted, not leaving), for listings: O(n), never per request. */
   entries(): ProviderEntry[] {
-    return this.present().map(toEntry);
-  }
-
-  /** Providers that take sessions: connected, granted, not leaving. */
-  private present(): Provider[] {
-    return [...this.providers.values()].filter((p) => !p.leaving);
+    return [...this.providers.values()].filter((p) => !p.leaving).map(toEntry);
   }
 
   /** Chooses a provider and puts the session in its queue at once, so concurrent choices see each other. */
@@ -158,13 +141,11 @@ export class Registry {
       this.totals.reservationsDropped++;
       throw new ApiError("overloaded", `This gateway link already holds ${pending} reservations whose sealed requests have not arrived.`, { retryAfterS: 1 });
     }
-    // routing reads busy and waiting as the listing shows them, derived from the session and the queue
-    const views = this.present().map((p): Routable & { provider: Provider } => ({ ...toEntry(p), lastAssigned: p.lastAssigned, provider: p }));
-    const { provider } = chooseProvider(views, { alias: message.alias, floor: message.floor, pin: message.pin }, new Set(message.exclude));
+    const provider = route(this.index, message, message.exclude, routable);
     this.admit(provider, message.alias);
     const session: Session = { id: message.id, alias: message.alias, gateway, reservedAt: performance.now(), pending: true };
-    this.enqueue(provider, session);
     provider.lastAssigned = Date.now();
+    this.enqueue(provider, session);
     this.sessions.set(session.id, { session, provider });
     this.pending.set(gateway, pending + 1);
     session.deadline = setTimeout(() => this.expire(session.id, "its sealed request did not arrive in time"), this.limits.reservationMs).unref();
@@ -249,6 +230,7 @@ export class Registry {
     provider.active = undefined;
     const took = performance.now() - provider.startedAt;
     provider.serviceMs = provider.serviceMs === undefined ? took : 0.8 * provider.serviceMs + 0.2 * took;
+    this.index.reweigh(provider, load(provider));
     this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
     this.pump(provider);
   }
@@ -278,12 +260,14 @@ export class Registry {
   private enqueue(provider: Provider, session: Session): void {
     provider.queue.push(session);
     this.queuedByAlias.set(session.alias, (this.queuedByAlias.get(session.alias) ?? 0) + 1);
+    this.index.reweigh(provider, load(provider));
   }
 
   private dequeue(provider: Provider, session: Session): void {
     const at = provider.queue.indexOf(session);
     if (at < 0) return;
     provider.queue.splice(at, 1);
+    this.index.reweigh(provider, load(provider));
     const left = (this.queuedByAlias.get(session.alias) ?? 1) - 1;
     if (left === 0) this.queuedByAlias.delete(session.alias);
     else this.queuedByAlias.set(session.alias, left);
@@ -298,10 +282,17 @@ export class Registry {
     clearTimeout(next.deadline);
     provider.active = next;
     provider.startedAt = performance.now();
+    this.index.reweigh(provider, load(provider));
     this.totals.sessionsStarted++;
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
 }
+
+/** Routing's load: the running session and the queue in front of the provider. */
+const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length;
+
+/** The record chooseProvider reads, for a pinned request's few candidates. */
+const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
 
 function toEntry(p: Provider): ProviderEntry {
   return {

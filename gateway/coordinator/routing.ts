@@ -22,15 +22,15 @@ export interface RouteRequest {
 export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
   if (pin !== undefined) return pinned(providers, alias, floor, pin);
   const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id));
-  if (candidates.length === 0) {
-    throw new ApiError(
-      "provider_unavailable",
-      `No provider at or above the ${floor} rung serves ${alias} right now; GET /v1/models lists what is servable.`,
-    );
-  }
+  if (candidates.length === 0) throw noProvider(alias, floor);
   // idle first, then the shortest queue; among equals the least recently used, so work spreads fairly
   const load = (p: P) => (p.busy ? 1 : 0) + p.waiting;
   return candidates.reduce((best, p) => (load(p) < load(best) || (load(p) === load(best) && p.lastAssigned < best.lastAssigned) ? p : best));
+}
+
+/** The 503 for an unpinned request that no provider can take. */
+export function noProvider(alias: string, floor: TrustLevel): ApiError {
+  return new ApiError("provider_unavailable", `No provider at or above the ${floor} rung serves ${alias} right now; GET /v1/models lists what is servable.`);
 }
 
 function pinned<P extends ProviderRecord>(providers: readonly P[], alias: string, floor: TrustLevel, pin: string): P {
