@@ -9,22 +9,14 @@ import { chooseProvider, type Routable } from "../gateway/coordinator/routing.ts
 import { ApiError } from "../src/errors.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
 import type { ToAgent } from "../src/wire.ts";
+import { routable } from "./fixtures/routable.ts";
 
 const ALIASES = ["qwen3-4b", "qwen3-8b", "gemma-3"];
 /** Ids sharing prefixes, so pins by prefix can be ambiguous. */
 const IDS = ["aa", "ab", "ba", "c0", "c1"].map((p) => p.padEnd(64, "0").slice(0, 63) + p[1]);
 
 type Model = Routable & { leaving: boolean };
-const provider = (id: string, over: Partial<Model> = {}): Model => ({
-  id: id.padEnd(64, "0"),
-  model_ids: ["qwen3-4b"],
-  trust: "process",
-  busy: false,
-  waiting: 0,
-  lastAssigned: 0,
-  leaving: false,
-  ...over,
-});
+const provider = (id: string, { leaving = false, ...over }: Partial<Model> = {}): Model => ({ ...routable(id, over), leaving });
 const load = (p: Model) => (p.busy ? 1 : 0) + p.waiting;
 
 function indexOf(providers: Model[]) {

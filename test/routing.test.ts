@@ -1,19 +1,12 @@
 // SPEC §4.1 routing and §2.4's trust floor as chooseProvider applies them to a directory listing.
 import { describe, expect, it } from "vitest";
-import { chooseProvider, type Routable } from "../gateway/coordinator/routing.ts";
+import { chooseProvider } from "../gateway/coordinator/routing.ts";
 import { servableAliases } from "../gateway/openai/listing.ts";
 import { qualified } from "../src/trust.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
+import { routable } from "./fixtures/routable.ts";
 
-const provider = (id: string, over: Partial<Routable> = {}): Routable => ({
-  id: id.padEnd(64, "0"),
-  model_ids: ["qwen3-4b"],
-  trust: "process",
-  busy: false,
-  waiting: 0,
-  lastAssigned: 0,
-  ...over,
-});
+const provider = routable;
 
 describe("§4.1 Routing", () => {
   const floor = "process" as const;
