@@ -3,6 +3,7 @@
 // provider, relay sealed bytes). Every session message carries only ciphertext for the prompt and tokens.
 import { z } from "zod";
 import { EvidenceSchema } from "./attestation.ts";
+import type { ApiError } from "./errors.ts";
 import { Hex32 } from "./hex.ts";
 import { TRUST_LEVELS, type TrustLevel } from "./trust.ts";
 
@@ -68,6 +69,12 @@ export const FromAgentSchema = z.discriminatedUnion("t", [
 export type FromAgent = z.infer<typeof FromAgentSchema>;
 
 const WireError = z.strictObject({ code: z.string(), message: z.string(), param: z.string().nullable(), retry_after_s: z.number().positive().optional() });
+export type WireError = z.infer<typeof WireError>;
+
+/** An API error as the coordinator tells it to a gateway, Retry-After included. */
+export function toWireError(err: ApiError): WireError {
+  return { code: err.code, message: err.message, param: err.param, ...(err.retryAfterS === undefined ? {} : { retry_after_s: err.retryAfterS }) };
+}
 
 export const FromGatewaySchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("list"), rid: z.number().int() }),

@@ -5,7 +5,7 @@ import type { WebSocket } from "ws";
 import { ApiError } from "../../src/errors.ts";
 import { keepAlive } from "../../src/heartbeat.ts";
 import { jsonSender } from "../../src/ws-send.ts";
-import { FromGatewaySchema, parseMessage, type FromGateway, type ToGateway } from "../../src/wire.ts";
+import { FromGatewaySchema, parseMessage, toWireError, type FromGateway, type ToGateway } from "../../src/wire.ts";
 import type { GatewayPort, Registry } from "./registry.ts";
 
 export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, heartbeatMs: number): void {
@@ -32,8 +32,7 @@ export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, he
       port.send({ t: "reserved", id: message.id, provider });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      const retry = err.retryAfterS === undefined ? {} : { retry_after_s: err.retryAfterS };
-      port.send({ t: "rejected", id: message.id, error: { code: err.code, message: err.message, param: err.param, ...retry } });
+      port.send({ t: "rejected", id: message.id, error: toWireError(err) });
     }
   }
 

@@ -4,7 +4,7 @@
 // longest wait. Pure bookkeeping: the links hand it messages and ports to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
 import type { TrustLevel } from "../../src/trust.ts";
-import type { FromGateway, ProviderEntry, ToAgent, ToGateway } from "../../src/wire.ts";
+import { toWireError, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
 import { ProviderIndex, route } from "./provider-index.ts";
 import { DEFAULT_QUEUE_LIMITS, UNKNOWN_SERVICE_MS, type QueueLimits } from "./queue-limits.ts";
 
@@ -162,9 +162,8 @@ export class Registry {
           : undefined;
     if (full === undefined) return;
     this.totals.overloaded++;
-    // a slot frees when a running session ends: about one service time away
     throw new ApiError("overloaded", `The service is at capacity: ${full}; retry after the Retry-After interval.`, {
-      retryAfterS: (provider.serviceMs ?? UNKNOWN_SERVICE_MS) / 1000,
+      retryAfterS: retryAfterOf(provider),
     });
   }
 
@@ -188,9 +187,8 @@ export class Registry {
     const { session, provider } = found;
     if (!session.sealed) this.totals.reservationsDropped++;
     else this.totals.overloaded++;
-    const retryAfterS = (provider.serviceMs ?? UNKNOWN_SERVICE_MS) / 1000;
-    const error = new ApiError("overloaded", `The request was dropped from provider ${provider.id}'s queue: ${why}; retry it.`, { retryAfterS });
-    this.finish(session, { t: "rejected", id, error: { code: error.code, message: error.message, param: null, retry_after_s: error.retryAfterS } });
+    const error = new ApiError("overloaded", `The request was dropped from provider ${provider.id}'s queue: ${why}; retry it.`, { retryAfterS: retryAfterOf(provider) });
+    this.finish(session, { t: "rejected", id, error: toWireError(error) });
     this.pump(provider);
   }
 
@@ -305,4 +303,9 @@ function toEntry(p: Provider): ProviderEntry {
     signing_key: p.signingKey,
     sealing_key: p.sealingKey,
   };
+}
+
+/** A slot frees when a running session ends: about one service time away. */
+function retryAfterOf(provider: Provider): number {
+  return (provider.serviceMs ?? UNKNOWN_SERVICE_MS) / 1000;
 }
