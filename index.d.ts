@@ -3,9 +3,11 @@
 // assigns each to the other).
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt-types.js";
 
-export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt-types.js";
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptV1, ReceiptV2, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt-types.js";
 
+/** A plain answer's receipt version; answers to requests with tools or parsed reasoning get `RECEIPT_VERSION_TOOLS`. */
 export declare const RECEIPT_VERSION: 1;
+export declare const RECEIPT_VERSION_TOOLS: 2;
 
 /**
  * Checks a receipt's signature and self-consistency, plus every expectation given. Never throws. `status` is
@@ -20,5 +22,5 @@ export declare function readSavedResponse(text: string): SavedResponse;
 /** Reads saved text and checks its receipt against the content, usage and finish reason in it. */
 export declare function verifySavedResponse(
   text: string,
-  expect?: Omit<ReceiptExpectations, "content" | "usage" | "finishReason">,
+  expect?: Omit<ReceiptExpectations, "content" | "usage" | "finishReason" | "toolCalls" | "reasoning">,
 ): ReceiptVerdict & { saved: SavedResponse };

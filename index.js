@@ -5,5 +5,5 @@ import { tsImport } from "tsx/esm/api";
 const receipt = await tsImport("./src/receipt.ts", import.meta.url);
 const saved = await tsImport("./src/saved-response.ts", import.meta.url);
 
-export const { RECEIPT_VERSION, verifyReceipt } = receipt;
+export const { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt } = receipt;
 export const { readSavedResponse, verifySavedResponse } = saved;

@@ -17,14 +17,15 @@ import type { FinishReason } from "../src/receipt.ts";
 import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
 import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
-import type { ResponseFormat } from "../src/sampling.ts";
 import { Slots } from "../src/slots.ts";
 import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "./json-grammar.ts";
 import { normalizeJsonText } from "./json-text.ts";
-import { renderPrompt } from "./prompt.ts";
+import { MAX_TOOL_CALLS } from "../src/session-protocol.ts";
+import { AnswerStream } from "./answer-stream.ts";
 import { penalised, samplerOptions } from "./sampler.ts";
-import { StopBuffer } from "./stop-buffer.ts";
+import { argumentTokenBan } from "./special-tokens.ts";
 import { TokenText } from "./token-text.ts";
+import { renderTurnPrompt, toolMode, toolSampling } from "./tool-turn.ts";
 
 export type { ChatMessage } from "../src/session-protocol.ts";
 export type { GenerateEvent, GenerateRequest } from "./inference.ts";
@@ -56,6 +57,8 @@ interface Loaded {
   /** Token ids run from 0 to this less one (what logit_bias may name). */
   vocabularySize: number;
   wrapper: ChatWrapper;
+  /** Markup tokens banned inside tool-call arguments, listed on first use. */
+  argumentBan?: Token[];
   context: LlamaContext;
   sequence: LlamaContextSequence;
 }
@@ -109,7 +112,7 @@ export class Engine implements InferenceEngine {
 
   private async *run(loaded: Loaded, request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
     const { model, sequence } = loaded;
-    const prompt = renderPrompt(model, loaded.wrapper, request.messages);
+    const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, request);
     const room = sequence.contextSize - prompt.length;
     if (room < 1) {
       throw new ApiError(
@@ -121,39 +124,55 @@ export class Engine implements InferenceEngine {
     // Like llama-server: a max_tokens that overruns the context ends the answer at the context's edge.
     const budget = Math.min(request.max_tokens, room);
     const answer: Token[] = [];
-    const options = samplerOptions(request, { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget });
+    const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
+    const options = samplerOptions(request, sampler);
     const keepAnswer = penalised(request);
     const text = new TokenText(model);
-    const stops = request.stop === undefined ? undefined : new StopBuffer(request.stop);
+    const mode = toolMode(request);
+    const parsed = request.reasoning_format === "parsed";
+    const stream = new AnswerStream({ ...(request.stop ? { stop: request.stop } : {}), parsedReasoning: parsed, tools: mode === "auto" || mode === "forced" });
     // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
     let json: string | undefined;
     if (request.response_format !== undefined) {
-      if (stops) throw new ApiError("invalid_value", "stop sequences cannot be combined with a JSON response_format.", { param: "stop" });
-      const grammar = await this.grammarFor(request.response_format);
+      if (request.stop) throw new ApiError("invalid_value", "stop sequences cannot be combined with a JSON response_format.", { param: "stop" });
+      if (mode === "auto" || mode === "forced") throw new ApiError("invalid_value", "tools the model may call cannot be combined with a JSON response_format.", { param: "response_format" });
+      const format = request.response_format;
+      const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
+      const grammar = await this.grammarFor(`json:${JSON.stringify(schema)}`, (llama) => jsonSchemaGbnf(llama, schema), "response_format.json_schema.schema");
       options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
       json = "";
     }
+    loaded.argumentBan ??= mode === "auto" || mode === "forced" ? argumentTokenBan(model) : undefined;
+    const trigger = await toolSampling({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, request, options, stream, (key, build) =>
+      this.grammarFor(`tools:${key}`, build, "tools"),
+    );
     let completion = 0;
+    let reasoningTokens = 0;
     // evaluate() ends on its own only when the model samples an end-of-generation token
     let finish: FinishReason = budget > 0 ? "stop" : "length";
-    let stopped = false;
     try {
-      if (budget > 0) {
+      generation: if (budget > 0) {
         for await (const token of sequence.evaluate(prompt, options)) {
           if (request.signal?.aborted || model.isEogToken(token)) break;
           // like llama-server, the tokens that made up a stop sequence count as completion tokens
           completion++;
           if (keepAnswer) answer.push(token);
-          let delta = text.push(token);
+          const piece = text.push(token);
           if (json !== undefined) {
-            json += delta;
+            json += piece;
             // the grammar's value is complete once its trailing newlines begin; it would only add more of them
             if (json.endsWith(JSON_GRAMMAR_END)) break;
-            delta = "";
+          } else {
+            const wasReasoning = stream.inReasoning;
+            const events = stream.push(piece);
+            if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
+            trigger?.(piece, stream);
+            for (const event of events) {
+              if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
+              yield event;
+            }
+            if (stream.stopped) break;
           }
-          if (stops) ({ text: delta, stopped } = stops.push(delta));
-          if (delta !== "") yield { type: "delta", text: delta };
-          if (stopped) break;
           if (completion >= budget) {
             finish = "length";
             break;
@@ -165,18 +184,18 @@ export class Engine implements InferenceEngine {
         json += text.flush();
         const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
         if (content !== "") yield { type: "delta", text: content };
-      } else if (!stopped) {
-        let rest = text.flush();
-        if (stops) ({ text: rest, stopped } = stops.push(rest));
-        if (stopped) finish = "stop";
-        else if (stops) rest += stops.flush();
-        if (rest !== "") yield { type: "delta", text: rest };
+      } else {
+        const rest = stream.stopped ? [] : stream.push(text.flush());
+        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
+        if (stream.stopped) finish = "stop";
+        if (finish === "stop" && stream.started > 0) finish = "tool_calls";
       }
       yield {
         type: "done",
         prompt_tokens: prompt.length,
         completion_tokens: completion,
         finish_reason: finish,
+        ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
         model_sha256: loaded.sha256,
       };
     } finally {
@@ -185,15 +204,13 @@ export class Engine implements InferenceEngine {
     }
   }
 
-  /** The response_format's grammar, compiled once per schema text (a 400 for a schema it cannot compile). */
-  private async grammarFor(format: ResponseFormat): Promise<LlamaGrammar> {
-    const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
-    const key = JSON.stringify(schema);
+  /** A grammar compiled once per key (a client sends the same few schemas and tools again and again). */
+  private async grammarFor(key: string, build: (llama: Llama) => Promise<string>, param: string): Promise<LlamaGrammar> {
     let grammar = this.grammars.get(key);
     if (grammar) {
       this.grammars.delete(key); // most recently used last
     } else {
-      grammar = this.compile(schema);
+      grammar = this.compile(build, param);
       grammar.catch(() => this.grammars.delete(key));
       if (this.grammars.size >= GRAMMAR_CACHE_SIZE) this.grammars.delete(this.grammars.keys().next().value!);
     }
@@ -201,15 +218,14 @@ export class Engine implements InferenceEngine {
     return grammar;
   }
 
-  private async compile(schema: unknown): Promise<LlamaGrammar> {
+  private async compile(build: (llama: Llama) => Promise<string>, param: string): Promise<LlamaGrammar> {
     this.grammarCompiles++;
     const llama = await this.llama!;
     try {
-      return await llama.createGrammar({ grammar: await jsonSchemaGbnf(llama, schema) });
+      return await llama.createGrammar({ grammar: await build(llama) });
     } catch (err) {
-      throw new ApiError("invalid_value", `response_format.json_schema.schema cannot be compiled into a grammar: ${(err as Error).message}`, {
-        param: "response_format.json_schema.schema",
-      });
+      if (err instanceof ApiError) throw err;
+      throw new ApiError("invalid_value", `${param} cannot be compiled into a grammar: ${(err as Error).message}`, { param });
     }
   }
 

@@ -24,7 +24,9 @@ export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem
   const history: ChatHistoryItem[] = messages.map((m) => {
     if (m.role === "system") return { type: "system", text: m.content };
     if (m.role === "user") return { type: "user", text: m.content };
-    return modelResponse(m.content);
+    // tool turns render through agent/tool-turn.ts, which sends them to Qwen3's own template
+    if (m.role === "tool") throw new Error("a tool message needs the tool template (agent/tool-turn.ts)");
+    return modelResponse(m.content ?? "");
   });
   history.push({ type: "model", response: [] }); // the turn the model is about to write
   return history;

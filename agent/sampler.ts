@@ -71,10 +71,13 @@ function biasMap(bias: TokenBias): Map<Token, number> {
   return map;
 }
 
-/** OpenAI semantics: each value is added to that token's logit ({logit}), not TokenBias's probability form. */
-function tokenBias(bias: Record<string, number>, context: SamplerContext): TokenBias {
+/**
+ * OpenAI semantics: each value is added to that token's logit ({logit}), not TokenBias's probability form; the
+ * `never` tokens are banned outright (tool calling bans markup inside arguments, or `<tool_call>` itself).
+ */
+export function tokenBias(bias: Record<string, number> | undefined, context: Pick<SamplerContext, "tokenizer" | "vocabularySize">, never: readonly Token[] = []): TokenBias {
   const out = new TokenBias(context.tokenizer);
-  for (const [key, logit] of Object.entries(bias)) {
+  for (const [key, logit] of Object.entries(bias ?? {})) {
     const token = Number(key) as Token;
     if (token >= context.vocabularySize) {
       throw new ApiError("invalid_value", `logit_bias: this model has no token ${key}; its ids run from 0 to ${context.vocabularySize - 1}.`, {
@@ -84,5 +87,6 @@ function tokenBias(bias: Record<string, number>, context: SamplerContext): Token
     if (context.tokenizer.isEogToken(token)) biasMap(out).set(token, logit);
     else out.set(token, { logit });
   }
+  for (const token of never) out.set(token, "never"); // after the caller's bias, which must not lift a ban
   return out;
 }

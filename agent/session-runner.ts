@@ -3,7 +3,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../src/errors.ts";
 import { sha256Hex } from "../src/hash.ts";
-import { newReceiptId, RECEIPT_VERSION, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
+import { AnswerRecord } from "../src/answer-record.ts";
+import { newReceiptId, reasoningSha256, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../src/receipt.ts";
 import { openRequest, type FrameCipher } from "../src/seal.ts";
 import { SessionPlaintextSchema, type SessionPlaintext, type SessionFrame } from "../src/session-protocol.ts";
 import type { TrustLevel } from "../src/trust.ts";
@@ -43,20 +44,20 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
     let deltas = 0;
-    // the exact content string the gateway will return, which the receipt's response_sha256 covers
-    let content = "";
+    // exactly what the gateway will return, which the receipt covers
+    const answer = new AnswerRecord();
     for await (const event of ctx.engine.generate({ ...request, signal })) {
-      if (event.type === "delta") {
+      if (event.type !== "done") {
         if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
           throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
         }
         deltas++;
-        content += event.text;
+        answer.add(event);
         emit(event);
         if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
         continue;
       }
-      const payload = receiptPayload(ctx, request, event, sha256Hex(opened.plaintext), sha256Hex(content));
+      const payload = receiptPayload(ctx, request, event, sha256Hex(opened.plaintext), answer);
       const receipt = signReceipt(ctx.keys.signer, payload);
       emit({ type: "done", receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt });
       const seconds = (Date.now() - started) / 1000;
@@ -81,12 +82,19 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
 
 type Done = Extract<GenerateEvent, { type: "done" }>;
 
-/** DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer. */
-function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Done, requestSha256: string, responseSha256: string): ReceiptPayload {
+/**
+ * DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer.
+ * A request that offered tools or asked for reasoning apart gets a v2 receipt, which covers those too.
+ */
+function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Done, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
   const entry = ctx.store.entry(request.model);
   const { grant } = ctx;
-  return {
-    version: RECEIPT_VERSION,
+  const usage = {
+    prompt_tokens: done.prompt_tokens,
+    completion_tokens: done.completion_tokens,
+    total_tokens: done.prompt_tokens + done.completion_tokens,
+  };
+  const common = {
     id: newReceiptId(),
     created: Math.floor(Date.now() / 1000),
     provider_id: ctx.keys.providerId,
@@ -97,15 +105,21 @@ function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Do
     model_revision: entry.revision,
     model_sha256: done.model_sha256,
     request_sha256: requestSha256,
-    response_sha256: responseSha256,
-    usage: {
-      prompt_tokens: done.prompt_tokens,
-      completion_tokens: done.completion_tokens,
-      total_tokens: done.prompt_tokens + done.completion_tokens,
-    },
-    finish_reason: done.finish_reason,
+    response_sha256: sha256Hex(answer.content),
     gateway_nonce: request.nonce,
     client_nonce: request.client_nonce,
+  };
+  if (request.tools === undefined && request.reasoning_format === undefined) {
+    if (done.finish_reason === "tool_calls") throw new Error("the engine reported tool calls for a request without tools");
+    return { version: RECEIPT_VERSION, ...common, usage, finish_reason: done.finish_reason };
+  }
+  return {
+    version: RECEIPT_VERSION_TOOLS,
+    ...common,
+    usage: done.reasoning_tokens === undefined ? usage : { ...usage, completion_tokens_details: { reasoning_tokens: done.reasoning_tokens } },
+    finish_reason: done.finish_reason,
+    tool_calls_sha256: toolCallsSha256(answer.toolCalls),
+    reasoning_sha256: reasoningSha256(answer.reasoning),
   };
 }
 

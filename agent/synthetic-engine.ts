@@ -20,7 +20,7 @@ const WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipisc
 
 /** About four characters per token, the usual rule of thumb, so usage is plausible without a tokenizer. */
 export function syntheticPromptTokens(request: Pick<GenerateRequest, "messages">): number {
-  const chars = request.messages.reduce((sum, m) => sum + m.role.length + m.content.length, 0);
+  const chars = request.messages.reduce((sum, m) => sum + m.role.length + (m.content ?? "").length, 0);
   return Math.max(1, Math.ceil(chars / 4));
 }
 

@@ -61,6 +61,11 @@ export class ThinkSplitter {
     return this.sawBlock;
   }
 
+  /** Inside an open think block: what the model writes now is reasoning. */
+  get inReasoning(): boolean {
+    return this.mode === "reasoning";
+  }
+
   push(text: string): ThinkPiece[] {
     const out: ThinkPiece[] = [];
     let rest: string | undefined = this.held + text;

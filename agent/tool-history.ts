@@ -10,32 +10,20 @@ import {
   type ChatModelResponse,
   type ChatModelSegment,
 } from "node-llama-cpp";
+import { historyProblems, type FunctionTool, type HistoryProblem, type ToolCall, type ToolHistoryMessage } from "../src/tools.ts";
 import { THINK_CLOSE, THINK_OPEN } from "./think-splitter.ts";
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "./tool-grammar.ts";
 
 export type MessageContent = string | null | undefined | readonly { type: "text"; text: string }[];
 
-export interface HistoryToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
+export type HistoryToolCall = ToolCall;
 
 export type HistoryMessage =
   | { role: "system" | "developer" | "user"; content: MessageContent }
   | { role: "assistant"; content?: MessageContent; tool_calls?: readonly HistoryToolCall[]; reasoning_content?: string | null }
   | { role: "tool"; tool_call_id: string; content: MessageContent };
 
-export interface FunctionTool {
-  type: "function";
-  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
-}
-
-/** Something the gateway should answer with a 400, `path` naming the field (`messages[3].tool_call_id`). */
-export interface HistoryProblem {
-  path: string;
-  message: string;
-}
+export type { FunctionTool, HistoryProblem };
 
 export interface ToolHistory {
   history: ChatHistoryItem[];
@@ -71,26 +59,19 @@ function parseArguments(text: string): unknown {
 }
 
 export function toToolHistory(messages: readonly HistoryMessage[], tools?: readonly FunctionTool[]): ToolHistory {
-  const problems: HistoryProblem[] = [];
-  const functions = toFunctions(tools, problems);
+  const problems = historyProblems(messages as readonly ToolHistoryMessage[], tools);
+  const functions = toFunctions(tools);
   const history: ChatHistoryItem[] = [];
   /** Calls still waiting for their tool message, by id. */
-  const pending = new Map<string, { call: ChatModelFunctionCall; path: string }>();
-  const seenIds = new Set<string>();
-  const unanswered = () => {
-    for (const { path } of pending.values()) problems.push({ path, message: "has no tool message answering it" });
-    pending.clear();
-  };
+  const pending = new Map<string, ChatModelFunctionCall>();
 
   messages.forEach((message, i) => {
-    const at = `messages[${i}]`;
     if (message.role === "tool") {
-      const waiting = pending.get(message.tool_call_id);
-      if (!waiting) problems.push({ path: `${at}.tool_call_id`, message: `answers no tool call of the assistant message before it (${JSON.stringify(message.tool_call_id)})` });
-      else (waiting.call.result = textOf(message.content)), pending.delete(message.tool_call_id);
+      const call = pending.get(message.tool_call_id);
+      if (call) (call.result = textOf(message.content)), pending.delete(message.tool_call_id);
       return;
     }
-    unanswered(); // every call must be answered before anything else follows
+    pending.clear();
     if (message.role !== "assistant") {
       history.push(message.role === "user" ? { type: "user", text: textOf(message.content) } : { type: "system", text: textOf(message.content) });
       return;
@@ -107,18 +88,13 @@ export function toToolHistory(messages: readonly HistoryMessage[], tools?: reado
     // the official template puts "\n" between text and the first call; the wrapper puts nothing
     if (answer !== "") item.response.push(calls.length > 0 ? `${answer}\n` : answer);
     calls.forEach((call, j) => {
-      const path = `${at}.tool_calls[${j}]`;
-      if (seenIds.has(call.id)) problems.push({ path: `${path}.id`, message: `repeats the tool call id ${JSON.stringify(call.id)}` });
-      seenIds.add(call.id);
-      if (functions && !Object.hasOwn(functions, call.function.name)) problems.push({ path: `${path}.function.name`, message: `names no tool in tools (${JSON.stringify(call.function.name)})` });
       const entry: ChatModelFunctionCall = { type: "functionCall", name: call.function.name, params: parseArguments(call.function.arguments), result: undefined, rawCall: rawCall(call) };
       // a later round renders as its own assistant turn, after the previous round's results
       if (j === 0 && item.response.some((r) => typeof r === "object" && r.type === "functionCall")) entry.startsNewChunk = true;
       item.response.push(entry);
-      pending.set(call.id, { call: entry, path });
+      pending.set(call.id, entry);
     });
   });
-  unanswered();
   // the model writes next: a new turn, unless the last item is a round of calls now answered by their results
   const lastMessage = messages.at(-1);
   if (lastMessage?.role !== "tool") history.push({ type: "model", response: [] });
@@ -141,13 +117,12 @@ function thought(text: string): ChatModelSegment {
   return { type: "segment", segmentType: "thought", text, ended: true, raw };
 }
 
-function toFunctions(tools: readonly FunctionTool[] | undefined, problems: HistoryProblem[]): ChatModelFunctions | undefined {
+function toFunctions(tools: readonly FunctionTool[] | undefined): ChatModelFunctions | undefined {
   if (!tools || tools.length === 0) return undefined;
   const functions: Record<string, ChatModelFunctions[string]> = {};
-  tools.forEach((tool, i) => {
+  for (const tool of tools) {
     const { name, description, parameters } = tool.function;
-    if (Object.hasOwn(functions, name)) problems.push({ path: `tools[${i}].function.name`, message: `repeats the tool name ${JSON.stringify(name)}` });
     functions[name] = { ...(description !== undefined ? { description } : {}), ...(parameters !== undefined ? { params: parameters as never } : {}) };
-  });
+  }
   return functions;
 }

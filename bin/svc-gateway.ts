@@ -48,6 +48,7 @@ interface ServeFlags extends CoordinatorFlags {
   coordinatorHost: string;
   trustFloor: TrustLevel;
   keepaliveMs: number;
+  reasoningFormat: "none" | "parsed";
   shutdownGraceMs: number;
   headTimeoutMs: number;
   bodyTimeoutMs: number;
@@ -113,6 +114,11 @@ coordinatorOptions(
     .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
     .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
     .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
+    .addOption(
+      new Option("--reasoning-format <format>", "for requests that name no reasoning_format: none keeps <think>…</think> in content, parsed returns it as reasoning_content")
+        .choices(["none", "parsed"])
+        .default("none"),
+    )
     .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long requests in flight may take to finish", nonNegativeInteger, 30_000)
     .option("--head-timeout-ms <ms>", "a request's line and headers must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.headMs)
     .option("--body-timeout-ms <ms>", "a whole request, body included, must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.bodyMs)
@@ -148,6 +154,7 @@ coordinatorOptions(
     operatorKeys,
     oidc,
     keepaliveMs: flags.keepaliveMs,
+    reasoningFormat: flags.reasoningFormat,
     limits: {
       keyDefaults: { concurrency: flags.keyConcurrency, rpm: flags.keyRpm, tpm: flags.keyTpm },
       authFailuresPerMinute: flags.authFailuresPerMinute,

@@ -7,6 +7,7 @@ import type { TrustLevel } from "../src/trust.ts";
 import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";
+import type { ReasoningFormat } from "./openai/tools-request.ts";
 import type { SignIn } from "./web/routes.ts";
 
 export interface Gateway {
@@ -19,6 +20,8 @@ export interface Gateway {
   /** The settings pages' sign-in and key store; absent when no identity provider is configured. */
   signIn?: SignIn;
   keepaliveMs: number;
+  /** `--reasoning-format`: "parsed" returns `<think>` apart for requests that name no reasoning_format. */
+  reasoningFormat: ReasoningFormat;
   bodyLimitBytes: number;
   metrics: GatewayMetrics;
 }

@@ -1,5 +1,6 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
+import type { ReasoningFormat } from "./openai/tools-request.ts";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
@@ -50,6 +51,8 @@ export interface ServeOptions {
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
   keepaliveMs?: number;
+  /** What a request that names no reasoning_format gets (default "none": reasoning stays in content, SPEC §1). */
+  reasoningFormat?: ReasoningFormat;
   /** Per-key rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
   limits?: LimitSettings;
   /** Slowloris limits on the request head and body. */
@@ -134,6 +137,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       limiter,
       signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+      reasoningFormat: options.reasoningFormat ?? "none",
       bodyLimitBytes: BODY_LIMIT_BYTES,
     },
     options.logger,

@@ -5,13 +5,15 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** v2, under `reasoning_format: "parsed"`: how many of the completion tokens were the think block. */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
-export type FinishReason = "stop" | "length";
+/** `tool_calls` only in a v2 receipt. */
+export type FinishReason = "stop" | "length" | "tool_calls";
 
-/** `svc_receipt`: the signed payload (DESIGN §5) plus `signing_key` and `signature`, all flat. */
-export interface Receipt {
-  version: 1;
+/** The fields every version has. */
+interface ReceiptBase {
   id: string;
   /** Unix seconds at signing. */
   created: number;
@@ -25,15 +27,35 @@ export interface Receipt {
   model_sha256: string;
   request_sha256: string;
   response_sha256: string;
-  usage: Usage;
-  finish_reason: FinishReason;
   gateway_nonce: string;
   client_nonce: string | null;
   signing_key: string;
   signature: string;
 }
 
-export type ReceiptPayload = Omit<Receipt, "signing_key" | "signature">;
+/** A plain answer: content only. */
+export interface ReceiptV1 extends ReceiptBase {
+  version: 1;
+  usage: Omit<Usage, "completion_tokens_details">;
+  finish_reason: "stop" | "length";
+}
+
+/** An answer to a request with tools or `reasoning_format: "parsed"`: it also covers the tool calls and the reasoning. */
+export interface ReceiptV2 extends ReceiptBase {
+  version: 2;
+  usage: Usage;
+  finish_reason: FinishReason;
+  /** SHA-256 of the RFC 8785 JSON of `message.tool_calls` as returned; null when the answer made no call. */
+  tool_calls_sha256: string | null;
+  /** SHA-256 of `reasoning_content` as returned; null when there is none. */
+  reasoning_sha256: string | null;
+}
+
+/** `svc_receipt`: the signed payload (DESIGN §5) plus `signing_key` and `signature`, all flat. */
+export type Receipt = ReceiptV1 | ReceiptV2;
+
+/** What the signature covers: the receipt less `signing_key` and `signature` (per version). */
+export type ReceiptPayload = Receipt extends infer R ? (R extends Receipt ? Omit<R, "signing_key" | "signature"> : never) : never;
 
 /**
  * What a verifier knows independently of the receipt; each one given is checked, the rest are not. Only
@@ -55,6 +77,12 @@ export interface ReceiptExpectations {
   requestSha256?: string;
   /** The content returned to the caller; its SHA-256 must be `response_sha256`. */
   content?: string;
+  /** `message.tool_calls` as returned (empty when none); a v2 receipt's `tool_calls_sha256` must cover it. */
+  toolCalls?: readonly unknown[];
+  /** `reasoning_content` as returned, or null when none; a v2 receipt's `reasoning_sha256` must cover it. */
+  reasoning?: string | null;
+  /** The receipt version the request calls for (2 when it offered tools or asked for reasoning apart). */
+  version?: 1 | 2;
   gatewayNonce?: string;
   /** The caller's `x-svc-receipt-nonce`, or null when it sent none. */
   clientNonce?: string | null;
@@ -95,6 +123,9 @@ export interface SavedResponse {
   receipt: unknown;
   /** The assistant content in the file; absent for a receipt alone. */
   content?: string;
+  /** The tool calls and reasoning in the file (a response or a stream; absent for a receipt alone). */
+  toolCalls?: unknown[];
+  reasoning?: string | null;
   usage?: unknown;
   finishReason?: string | null;
   /** Why the file itself cannot vouch for an answer (a failed stream, a missing receipt, …). */

@@ -2,6 +2,7 @@
 // plain values, shared by the agent that signs, the gateway that verifies and `svc-agent verify`.
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { canonicalJson } from "./canonical-json.ts";
 import { sha256Hex } from "./hash.ts";
 import { Hex16, Hex32, Hex64 } from "./hex.ts";
 import { providerIdOf } from "./provider-id.ts";
@@ -11,20 +12,21 @@ import { TRUST_LEVELS } from "./trust.ts";
 
 export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, Usage } from "./receipt-types.ts";
 
+/** The version of a plain answer's receipt; a request with tools or parsed reasoning gets `RECEIPT_VERSION_TOOLS`. */
 export const RECEIPT_VERSION = 1;
+export const RECEIPT_VERSION_TOOLS = 2;
 
 /** `x-svc-receipt-nonce`: 16–64 base64url characters chosen by the caller. */
 export const CLIENT_NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
-export const UsageSchema = z.strictObject({ prompt_tokens: count, completion_tokens: count, total_tokens: count });
+const UsageV1Schema = z.strictObject({ prompt_tokens: count, completion_tokens: count, total_tokens: count });
+export const UsageSchema = UsageV1Schema.extend({ completion_tokens_details: z.strictObject({ reasoning_tokens: count }).optional() });
 
-export const FINISH_REASONS = ["stop", "length"] as const satisfies readonly FinishReason[];
+export const FINISH_REASONS = ["stop", "length", "tool_calls"] as const satisfies readonly FinishReason[];
 
-/** The flat object callers see as `svc_receipt`: the payload plus the key that signed it and the signature. */
-export const ReceiptSchema = z.strictObject({
-  version: z.literal(RECEIPT_VERSION),
+const Common = {
   id: z.string().regex(/^rcpt_[0-9a-f]{24}$/),
   created: count,
   provider_id: Hex32,
@@ -36,13 +38,34 @@ export const ReceiptSchema = z.strictObject({
   model_sha256: Hex32,
   request_sha256: Hex32,
   response_sha256: Hex32,
-  usage: UsageSchema,
-  finish_reason: z.enum(FINISH_REASONS),
   gateway_nonce: Hex16,
   client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
   signing_key: Hex32,
   signature: Hex64,
-});
+};
+
+/** The flat object callers see as `svc_receipt`: the payload plus the key that signed it and the signature. */
+export const ReceiptSchema = z.discriminatedUnion("version", [
+  z.strictObject({ version: z.literal(RECEIPT_VERSION), ...Common, usage: UsageV1Schema, finish_reason: z.enum(["stop", "length"]) }),
+  z.strictObject({
+    version: z.literal(RECEIPT_VERSION_TOOLS),
+    ...Common,
+    usage: UsageSchema,
+    finish_reason: z.enum(FINISH_REASONS),
+    tool_calls_sha256: Hex32.nullable(),
+    reasoning_sha256: Hex32.nullable(),
+  }),
+]);
+
+/** What `tool_calls_sha256` covers: the RFC 8785 JSON of the calls as returned; null for an answer without calls. */
+export function toolCallsSha256(calls: readonly unknown[]): string | null {
+  return calls.length === 0 ? null : sha256Hex(canonicalJson(calls));
+}
+
+/** What `reasoning_sha256` covers: the reasoning text as returned; null when there is none. */
+export function reasoningSha256(reasoning: string | null): string | null {
+  return reasoning === null ? null : sha256Hex(reasoning);
+}
 
 // the published types (receipt-types.ts) and the schema must describe the same object, in both directions
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -56,11 +79,11 @@ export function newReceiptId(): string {
 /** What the signature covers: the receipt without `signing_key` and `signature`. */
 export function payloadOf(receipt: Receipt): ReceiptPayload {
   const { signing_key: _key, signature: _signature, ...payload } = receipt;
-  return payload;
+  return payload as ReceiptPayload;
 }
 
 export function signReceipt(signer: Signer, payload: ReceiptPayload): Receipt {
-  return { ...payload, signing_key: signer.publicKey, signature: signer.sign(SIGNATURE_DOMAINS.receipt, payload) };
+  return { ...payload, signing_key: signer.publicKey, signature: signer.sign(SIGNATURE_DOMAINS.receipt, payload) } as Receipt;
 }
 
 /**
@@ -73,7 +96,7 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}): R
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION} receipt (${where}${issue?.message ?? "invalid"})` }]);
+    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION} or v${RECEIPT_VERSION_TOOLS} receipt (${where}${issue?.message ?? "invalid"})` }]);
   }
   const r = parsed.data;
   const checks: ReceiptCheck[] = [];
@@ -106,13 +129,22 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}): R
   if (expect.content !== undefined) {
     same("response_sha256", r.response_sha256, sha256Hex(expect.content), "response_sha256 (SHA-256 of the content)");
   }
+  if (expect.version !== undefined) same("version", r.version, expect.version, "the receipt version");
+  if (expect.toolCalls !== undefined) {
+    const covered = r.version === RECEIPT_VERSION_TOOLS ? r.tool_calls_sha256 : null;
+    same("tool_calls_sha256", covered, toolCallsSha256(expect.toolCalls), "tool_calls_sha256 (SHA-256 of the tool calls)");
+  }
+  if (expect.reasoning !== undefined) {
+    const covered = r.version === RECEIPT_VERSION_TOOLS ? r.reasoning_sha256 : null;
+    same("reasoning_sha256", covered, reasoningSha256(expect.reasoning), "reasoning_sha256 (SHA-256 of the reasoning)");
+  }
   if (expect.gatewayNonce !== undefined) same("gateway_nonce", r.gateway_nonce, expect.gatewayNonce, "gateway_nonce");
   if (expect.clientNonce !== undefined) same("client_nonce", r.client_nonce, expect.clientNonce, "client_nonce");
   const { prompt_tokens, completion_tokens, total_tokens } = r.usage;
   add("usage", total_tokens === prompt_tokens + completion_tokens, "usage adds up", "usage.total_tokens is not prompt_tokens + completion_tokens");
   if (expect.usage !== undefined) {
     const reported = UsageSchema.safeParse(expect.usage);
-    const matches = reported.success && (Object.keys(r.usage) as (keyof Usage)[]).every((k) => r.usage[k] === reported.data[k]);
+    const matches = reported.success && canonicalJson(reported.data) === canonicalJson(r.usage);
     add("usage", matches, "the reported usage is the receipt's", `the reported usage ${JSON.stringify(expect.usage)} is not the receipt's ${JSON.stringify(r.usage)}`);
   }
   if (expect.finishReason !== undefined) same("finish_reason", r.finish_reason, expect.finishReason, "finish_reason");

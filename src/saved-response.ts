@@ -1,6 +1,7 @@
 // Reads what a caller saved from the gateway — a non-stream response body, a receipt alone, or an SSE
 // transcript — and checks its receipt offline against the content in the same file (`svc-agent verify`).
 import { createParser } from "eventsource-parser";
+import { AnswerRecord } from "./answer-record.ts";
 import { verifyReceipt } from "./receipt.ts";
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./receipt-types.ts";
 
@@ -19,13 +20,15 @@ export function verifySavedResponse(text: string, expect: SavedExpectations = {}
   return checkSavedResponse(readSavedResponse(text), expect);
 }
 
-type SavedExpectations = Omit<ReceiptExpectations, "content" | "usage" | "finishReason">;
+type SavedExpectations = Omit<ReceiptExpectations, "content" | "usage" | "finishReason" | "toolCalls" | "reasoning">;
 
 /** Checks what `readSavedResponse` found: its receipt against the content, usage and finish reason beside it. */
 export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectations = {}): ReceiptVerdict & { saved: SavedResponse } {
   if (saved.receipt === undefined) return { status: "invalid", valid: false, checks: [], problems: saved.problems, saved };
   const fromFile: ReceiptExpectations = {
     ...(saved.content === undefined ? {} : { content: saved.content }),
+    ...(saved.toolCalls === undefined ? {} : { toolCalls: saved.toolCalls }),
+    ...(saved.reasoning === undefined ? {} : { reasoning: saved.reasoning }),
     ...(saved.usage === undefined ? {} : { usage: saved.usage }),
     ...(saved.finishReason === undefined ? {} : { finishReason: saved.finishReason }),
   };
@@ -73,6 +76,8 @@ function fromJson(json: unknown): SavedResponse {
     kind: "response",
     receipt: json.svc_receipt,
     content: typeof message.content === "string" ? message.content : "",
+    toolCalls: Array.isArray(message.tool_calls) ? message.tool_calls : [],
+    reasoning: typeof message.reasoning_content === "string" ? message.reasoning_content : null,
     usage: json.usage,
     finishReason: typeof choice.finish_reason === "string" ? choice.finish_reason : null,
     problems,
@@ -86,6 +91,7 @@ function fromStream(text: string): SavedResponse {
   parser.feed(`${text}\n\n`);
   const problems: string[] = [];
   let content = "";
+  const answer = new AnswerRecord();
   let stop: Json | undefined;
   let done = false;
   for (const [i, raw] of data.entries()) {
@@ -104,6 +110,8 @@ function fromStream(text: string): SavedResponse {
     const choice = firstChoice(chunk);
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === "string") content += delta.content;
+    if (typeof delta.reasoning_content === "string") answer.add({ type: "reasoning", text: delta.reasoning_content });
+    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) addCallDelta(answer, call, problems);
     if ("svc_receipt" in chunk) stop = chunk;
   }
   if (!stop) problems.push("no chunk carries svc_receipt");
@@ -113,10 +121,25 @@ function fromStream(text: string): SavedResponse {
     kind: "stream",
     receipt: stop?.svc_receipt,
     content,
+    toolCalls: answer.toolCalls,
+    reasoning: answer.reasoning,
     usage: stop?.usage,
     finishReason: typeof choice.finish_reason === "string" ? choice.finish_reason : null,
     problems,
   };
+}
+
+/** One `delta.tool_calls[i]` of a transcript: a call's first delta names it, later ones add arguments. */
+function addCallDelta(answer: AnswerRecord, delta: unknown, problems: string[]): void {
+  if (!isObject(delta) || typeof delta.index !== "number") return void problems.push("a delta.tool_calls entry has no index");
+  const fn = isObject(delta.function) ? delta.function : {};
+  const args = typeof fn.arguments === "string" ? fn.arguments : "";
+  try {
+    if (typeof delta.id === "string") answer.add({ type: "tool_call", index: delta.index, id: delta.id, name: typeof fn.name === "string" ? fn.name : "" });
+    if (args !== "") answer.add({ type: "tool_args", index: delta.index, text: args });
+  } catch (err) {
+    problems.push(`delta.tool_calls: ${(err as Error).message}`);
+  }
 }
 
 function describeError(error: unknown): string {

@@ -119,19 +119,13 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
     expect(fault({ top_logprobs: 21 })).toEqual([400, "invalid_value", "top_logprobs"]);
   });
 
-  it("tools, tool_choice, parallel_tool_calls, functions, function_call: refused unless they ask for nothing", () => {
-    const tool = { type: "function", function: { name: "f", parameters: { type: "object" } } };
-    refused({ tools: [tool] }, "tools");
-    refused({ tool_choice: "auto" }, "tool_choice");
-    refused({ tool_choice: { type: "function", function: { name: "f" } } }, "tool_choice");
-    refused({ parallel_tool_calls: false }, "parallel_tool_calls");
+  it("the deprecated functions and function_call are refused unless they ask for nothing (tools: chat-request-tools)", () => {
     refused({ functions: [{ name: "f" }] }, "functions");
     refused({ function_call: "auto" }, "function_call");
     expect(() => parseChatRequest({ ...base, tools: [], tool_choice: "none", functions: [], function_call: "none" })).not.toThrow();
   });
 
-  it("reasoning_effort, verbosity, audio, web search and audio modalities are refused (response_format: chat-request-structured)", () => {
-    refused({ reasoning_effort: "low" }, "reasoning_effort");
+  it("verbosity, audio, web search and audio modalities are refused (response_format: chat-request-structured)", () => {
     refused({ verbosity: "low" }, "verbosity");
     refused({ audio: { voice: "alloy", format: "wav" } }, "audio");
     refused({ web_search_options: {} }, "web_search_options");
@@ -151,22 +145,20 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
     expect(() => parseChatRequest({ ...base, mirostat: 0, typical_p: 1, ignore_eos: false, min_tokens: 0, best_of: 1 })).not.toThrow();
   });
 
-  it("in messages: assistant tool_calls, function_call and audio are refused naming the message; name is ignored", () => {
+  it("in messages: function_call and audio are refused naming the message; name and refusal are ignored", () => {
     const assistant = (extra: Record<string, unknown>) => ({ ...base, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "", ...extra }] });
-    const call = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
-    expect(catchApiError(() => parseChatRequest(assistant({ tool_calls: [call] }))).param).toBe("messages[1].tool_calls");
     expect(catchApiError(() => parseChatRequest(assistant({ function_call: { name: "f", arguments: "{}" } }))).param).toBe("messages[1].function_call");
     expect(catchApiError(() => parseChatRequest(assistant({ audio: { id: "a1" } }))).code).toBe("unsupported_parameter");
     expect(parseChatRequest(assistant({ tool_calls: [], name: "bot", refusal: null })).messages[1]).toEqual({ role: "assistant", content: "" });
   });
 
   it("the first refused field in body order is the one named; null means not sent", () => {
-    refused({ tools: [{}], n: 3 }, "tools");
+    refused({ functions: [{}], n: 3 }, "functions");
     expect(() => parseChatRequest({ ...base, tools: null, n: null, logprobs: null, response_format: null })).not.toThrow();
   });
 
   it("a malformed body is reported before an unsupported field", () => {
-    expect(fault({ tools: [{}], temperature: "hot" })).toEqual([400, "invalid_type", "temperature"]);
+    expect(fault({ functions: [{}], temperature: "hot" })).toEqual([400, "invalid_type", "temperature"]);
   });
 
   it("every refused field is refused with its own name", () => {

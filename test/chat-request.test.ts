@@ -18,6 +18,7 @@ describe("§2.1 Chat completion request", () => {
       stream: false,
       provider: undefined,
       sampling: {},
+      tooling: {},
     });
   });
 

@@ -14,6 +14,9 @@ interface Vector {
   seed?: string;
   request?: string;
   content: string;
+  /** v2 vectors: the tool calls and reasoning returned beside the content. */
+  tool_calls?: unknown[];
+  reasoning?: string;
   jcs?: string;
   receipt: Receipt;
   valid: boolean;
@@ -64,6 +67,9 @@ const gatewayView = {
   clientNonce: "my-nonce_0123456789",
 };
 
+/** What a vector's answer was: content, and (none, for a v1 vector) tool calls and reasoning. */
+const answerOf = (v: Vector) => ({ content: v.content, toolCalls: v.tool_calls ?? [], reasoning: v.reasoning ?? null });
+
 describe("RECEIPTS.md test vectors", () => {
   const { domain, vectors } = vectorsFromDoc();
 
@@ -71,18 +77,23 @@ describe("RECEIPTS.md test vectors", () => {
 
   it("valid vectors: the seed's key, the JCS bytes, both hashes and the exact signature", () => {
     const valid = vectors.filter((v) => v.valid);
-    expect(valid.length).toBeGreaterThanOrEqual(2);
+    expect(valid.length).toBeGreaterThanOrEqual(3);
+    expect(valid.map((v) => v.receipt.version)).toEqual(expect.arrayContaining([1, 2]));
     for (const v of valid) {
       const signer = Signer.fromSeed(Buffer.from(v.seed!, "hex"));
       expect(v.receipt.signing_key, v.name).toBe(signer.publicKey);
       expect(canonicalJson(payloadOf(v.receipt)), v.name).toBe(v.jcs);
       expect(v.receipt.request_sha256, v.name).toBe(sha256Hex(v.request!));
       expect(v.receipt.response_sha256, v.name).toBe(sha256Hex(v.content));
+      if (v.receipt.version === 2) {
+        expect(v.receipt.tool_calls_sha256, v.name).toBe(v.tool_calls ? sha256Hex(canonicalJson(v.tool_calls)) : null);
+        expect(v.receipt.reasoning_sha256, v.name).toBe(v.reasoning === undefined ? null : sha256Hex(v.reasoning));
+      }
       // recomputed from first principles, not through our Signer: PKCS#8 wrapping of the raw seed
       const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(v.seed!, "hex")]);
       const message = Buffer.concat([Buffer.from(`${domain}\0`), Buffer.from(v.jcs!)]);
       expect(sign(null, message, { key: pkcs8, format: "der", type: "pkcs8" }).toString("hex"), v.name).toBe(v.receipt.signature);
-      expect(verifyReceipt(v.receipt, { content: v.content, signingKey: signer.publicKey }), v.name).toMatchObject({ status: "valid", valid: true, problems: [] });
+      expect(verifyReceipt(v.receipt, { ...answerOf(v), signingKey: signer.publicKey }), v.name).toMatchObject({ status: "valid", valid: true, problems: [] });
       // anyone can make a key: a vector that holds together is not vouched for without one you trust
       expect(verifyReceipt(v.receipt, { content: v.content }), v.name).toMatchObject({ status: "unverified", valid: false, problems: [] });
     }
@@ -91,7 +102,7 @@ describe("RECEIPTS.md test vectors", () => {
   it("invalid vectors fail exactly the checks they name", () => {
     const invalid = vectors.filter((v) => !v.valid);
     expect(invalid.length).toBeGreaterThanOrEqual(3);
-    for (const v of invalid) expect(failed(v.receipt, { content: v.content }), v.name).toEqual(v.fails);
+    for (const v of invalid) expect(failed(v.receipt, answerOf(v)), v.name).toEqual(v.fails);
   });
 });
 
@@ -187,7 +198,7 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
 
   it("the format is closed: a missing or an extra field is not a v1 receipt", () => {
     const { client_nonce: _dropped, ...missing } = receipt;
-    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1 receipt \(client_nonce: /);
+    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1 or v2 receipt \(client_nonce: /);
     expect(verifyReceipt({ ...receipt, tip: 1 }).valid).toBe(false);
   });
 
@@ -200,5 +211,39 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("RECEIPTS.md v2: receipts that cover tool calls and reasoning", () => {
+  const calls = [{ id: "call_1", type: "function", function: { name: "f", arguments: '{"a":1}' } }];
+  const v2 = signReceipt(key, {
+    ...payload,
+    version: 2,
+    response_sha256: sha256Hex(""),
+    finish_reason: "tool_calls",
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 3 } },
+    tool_calls_sha256: sha256Hex(canonicalJson(calls)),
+    reasoning_sha256: sha256Hex("hm"),
+  });
+  const answer = { content: "", toolCalls: calls, reasoning: "hm", signingKey: key.publicKey };
+
+  it("verifies against the calls and reasoning returned, and the usage with its details", () => {
+    expect(verifyReceipt(v2, { ...answer, version: 2, usage: v2.usage, finishReason: "tool_calls" }).problems).toEqual([]);
+  });
+
+  it("a changed argument, a reasoning left out or added, a usage without its details: each fails its check", () => {
+    expect(failed(v2, { ...answer, toolCalls: [{ ...calls[0], function: { name: "f", arguments: '{"a":2}' } }] })).toEqual(["tool_calls_sha256"]);
+    expect(failed(v2, { ...answer, toolCalls: [] })).toEqual(["tool_calls_sha256"]);
+    expect(failed(v2, { ...answer, reasoning: null })).toEqual(["reasoning_sha256"]);
+    expect(failed(v2, { ...answer, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })).toEqual(["usage"]);
+  });
+
+  it("a v1 receipt covers no tool calls or reasoning, and cannot say tool_calls", () => {
+    expect(failed(receipt, { content, toolCalls: [], reasoning: null })).toEqual([]);
+    expect(failed(receipt, { content, toolCalls: calls })).toEqual(["tool_calls_sha256"]);
+    expect(failed(receipt, { content, reasoning: "hm" })).toEqual(["reasoning_sha256"]);
+    // a provider answering a request with tools must not fall back to a v1 receipt
+    expect(failed(receipt, { content, version: 2 })).toEqual(["version"]);
+    expect(failed(signReceipt(key, { ...payload, finish_reason: "tool_calls" } as never))).toEqual(["format"]);
   });
 });

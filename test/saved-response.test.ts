@@ -35,7 +35,7 @@ const transcript = (parts: string[] = pieces) =>
 
 describe("svc-agent verify: what it reads", () => {
   it("a non-stream body: its receipt, content, usage and finish reason", () => {
-    expect(readSavedResponse(body())).toEqual({ kind: "response", receipt, content, usage, finishReason: "stop", problems: [] });
+    expect(readSavedResponse(body())).toEqual({ kind: "response", receipt, content, toolCalls: [], reasoning: null, usage, finishReason: "stop", problems: [] });
     expect(verifySavedResponse(body(), trusted)).toMatchObject({ status: "valid", valid: true });
   });
 
@@ -52,7 +52,7 @@ describe("svc-agent verify: what it reads", () => {
   });
 
   it("an SSE transcript: the deltas joined in order are the content", () => {
-    expect(readSavedResponse(transcript())).toEqual({ kind: "stream", receipt, content, usage, finishReason: "stop", problems: [] });
+    expect(readSavedResponse(transcript())).toEqual({ kind: "stream", receipt, content, toolCalls: [], reasoning: null, usage, finishReason: "stop", problems: [] });
     expect(verifySavedResponse(transcript(), trusted).valid).toBe(true);
     expect(verifySavedResponse(transcript(["Hel", " ✓", "lo"])).problems).toEqual([expect.stringMatching(/^response_sha256/)]);
   });

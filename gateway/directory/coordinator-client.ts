@@ -9,7 +9,8 @@ import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { sha256Hex } from "../../src/hash.ts";
 import { Link } from "../../src/link.ts";
 import { Mailbox } from "../../src/mailbox.ts";
-import { verifyReceipt, type Receipt } from "../../src/receipt.ts";
+import { AnswerRecord } from "../../src/answer-record.ts";
+import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/receipt.ts";
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
 import { Slots } from "../../src/slots.ts";
@@ -119,7 +120,7 @@ export class CoordinatorClient implements Directory {
     try {
       const { provider, sealed } = await this.reserveAndSeal(id, box, request, exclude, signal);
       yield { type: "provider", provider: record(provider) };
-      let content = "";
+      const answer = new AnswerRecord();
       for (;;) {
         const message = await box.take(signal);
         if (message.t === "gone") {
@@ -140,16 +141,18 @@ export class CoordinatorClient implements Directory {
         }
         if (message.t !== "frame") continue;
         const frame = openFrame(sealed.frames, message.data, provider.id);
-        if (frame.type === "delta") {
-          content += frame.text;
-          yield frame;
-        } else if (frame.type === "error") {
-          throw reportedError(frame);
-        } else {
+        if (frame.type === "error") throw reportedError(frame);
+        if (frame.type === "done") {
           finished = true;
-          yield { type: "done", receipt: this.verified(frame.receipt, { request, provider, sealed, content }) };
+          yield { type: "done", receipt: this.verified(frame.receipt, { request, provider, sealed, answer }) };
           return { done: true };
         }
+        try {
+          answer.add(frame);
+        } catch (err) {
+          throw new ApiError("provider_error", `Provider ${provider.id} sent a broken answer: ${(err as Error).message}.`);
+        }
+        yield frame;
       }
     } finally {
       this.sessions.delete(id);
@@ -186,6 +189,7 @@ export class CoordinatorClient implements Directory {
       max_tokens: request.max_tokens,
       temperature: request.temperature,
       ...request.sampling,
+      ...request.tooling,
       nonce: randomBytes(16).toString("hex"),
       client_nonce: request.clientNonce,
     };
@@ -196,7 +200,7 @@ export class CoordinatorClient implements Directory {
   }
 
   /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-  private verified(raw: unknown, { request, provider, sealed, content }: { request: SessionRequest; provider: ProviderEntry; sealed: Sealed; content: string }): Receipt {
+  private verified(raw: unknown, { request, provider, sealed, answer }: { request: SessionRequest; provider: ProviderEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
     const verdict = verifyReceipt(raw, {
       // the key the directory attested, never just the one inside the receipt
       signingKey: provider.signing_key,
@@ -206,7 +210,11 @@ export class CoordinatorClient implements Directory {
       ...(provider.serial === undefined ? {} : { serial: provider.serial }),
       model: request.entry,
       requestSha256: sha256Hex(sealed.bytes),
-      content,
+      content: answer.content,
+      toolCalls: answer.toolCalls,
+      reasoning: answer.reasoning,
+      // a request with tools or parsed reasoning must get the receipt that covers them
+      version: request.tooling.tools !== undefined || request.tooling.reasoning_format !== undefined ? RECEIPT_VERSION_TOOLS : RECEIPT_VERSION,
       gatewayNonce: sealed.plaintext.nonce,
       clientNonce: request.clientNonce,
     });

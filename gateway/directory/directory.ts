@@ -3,7 +3,9 @@
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
+import type { AnswerPiece } from "../../src/answer-record.ts";
 import type { Sampling } from "../../src/sampling.ts";
+import type { Tooling } from "../../src/tools.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import type { TrustLevel } from "../../src/trust.ts";
 import type { ProviderRecord } from "../../src/wire.ts";
@@ -20,6 +22,8 @@ export interface SessionRequest {
   temperature: number;
   /** The sampling controls the caller set, sealed as they are (none for most requests). */
   sampling: Sampling;
+  /** Tools, tool choice and reasoning controls the caller set, sealed as they are (none for most requests). */
+  tooling: Tooling;
   requestId: string;
   /** The caller's `x-svc-receipt-nonce`, signed into the receipt; null when it sent none. */
   clientNonce: string | null;
@@ -28,7 +32,8 @@ export interface SessionRequest {
 export type SessionEvent =
   /** The provider chosen for the session (sent again if an unpinned request is re-routed before it starts). */
   | { type: "provider"; provider: ProviderRecord }
-  | { type: "delta"; text: string }
+  /** Content, reasoning apart, or a piece of a tool call, as the provider sent it. */
+  | AnswerPiece
   /** The provider's receipt, verified against what was sealed and relayed (DESIGN §5). */
   | { type: "done"; receipt: Receipt };
 

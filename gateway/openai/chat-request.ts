@@ -6,7 +6,9 @@ import { CLIENT_NONCE_PATTERN } from "../../src/receipt.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/sampling.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
+import { MAX_CALL_ID_LENGTH, type Tooling } from "../../src/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
+import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
 
 export const MAX_MESSAGES = 100;
@@ -19,7 +21,7 @@ const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
 const TEXT_PART_TYPES = ["text", "input_text"] as const;
 // `developer` is what newer OpenAI SDKs send in place of `system`; it renders as a system turn.
-const ROLES = ["system", "developer", "user", "assistant"] as const;
+const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 
 // A JSON escape such as "\ud800" can carry half a surrogate pair, which is no Unicode text: no UTF-8 encodes
 // it, so the sealed request's canonical JSON cannot hold it. Refused here, before a provider is reserved.
@@ -33,10 +35,25 @@ const StopText = Text.min(1).max(MAX_STOP_LENGTH);
 const sealed = SamplingSchema.shape;
 
 const ContentPart = z.object({ type: z.enum(TEXT_PART_TYPES), text: Text });
-const Message = z.object({
-  role: z.enum(ROLES),
-  content: z.union([Text, z.array(ContentPart)]),
-});
+const Content = z.union([Text, z.array(ContentPart)]);
+const Message = z
+  .object({
+    role: z.enum(ROLES),
+    // required, except beside an assistant's tool_calls (checked below, so that its fault reads as a missing field)
+    content: Content.nullish(),
+    tool_calls: z.array(HistoryCall).nullish(),
+    tool_call_id: z.string().min(1).max(MAX_CALL_ID_LENGTH).nullish(),
+    reasoning_content: Text.nullish(),
+  })
+  .superRefine((m, ctx) => {
+    const calls = m.role === "assistant" && m.tool_calls != null && m.tool_calls.length > 0;
+    if (m.content == null && !calls) ctx.addIssue({ code: "invalid_type", expected: "string", input: m.content, path: ["content"], message: "required" });
+    if (m.role === "tool" && m.tool_call_id == null) ctx.addIssue({ code: "invalid_type", expected: "string", input: undefined, path: ["tool_call_id"], message: "required" });
+    if (m.role !== "assistant" && m.tool_calls != null && m.tool_calls.length > 0) {
+      ctx.addIssue({ code: "custom", input: m.tool_calls, path: ["tool_calls"], message: "only assistant messages carry tool_calls" });
+    }
+  });
+type Message = z.infer<typeof Message>;
 const Body = z.object({
   // SPEC §2.1: the default alias stands in when `model` is absent; an empty string is a fault
   model: z.string().min(1).nullish(),
@@ -61,6 +78,7 @@ const Body = z.object({
   repeat_penalty: sealed.repetition_penalty.nullable(),
   logit_bias: sealed.logit_bias.nullable(),
   response_format: ResponseFormatBody.nullish(),
+  ...ToolFields,
   // checked for type here; values other than the default are refused in unsupported-fields.ts
   n: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
@@ -83,6 +101,8 @@ export interface ChatRequest {
   provider: string | undefined;
   /** Only the controls the caller set; sealed as they are, so an empty one changes nothing on the wire. */
   sampling: Sampling;
+  /** Tools, tool choice and reasoning controls, likewise only when set. */
+  tooling: Tooling;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -98,7 +118,7 @@ export function parseReceiptNonce(header: string | string[] | undefined): string
 }
 
 /** Validates a parsed JSON body. Throws the ApiError for the first fault in document order. */
-export function parseChatRequest(body: unknown): ChatRequest {
+export function parseChatRequest(body: unknown, defaults: ToolingDefaults = {}): ChatRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_type", "The request body must be a JSON object.");
   }
@@ -106,14 +126,8 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (!parsed.success) throw issueError(firstIssue(parsed.error));
   const b = parsed.data;
   refuseUnsupported(body as Record<string, unknown> & { messages: object[] });
-  const messages = b.messages.map(
-    (m): ChatMessage => ({
-      role: m.role === "developer" ? "system" : m.role,
-      // like llama-server, several text parts read as one text with a line between them
-      content: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join("\n"),
-    }),
-  );
-  const chars = messages.reduce((sum, m) => sum + codePoints(m.content), 0);
+  const messages = b.messages.map(chatMessage);
+  const chars = messages.reduce((sum, m) => sum + codePoints(m.content ?? "") + codePoints(m.role === "assistant" ? (m.reasoning_content ?? "") : ""), 0);
   if (chars > MAX_CONTENT_CHARS) {
     throw new ApiError(
       "content_too_large",
@@ -139,8 +153,34 @@ export function parseChatRequest(body: unknown): ChatRequest {
     temperature: b.temperature ?? DEFAULT_TEMPERATURE,
     stream: b.stream ?? false,
     provider,
-    sampling: samplingOf(b),
+    ...withTooling(samplingOf(b), toolingOf(b, messages, defaults)),
   };
+}
+
+/** One OpenAI message as the model sees it (SPEC §2.1): text parts joined, developer as system, nulls gone. */
+function chatMessage(m: Message): ChatMessage {
+  // like llama-server, several text parts read as one text with a line between them
+  const text = m.content == null ? null : typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join("\n");
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.tool_call_id!, content: text! };
+  if (m.role !== "assistant") return { role: m.role === "developer" ? "system" : m.role, content: text! };
+  const calls = m.tool_calls != null && m.tool_calls.length > 0 ? m.tool_calls : undefined;
+  return {
+    role: "assistant",
+    content: text,
+    ...(calls ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } })) } : {}),
+    ...(m.reasoning_content != null ? { reasoning_content: m.reasoning_content } : {}),
+  };
+}
+
+/** Structured output constrains the whole answer, so it cannot sit beside tools the model may call. */
+function withTooling(sampling: Sampling, tooling: Tooling): { sampling: Sampling; tooling: Tooling } {
+  const calls = tooling.tools !== undefined && tooling.tool_choice !== "none";
+  if (calls && sampling.response_format !== undefined) {
+    throw new ApiError("unsupported_parameter", 'response_format: a JSON response_format cannot be combined with tools the model may call; remove one, or send tool_choice "none".', {
+      param: "response_format",
+    });
+  }
+  return { sampling, tooling };
 }
 
 /** Fields sealed exactly as the caller sent them; the others are normalised below. */

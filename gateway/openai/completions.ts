@@ -5,10 +5,11 @@ import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
 import { parseChatRequest, parseReceiptNonce, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
 import type { SessionEvent, SessionRequest } from "../directory/directory.ts";
+import { AnswerRecord, type AnswerPiece } from "../../src/answer-record.ts";
 import {
   completionBody,
-  contentChunk,
   newCompletionMeta,
+  pieceChunk,
   roleChunk,
   stopChunk,
   verdictHeaders,
@@ -21,7 +22,7 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const request = parseChatRequest(body);
+  const request = parseChatRequest(body, { reasoningFormat: ctx.gateway.reasoningFormat });
   const clientNonce = parseReceiptNonce(ctx.req.headers[RECEIPT_NONCE_HEADER]);
   const { catalog } = ctx.gateway;
   // SPEC §4.1: an unknown model is answered here, before any provider session exists
@@ -44,22 +45,23 @@ function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntr
     max_tokens: request.max_tokens,
     temperature: request.temperature,
     sampling: request.sampling,
+    tooling: request.tooling,
     requestId: ctx.requestId,
     clientNonce,
   };
   return directory.open(session, ctx.signal);
 }
 
-/** Runs a session to its end, handing each delta to `onDelta`; returns the verified receipt. */
-async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDelta: (text: string) => unknown): Promise<Receipt> {
+/** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt. */
+async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPiece: (piece: AnswerPiece) => unknown): Promise<Receipt> {
   for await (const event of events) {
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
       continue;
     }
-    if (event.type === "delta") {
+    if (event.type !== "done") {
       ctx.log.ttft_ms ??= Math.round((performance.now() - ctx.started) * 100) / 100;
-      if (event.text !== "") await onDelta(event.text);
+      if (!("text" in event) || event.text !== "") await onPiece(event);
       continue;
     }
     const { usage } = event.receipt;
@@ -75,10 +77,10 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onDel
 }
 
 async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
-  let content = "";
-  const receipt = await run(ctx, session(), (text) => (content += text));
+  const answer = new AnswerRecord();
+  const receipt = await run(ctx, session(), (piece) => answer.add(piece));
   ctx.signal.throwIfAborted();
-  sendJson(ctx.res, 200, completionBody(meta, content, receipt), verdictHeaders(verdictOf(receipt)));
+  sendJson(ctx.res, 200, completionBody(meta, answer, receipt), verdictHeaders(verdictOf(receipt)));
 }
 
 async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
@@ -86,7 +88,7 @@ async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => 
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {
-    const receipt = await run(ctx, session(), (text) => sse.send(contentChunk(meta, text)));
+    const receipt = await run(ctx, session(), (piece) => sse.send(pieceChunk(meta, piece)));
     ctx.signal.throwIfAborted();
     await sse.send(stopChunk(meta, receipt));
     sse.done();

@@ -26,8 +26,8 @@ export type ResponseFormatBody = z.infer<typeof ResponseFormatBody>;
 const SCHEMA_PARAM = "response_format.json_schema.schema";
 
 /** A JSON pointer into the schema as a request field path: "/properties/a/format" → "….properties.a.format". */
-export function schemaParam(pointer: string): string {
-  let out = SCHEMA_PARAM;
+export function schemaParam(pointer: string, base = SCHEMA_PARAM): string {
+  let out = base;
   for (const raw of pointer.split("/").slice(1)) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     out += /^(?:0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : `.${key}`;
@@ -42,7 +42,7 @@ export function responseFormatOf(body: ResponseFormatBody | null | undefined): R
   const { name, schema, strict } = body.json_schema;
   const sealed: ResponseFormat = { type: "json_schema", json_schema: { name } };
   if (schema != null) {
-    checkSchema(schema, strict === true);
+    checkSchema(schema, strict === true, SCHEMA_PARAM);
     sealed.json_schema.schema = schema;
   }
   if (strict != null) sealed.json_schema.strict = strict;
@@ -66,14 +66,18 @@ function depth(value: unknown): number {
   return deepest;
 }
 
-function checkSchema(schema: Record<string, unknown>, strict: boolean): void {
+/**
+ * A schema svc can compile into a grammar, or the 400 naming the field under `base` (the response_format schema,
+ * or a tool's parameters); under `strict`, also no keyword the grammar cannot enforce.
+ */
+export function checkSchema(schema: Record<string, unknown>, strict: boolean, base: string): void {
   if (depth(schema) > MAX_SCHEMA_DEPTH) {
-    throw new ApiError("invalid_value", `${SCHEMA_PARAM}: nested more than ${MAX_SCHEMA_DEPTH} levels deep.`, { param: SCHEMA_PARAM });
+    throw new ApiError("invalid_value", `${base}: nested more than ${MAX_SCHEMA_DEPTH} levels deep.`, { param: base });
   }
   // a "\ud800" escape is no Unicode text, so the sealed request's canonical JSON could not hold it
   if (!sealable(schema)) {
-    throw new ApiError("invalid_value", `${SCHEMA_PARAM}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, {
-      param: SCHEMA_PARAM,
+    throw new ApiError("invalid_value", `${base}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, {
+      param: base,
     });
   }
   let uses: KeywordUse[];
@@ -81,13 +85,13 @@ function checkSchema(schema: Record<string, unknown>, strict: boolean): void {
     uses = prepareSchema(schema).uses;
   } catch (err) {
     if (!(err instanceof SchemaError)) throw err;
-    const param = schemaParam(err.path);
+    const param = schemaParam(err.path, base);
     throw new ApiError("invalid_value", `${param}: this schema cannot be compiled into a grammar: ${err.message}`, { param });
   }
   if (!strict) return;
   const refused = uses.find((u) => u.kind === "unsupported");
   if (refused === undefined) return;
-  const param = schemaParam(refused.path);
+  const param = schemaParam(refused.path, base);
   const why = refused.note === undefined ? "" : ` (${refused.note})`;
   throw new ApiError(
     "invalid_value",

@@ -1,6 +1,7 @@
 // The OpenAI response objects we send (SPEC §2.2, §2.3): a completion body and the stream's chunks. Pure
 // functions of plain values, so framing tests need no server.
 import { randomBytes } from "node:crypto";
+import type { AnswerPiece, AnswerRecord } from "../../src/answer-record.ts";
 import type { FinishReason, Receipt } from "../../src/receipt.ts";
 
 export interface CompletionMeta {
@@ -26,20 +27,29 @@ export function verdictOf(receipt: Receipt): Verdict {
   return { trust: receipt.trust_level, model: receipt.model_id, provider: receipt.provider_id };
 }
 
-/** SPEC §2.2; `finish_reason` and `usage` come from the verified receipt. */
-export function completionBody(meta: CompletionMeta, content: string, receipt: Receipt) {
+/**
+ * SPEC §2.2; `finish_reason` and `usage` come from the verified receipt. `reasoning_content` and `tool_calls`
+ * appear only when the answer has them, as OpenAI, DeepSeek and llama-server send them.
+ */
+export function completionBody(meta: CompletionMeta, answer: AnswerRecord, receipt: Receipt) {
+  const message = {
+    role: "assistant",
+    content: answer.messageContent,
+    ...(answer.reasoning === null ? {} : { reasoning_content: answer.reasoning }),
+    ...(answer.toolCalls.length === 0 ? {} : { tool_calls: answer.toolCalls }),
+  };
   return {
     id: meta.id,
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: receipt.finish_reason }],
+    choices: [{ index: 0, message, finish_reason: receipt.finish_reason }],
     usage: receipt.usage,
     svc_receipt: receipt,
   };
 }
 
-function chunk(meta: CompletionMeta, delta: Record<string, string>, finishReason: FinishReason | null) {
+function chunk(meta: CompletionMeta, delta: Record<string, unknown>, finishReason: FinishReason | null) {
   return {
     id: meta.id,
     object: "chat.completion.chunk",
@@ -57,6 +67,23 @@ export function roleChunk(meta: CompletionMeta) {
 /** SPEC §3 step 2. */
 export function contentChunk(meta: CompletionMeta, text: string) {
   return chunk(meta, { content: text }, null);
+}
+
+/**
+ * A piece of the answer as a stream chunk: content, `reasoning_content` (DeepSeek's and llama-server's delta
+ * field), or OpenAI's tool-call deltas: index, id, type and name first, then `arguments` pieces.
+ */
+export function pieceChunk(meta: CompletionMeta, piece: AnswerPiece) {
+  switch (piece.type) {
+    case "delta":
+      return contentChunk(meta, piece.text);
+    case "reasoning":
+      return chunk(meta, { reasoning_content: piece.text }, null);
+    case "tool_call":
+      return chunk(meta, { tool_calls: [{ index: piece.index, id: piece.id, type: "function", function: { name: piece.name, arguments: "" } }] }, null);
+    case "tool_args":
+      return chunk(meta, { tool_calls: [{ index: piece.index, function: { arguments: piece.text } }] }, null);
+  }
 }
 
 /** SPEC §3 step 4: usage always (whatever `stream_options` says), the receipt and the verdict fields. */

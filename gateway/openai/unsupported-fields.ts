@@ -25,12 +25,9 @@ const REFUSED = new Map<string, Refusal>(
     n: unless(1, "one choice per request is served; send n: 1 or leave it out"),
     logprobs: unless(false, LATER),
     top_logprobs: later,
-    tools: { harmless: isEmptyList, why: `tool calling is ${LATER}` },
-    tool_choice: unless("none", `tool calling is ${LATER} (only "none" is accepted)`),
-    parallel_tool_calls: { why: `tool calling is ${LATER}` },
-    functions: { harmless: isEmptyList, why: `function calling is ${LATER}` },
-    function_call: unless("none", `function calling is ${LATER} (only "none" is accepted)`),
-    reasoning_effort: later,
+    // the deprecated forms of tools and tool_choice
+    functions: { harmless: isEmptyList, why: "the deprecated functions field is not served; send tools instead" },
+    function_call: unless("none", "the deprecated function_call field is not served; send tool_choice instead"),
     verbosity: later,
     modalities: {
       harmless: (value) => Array.isArray(value) && value.every((m) => m === "text"),
@@ -63,16 +60,14 @@ const REFUSED = new Map<string, Refusal>(
     guided_regex: later,
     guided_choice: later,
     guided_grammar: later,
-    reasoning: later,
-    chat_template_kwargs: later,
+    reasoning: { why: 'OpenRouter\'s reasoning object is not served; send reasoning_format "parsed" to get reasoning apart, or reasoning_effort "none" to turn it off' },
   } satisfies Record<string, Refusal>),
 );
 
 /** Message fields the model would need to see; `name` and `refusal` are ignored, as llama-server does. */
 const REFUSED_IN_MESSAGES = new Map<string, Refusal>(
   Object.entries({
-    tool_calls: { harmless: isEmptyList, why: `tool calling is ${LATER}` },
-    function_call: { why: `function calling is ${LATER}` },
+    function_call: { why: "the deprecated function_call is not served; send tool_calls instead" },
     audio: { why: "audio is not supported; remove it" },
   } satisfies Record<string, Refusal>),
 );
