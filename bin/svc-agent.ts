@@ -13,6 +13,7 @@ import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
 import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
+import { ATTESTATION_EXIT, verifyAttestationFile, type AttestationFlags } from "../agent/verify-attestation.ts";
 import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
@@ -137,18 +138,32 @@ program
 
 program
   .command("verify")
-  .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check")
-  .argument("<file>", "what the gateway returned, saved to a file")
+  .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check; or, with --attestation, a provider's attestation record")
+  .argument("[file]", "what the gateway returned, saved to a file")
   .option("--providers <url>", "a provider listing ({gateway}/v1/providers): it must list the receipt's provider at the receipt's rung and serial", httpUrl)
   .option("--api-key <key>", "API key for --providers (default: $SVC_API_KEY)")
   .option("--key <hex>", "the provider's Ed25519 public key (64 hex characters), known some other way: it must have signed", hexKey)
   .addOption(new Option("--provider-key <hex>", "the same as --key").argParser(hexKey).conflicts("key"))
   .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails")
   .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
-  .action(async (file: string, flags: VerifyFlags) => {
+  .addOption(
+    new Option("--attestation <file>", "instead of a receipt, re-check a saved GET /v1/providers/{id}/attestation record: exit 0 VALID, 1 INVALID, 3 not checked or could not check")
+      .conflicts(["providers", "apiKey", "key", "providerKey", "trustOnFirstUse", "nonce"]),
+  )
+  .option("--roots <dir>", "with --attestation: the attestation roots you trust (.pem/.crt), for the hardware rung")
+  .option("--release-keys <file>", "with --attestation: the release keys you trust (one hex key a line), for the transparent rung")
+  .action(async (file: string | undefined, flags: VerifyFlags & AttestationFlags & { attestation?: string }, command: Command) => {
     const apiKey = flags.apiKey ?? process.env.SVC_API_KEY;
+    // FILE is required unless --attestation names the file: commander's own words when neither is given
+    if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
+    if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });
+    if (flags.attestation === undefined && (flags.roots ?? flags.releaseKeys) !== undefined) command.error("--roots and --release-keys go with --attestation", { exitCode: USAGE_EXIT });
     try {
-      const status = await verifyFile(file, { ...flags, ...(apiKey ? { apiKey } : {}) }, (line) => console.log(line));
+      if (flags.attestation !== undefined) {
+        process.exitCode = ATTESTATION_EXIT[await verifyAttestationFile(flags.attestation, flags, (line) => console.log(line))];
+        return;
+      }
+      const status = await verifyFile(file!, { ...flags, ...(apiKey ? { apiKey } : {}) }, (line) => console.log(line));
       process.exitCode = VERIFY_EXIT[status];
     } catch (err) {
       // no verdict at all: distinct from INVALID, so a script never reads "could not look" as "forged"

@@ -12,6 +12,7 @@ import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http/
 import { answerOps, OPS_PATHS, type Ops } from "./http/ops.ts";
 import { chatCompletions } from "./openai/completions.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
+import { providerAttestation } from "./openai/provider-attestation.ts";
 import { asApiError, sendError } from "./http/respond.ts";
 import type { Gateway, RouteContext } from "./context.ts";
 import type { RequestLog } from "./request-log.ts";
@@ -42,6 +43,11 @@ const ROUTES: Route[] = [
     methods: { GET: retrieveModel },
   },
   { name: "/v1/providers", match: exact("/v1/providers"), methods: { GET: listProviders } },
+  {
+    name: "/v1/providers/{id}/attestation",
+    match: (path) => /^\/v1\/providers\/[^/]+\/attestation$/.exec(path) ? safeDecode(path.split("/")[3]!) : undefined,
+    methods: { GET: providerAttestation },
+  },
 ];
 
 function safeDecode(segment: string): string {

@@ -56,7 +56,7 @@ export async function verifyEvidence(evidence: Evidence, nonce: string, anchors:
 }
 
 /** Undefined when the transparent rung is earned; "" when it was not claimed; else the reason. */
-function transparentRefusal(evidence: Evidence, anchors: TrustAnchors): string | undefined {
+export function transparentRefusal(evidence: Evidence, anchors: Pick<TrustAnchors, "releaseKeys">): string | undefined {
   if (!evidence.measurement && !evidence.manifest) return "";
   if (!evidence.measurement) return "the evidence carries a manifest but no code measurement";
   if (!evidence.manifest) return "the evidence carries a code measurement but no release manifest";

@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   invalid_api_key: { status: 401, type: "invalid_request_error", action: "fix_key" },
   model_not_found: { status: 404, type: "invalid_request_error", action: "pick_model" },
   route_not_found: request(404),
+  // GET /v1/providers/{id}/attestation for an id that names no listed provider
+  provider_not_found: request(404),
   method_not_allowed: request(405),
   directory_unavailable: { status: 502, type: "api_error", action: "wait" },
   receipt_invalid: { status: 502, type: "api_error", action: "retry" },

@@ -3,6 +3,7 @@
 // provider, relay sealed bytes). Every session message carries only ciphertext for the prompt and tokens.
 import { z } from "zod";
 import { EvidenceSchema } from "./attestation.ts";
+import { AttestationRecordSchema } from "./attestation-record.ts";
 import type { ApiError } from "./errors.ts";
 import { Hex32 } from "./hex.ts";
 import { TRUST_LEVELS, type TrustLevel } from "./trust.ts";
@@ -78,6 +79,8 @@ export function toWireError(err: ApiError): WireError {
 
 export const FromGatewaySchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("list"), rid: z.number().int() }),
+  /** The evidence a provider was last granted its rung for (`GET /v1/providers/{id}/attestation`). */
+  z.strictObject({ t: z.literal("attestation"), rid: z.number().int(), id: Hex32 }),
   z.strictObject({
     t: z.literal("reserve"),
     id: SessionId,
@@ -94,6 +97,8 @@ export type FromGateway = z.infer<typeof FromGatewaySchema>;
 
 export const ToGatewaySchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("listed"), rid: z.number().int(), providers: z.array(ProviderEntrySchema) }),
+  /** null: no provider with that id is connected. */
+  z.strictObject({ t: z.literal("attestation"), rid: z.number().int(), record: AttestationRecordSchema.nullable() }),
   z.strictObject({ t: z.literal("reserved"), id: SessionId, provider: ProviderEntrySchema }),
   z.strictObject({ t: z.literal("rejected"), id: SessionId, error: WireError }),
   z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),

@@ -4,15 +4,19 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { WebSocket } from "ws";
 import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/attestation.ts";
+import { attestationRecord } from "../../src/attestation-record.ts";
 import { keepAlive } from "../../src/heartbeat.ts";
 import { providerIdOf } from "../../src/provider-id.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire.ts";
 import { agentRefusal, BAD_TOKEN, CLOSE_BAD_TOKEN, CLOSE_NOT_ENROLLED, type AdmissionPolicy } from "./admission.ts";
+import type { Attestations } from "./attestations.ts";
 import type { AgentPort, Registry } from "./registry.ts";
 
 export interface AgentLinkOptions {
   registry: Registry;
+  /** Where the evidence behind each grant is kept for gateways to show. */
+  attestations: Attestations;
   anchors: TrustAnchors;
   admission: AdmissionPolicy;
   log: Logger;
@@ -23,7 +27,7 @@ export interface AgentLinkOptions {
 
 /** `token` is the enrollment token the agent presented on its upgrade, if any. */
 export function acceptAgent(ws: WebSocket, remote: string, token: string | undefined, options: AgentLinkOptions): void {
-  const { registry, anchors, heartbeatMs } = options;
+  const { registry, attestations, anchors, heartbeatMs } = options;
   let log = options.log.child({ agent: remote });
   let outstanding: string | undefined;
   let answerTimer: NodeJS.Timeout | undefined;
@@ -51,7 +55,12 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     clearTimeout(answerTimer);
     const nonce = outstanding;
     outstanding = undefined; // a nonce is answered once; a second answer to it is a replay
-    const grant = nonce === undefined ? { ok: false as const, reason: "evidence arrived with no challenge outstanding (replayed)" } : await verifyEvidence(evidence, nonce, anchors);
+    // one instant for the check and the record, so an offline re-check sees the chain's dates as it was checked
+    const verifiedAt = new Date();
+    const grant =
+      nonce === undefined
+        ? { ok: false as const, reason: "evidence arrived with no challenge outstanding (replayed)" }
+        : await verifyEvidence(evidence, nonce, anchors, verifiedAt);
     if (!grant.ok) return refuse(grant.reason);
     // checked on every answer, so a revoked token ends the agent's stay at its next challenge
     const enrollment = token === undefined ? undefined : await options.admission.enrollment(token);
@@ -63,14 +72,17 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     }
     const id = providerIdOf(evidence.signing_key);
     const serial = grant.rung === "hardware" ? grant.serial : undefined;
+    const record = attestationRecord(id, evidence, { rung: grant.rung, serial }, verifiedAt);
     if (provider) {
       registry.setTrust(id, grant.rung, serial);
+      attestations.reattested(record, port);
       log.info({ rung: grant.rung, refusals: grant.refusals }, "agent re-attested");
     } else {
       provider = { id, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key };
       log = log.child({ provider: id });
       const name = evidence.name;
       registry.add({ id, trust: grant.rung, serial, name, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key }, port);
+      attestations.granted(record, port);
       log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: enrollment?.id }, "agent granted");
     }
     port.send({ t: "granted", rung: grant.rung, provider_id: id, ...(serial === undefined ? {} : { serial }), refusals: grant.refusals });
@@ -105,7 +117,10 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     stopHeartbeat();
     clearInterval(rechallenge);
     clearTimeout(answerTimer);
-    if (provider) registry.remove(provider.id, "the provider disconnected", port);
+    if (provider) {
+      registry.remove(provider.id, "the provider disconnected", port);
+      attestations.closed(provider.id, port);
+    }
     log.info({ code }, "agent disconnected");
   });
   log.info("agent connected");

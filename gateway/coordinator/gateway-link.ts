@@ -6,9 +6,10 @@ import { ApiError } from "../../src/errors.ts";
 import { keepAlive } from "../../src/heartbeat.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { FromGatewaySchema, parseMessage, toWireError, type FromGateway, type ToGateway } from "../../src/wire.ts";
+import type { Attestations } from "./attestations.ts";
 import type { GatewayPort, Registry } from "./registry.ts";
 
-export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, heartbeatMs: number): void {
+export function acceptGateway(ws: WebSocket, registry: Registry, attestations: Attestations, log: Logger, heartbeatMs: number): void {
   const port: GatewayPort = {
     send: jsonSender<ToGateway>(ws),
   };
@@ -20,6 +21,7 @@ export function acceptGateway(ws: WebSocket, registry: Registry, log: Logger, he
       return;
     }
     if (message.t === "list") port.send({ t: "listed", rid: message.rid, providers: registry.entries() });
+    else if (message.t === "attestation") port.send({ t: "attestation", rid: message.rid, record: attestations.get(message.id) ?? null });
     else if (message.t === "reserve") reserve(message);
     else if (message.t === "request") registry.request(port, message.id, { enc: message.enc, ct: message.ct });
     else registry.cancel(port, message.id);

@@ -16,6 +16,7 @@ import { coordinatorMetrics } from "./metrics.ts";
 import { acceptAgent } from "./agent-link.ts";
 import { gatewayRefusal, type AdmissionPolicy } from "./admission.ts";
 import { acceptGateway } from "./gateway-link.ts";
+import { Attestations } from "./attestations.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
 import { bearerKey } from "../http/bearer.ts";
 
@@ -43,6 +44,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const body = catalogBody(catalog);
   const registry = new Registry(new Set(catalog.models.map((m) => m.alias)), options.limits);
+  const attestations = new Attestations();
   const log = logger.child({ role: "coordinator" });
   const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
   const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
@@ -77,7 +79,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
       const token = bearerKey(req.headers.authorization);
       const { anchors, admission } = options;
       agents.handleUpgrade(req, socket, head, (ws) =>
-        acceptAgent(ws, remote, token, { registry, anchors, admission, log, heartbeatMs, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
+        acceptAgent(ws, remote, token, { registry, attestations, anchors, admission, log, heartbeatMs, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
       );
     } else if (path === GATEWAY_PATH) {
       const refusal = gatewayRefusal(options.admission, req.headers.authorization);
@@ -86,7 +88,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
         socket.end(`HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`);
         return;
       }
-      gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, log.child({ gateway: remote }), heartbeatMs));
+      gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, attestations, log.child({ gateway: remote }), heartbeatMs));
     } else {
       socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
     }

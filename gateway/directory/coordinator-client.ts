@@ -4,6 +4,7 @@
 // request whose provider left before starting is re-routed to another.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import type { AttestationRecord } from "../../src/attestation-record.ts";
 import { canonicalJson } from "../../src/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { sha256Hex } from "../../src/hash.ts";
@@ -33,6 +34,7 @@ export class CoordinatorClient implements Directory {
   private readonly link: Link<ToGateway, FromGateway>;
   private nextRid = 0;
   private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
+  private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
   private readonly sessions = new Map<string, Mailbox<ToGateway>>();
   /** Reservations awaiting their sealed request, kept within what the coordinator holds for one link. */
   private readonly window = new Slots(RESERVATION_WINDOW);
@@ -53,7 +55,7 @@ export class CoordinatorClient implements Directory {
         },
         message: (message) => this.dispatch(message),
         closed: ({ error, wasOpen, retryMs }) => {
-          for (const box of [...this.lists.values(), ...this.sessions.values()]) box.fail(this.unreachable());
+          for (const box of [...this.lists.values(), ...this.attestations.values(), ...this.sessions.values()]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
           if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
           if (retryMs === undefined) return;
@@ -73,6 +75,7 @@ export class CoordinatorClient implements Directory {
   private dispatch(message: ToGateway | undefined): void {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "listed") this.lists.get(message.rid)?.post(message.providers);
+    else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.record);
     else this.sessions.get(message.id)?.post(message);
   }
 
@@ -98,6 +101,21 @@ export class CoordinatorClient implements Directory {
       throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not answer in time; try again shortly.`);
     } finally {
       this.lists.delete(rid);
+    }
+  }
+
+  async attestation(id: string): Promise<AttestationRecord | undefined> {
+    const rid = this.nextRid++;
+    const box = new Mailbox<AttestationRecord | null>();
+    this.attestations.set(rid, box);
+    try {
+      this.send({ t: "attestation", rid, id });
+      return (await box.take(AbortSignal.timeout(LIST_TIMEOUT_MS))) ?? undefined;
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not answer in time; try again shortly.`);
+    } finally {
+      this.attestations.delete(rid);
     }
   }
 

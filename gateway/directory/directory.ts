@@ -1,5 +1,6 @@
 // What the HTTP layer needs from the provider side: list the live providers, run a session on one. The
 // coordinator client implements it (tests may fake it), so the routes never change with where providers live.
+import type { AttestationRecord } from "../../src/attestation-record.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
@@ -42,6 +43,8 @@ export interface Directory {
   readonly connected: boolean;
   /** Throws ApiError `directory_unavailable` when it cannot list. */
   list(): Promise<ProviderRecord[]>;
+  /** The evidence provider `id` (a whole id) was last granted its rung for; undefined when it is not connected. */
+  attestation(id: string): Promise<AttestationRecord | undefined>;
   /**
    * Chooses a provider (SPEC §4.1 routing), waits in its queue, then streams its deltas and one `done`.
    * Aborting the signal leaves the queue or ends the session on the provider; failures are ApiErrors
