@@ -1,13 +1,14 @@
 // The provider's identity (DESIGN §4): an Ed25519 signing key and an X25519 sealing key, created on first
 // start and kept as two 32-byte seeds in one file under the data dir that only this user can read (0600).
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { Hex32 } from "../src/hex.ts";
 import { sealingKeyPair, type SealingKeyPair } from "../src/seal.ts";
 import { Signer } from "../src/signing.ts";
 import { providerIdOf } from "../src/provider-id.ts";
+import { makeDirs } from "../src/make-dir.ts";
 
 const KeyFileSchema = z.strictObject({ version: z.literal(1), signing_seed: Hex32, sealing_seed: Hex32 });
 
@@ -20,7 +21,7 @@ export interface AgentKeys {
 }
 
 export async function loadOrCreateKeys(dataDir: string): Promise<AgentKeys> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirs(dataDir, 0o700);
   const path = join(dataDir, "agent-keys.json");
   const created = !existsSync(path);
   if (created) {

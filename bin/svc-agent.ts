@@ -13,7 +13,7 @@ import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
 import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
-import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
+import { collect, existingModelFile, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
@@ -93,7 +93,7 @@ program
   .description("serve catalog models to a coordinator: prove this machine's keys, advertise, run sealed sessions")
   .requiredOption("--coordinator <url>", "the coordinator, e.g. http://127.0.0.1:8081")
   .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
-  .option("--model <alias=path>", "serve this file for the alias (repeatable)", collect, [])
+  .option("--model <alias=path>", "serve this file for the alias (repeatable)", existingModelFile, [])
   .option("--models-dir <dir>", "where downloaded models live", DEFAULT_MODELS_DIR)
   .option("--data-dir <dir>", "agent state: keys (created on first start, mode 0600), verified files", DEFAULT_DATA_DIR)
   .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)

@@ -1,7 +1,8 @@
 // Owner-only modes for the gateway's data dir and the secrets in it: the dir is made 0700 and the key store
 // 0600, and an existing dir or file that is looser (an older install, a copy) is tightened with one warning.
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { makeDirs } from "../../src/make-dir.ts";
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
@@ -17,7 +18,7 @@ type Warn = (line: string) => void;
 
 /** Makes the data dir (0700) or tightens it and the private files already in it. Replaces a plain mkdir. */
 export function makePrivateDataDir(dir: string, warn: Warn): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  makeDirs(dir, PRIVATE_DIR_MODE);
   tighten(dir, PRIVATE_DIR_MODE, warn);
   for (const name of PRIVATE_FILES) {
     const path = join(dir, name);
