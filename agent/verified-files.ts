@@ -2,7 +2,7 @@
 // not re-hashed on every load or restart. Optionally persisted as a small JSON file in the agent's data dir.
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { sha256File } from "../src/hash.ts";
+import { sha256File, type OnBytes } from "../src/hash.ts";
 import { makeDirs } from "../src/make-dir.ts";
 
 interface CachedHash {
@@ -26,12 +26,12 @@ export class VerifiedFiles {
     }
   }
 
-  /** The file's SHA-256, from the cache when size and mtime are unchanged. */
-  async sha256(path: string): Promise<string> {
+  /** The file's SHA-256, from the cache when size and mtime are unchanged; `onBytes` hears a real hash's progress. */
+  async sha256(path: string, onBytes?: OnBytes): Promise<string> {
     const { size, mtimeMs } = statSync(path);
     const known = this.records.get(path);
     if (known && known.size === size && known.mtimeMs === mtimeMs) return known.sha256;
-    const sha256 = await sha256File(path);
+    const sha256 = await sha256File(path, onBytes);
     this.hashCount++;
     this.remember(path, sha256);
     return sha256;

@@ -15,6 +15,7 @@ import { startAgent } from "../agent/start.ts";
 import { addStartOptions, type StartFlags } from "../agent/start-options.ts";
 import { RotatingLog } from "../agent/log-file.ts";
 import { addServiceCommand } from "../agent/service/command.ts";
+import { addDoctorCommand } from "../agent/doctor/command.ts";
 import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
 import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
 import { measure } from "../src/measure.ts";
@@ -124,6 +125,7 @@ addStartOptions(
   });
 
 addServiceCommand(program);
+addDoctorCommand(program);
 
 program
   .command("verify")
