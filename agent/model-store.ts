@@ -4,6 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { findAlias, type Catalog, type CatalogEntry } from "../src/catalog.ts";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import type { OnBytes } from "../src/hash.ts";
 import { VerifiedFiles } from "./verified-files.ts";
 
 export const DEFAULT_MODELS_DIR = join(DEFAULT_DATA_DIR, "models");
@@ -72,7 +73,7 @@ export class ModelStore {
    * Checks the alias's file against its pin (size first, then SHA-256, cached by path + size + mtime) and
    * returns its path. Throws ModelFileError, naming both hashes, when it does not match.
    */
-  async verify(alias: string): Promise<{ path: string; sha256: string }> {
+  async verify(alias: string, onBytes?: OnBytes): Promise<{ path: string; sha256: string }> {
     const entry = this.entry(alias);
     const path = this.pathFor(alias);
     if (!existsSync(path)) {
@@ -84,7 +85,7 @@ export class ModelStore {
         `${alias}: ${path} is ${size} bytes but the catalog pins ${entry.size_bytes}; refusing to load it`,
       );
     }
-    const sha256 = await this.verified.sha256(path);
+    const sha256 = await this.verified.sha256(path, onBytes);
     if (sha256 !== entry.sha256) {
       throw new ModelFileError(
         `${alias}: ${path} has sha256 ${sha256} but the catalog pins ${entry.sha256}; refusing to load it`,

@@ -1,7 +1,7 @@
 // `svc-agent pull`: downloads an alias's pinned GGUF from the model hub at its pinned revision, resuming a
 // partial download, and verifies size and SHA-256 before the file is moved into place.
 import { createHash, type Hash } from "node:crypto";
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { createWriteStream, existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -9,6 +9,7 @@ import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { CatalogEntry } from "../src/catalog.ts";
 import { hashFileInto, sha256File } from "../src/hash.ts";
 import type { VerifiedFiles } from "./verified-files.ts";
+import { makeDirs } from "../src/make-dir.ts";
 
 export const DEFAULT_HUB_URL = "https://huggingface.co";
 
@@ -45,7 +46,7 @@ export function hubFileUrl(hubUrl: string, entry: CatalogEntry): string {
 export async function pull(options: PullOptions): Promise<PullOutcome> {
   const { entry, modelsDir, log = () => {} } = options;
   const target = join(modelsDir, entry.file);
-  mkdirSync(dirname(target), { recursive: true });
+  makeDirs(dirname(target));
   const partial = `${target}.partial`;
 
   if (existsSync(target)) {

@@ -9,6 +9,7 @@ import { checkCoordinatorUrl } from "../src/ws-url.ts";
 import { AgentDaemon } from "./daemon.ts";
 import { Engine } from "./engine.ts";
 import type { Faults } from "./faults.ts";
+import { lockDataDir } from "./data-dir-lock.ts";
 import { loadOrCreateKeys } from "./keys.ts";
 import { memoryGb } from "./machine.ts";
 import { ModelStore, parseModelOverrides } from "./model-store.ts";
@@ -49,6 +50,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   const { log } = options;
   checkCoordinatorUrl(options.coordinatorUrl);
   const catalog = loadCatalog(options.catalogPath);
+  const lock = lockDataDir(options.dataDir);
   const keys = await loadOrCreateKeys(options.dataDir);
   log(`${keys.created ? "created keys" : "loaded keys"} in ${options.dataDir}: provider ${keys.providerId}`);
   const store = new ModelStore({
@@ -86,6 +88,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     stop: async (graceMs = 0) => {
       await daemon.stop(graceMs);
       await engine.dispose();
+      lock.release();
     },
   };
 }

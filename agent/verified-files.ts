@@ -1,8 +1,9 @@
 // Remembers which files were already hashed, keyed by path + size + mtime, so a verified multi-GB model is
 // not re-hashed on every load or restart. Optionally persisted as a small JSON file in the agent's data dir.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { sha256File } from "../src/hash.ts";
+import { sha256File, type OnBytes } from "../src/hash.ts";
+import { makeDirs } from "../src/make-dir.ts";
 
 interface CachedHash {
   size: number;
@@ -25,12 +26,12 @@ export class VerifiedFiles {
     }
   }
 
-  /** The file's SHA-256, from the cache when size and mtime are unchanged. */
-  async sha256(path: string): Promise<string> {
+  /** The file's SHA-256, from the cache when size and mtime are unchanged; `onBytes` hears a real hash's progress. */
+  async sha256(path: string, onBytes?: OnBytes): Promise<string> {
     const { size, mtimeMs } = statSync(path);
     const known = this.records.get(path);
     if (known && known.size === size && known.mtimeMs === mtimeMs) return known.sha256;
-    const sha256 = await sha256File(path);
+    const sha256 = await sha256File(path, onBytes);
     this.hashCount++;
     this.remember(path, sha256);
     return sha256;
@@ -41,7 +42,7 @@ export class VerifiedFiles {
     const { size, mtimeMs } = statSync(path);
     this.records.set(path, { size, mtimeMs, sha256 });
     if (this.persistPath === undefined) return;
-    mkdirSync(dirname(this.persistPath), { recursive: true });
+    makeDirs(dirname(this.persistPath));
     const tmp = `${this.persistPath}.tmp`;
     writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.records), null, 2));
     renameSync(tmp, this.persistPath);

@@ -12,6 +12,10 @@ import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
 import { parseFaults } from "../agent/faults.ts";
 import { startAgent } from "../agent/start.ts";
+import { addStartOptions, type StartFlags } from "../agent/start-options.ts";
+import { RotatingLog } from "../agent/log-file.ts";
+import { addServiceCommand } from "../agent/service/command.ts";
+import { addDoctorCommand } from "../agent/doctor/command.ts";
 import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
 import { ATTESTATION_EXIT, verifyAttestationFile, type AttestationFlags } from "../agent/verify-attestation.ts";
 import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
@@ -19,24 +23,12 @@ import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
 
-interface StartFlags {
-  coordinator: string;
-  catalog?: string;
-  model: string[];
-  modelsDir: string;
-  dataDir: string;
-  memoryGb?: number;
-  attestor?: string;
-  releaseManifest?: string;
-  name?: string;
-  token?: string;
-  threads?: number;
+interface RunFlags extends StartFlags {
   heartbeatMs: number;
   testFault?: string;
   engine: "llama" | "synthetic";
   syntheticTokens: number;
   syntheticTokenMs: number;
-  shutdownGraceMs: number;
 }
 
 const program = new Command("svc-agent")
@@ -89,28 +81,22 @@ program
     console.log(`${alias}: ${verb} (sha256 ${entry.sha256}) at ${outcome.path}`);
   });
 
-program
-  .command("start")
-  .description("serve catalog models to a coordinator: prove this machine's keys, advertise, run sealed sessions")
-  .requiredOption("--coordinator <url>", "the coordinator, e.g. http://127.0.0.1:8081")
-  .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
-  .option("--model <alias=path>", "serve this file for the alias (repeatable)", collect, [])
-  .option("--models-dir <dir>", "where downloaded models live", DEFAULT_MODELS_DIR)
-  .option("--data-dir <dir>", "agent state: keys (created on first start, mode 0600), verified files", DEFAULT_DATA_DIR)
-  .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)
-  .option("--attestor <cmd>", "program that prints a PEM chain binding the given key digest (hardware rung)")
-  .option("--release-manifest <file>", "signed release manifest listing this build's measurement (transparent rung)")
-  .option("--name <label>", "a label for this machine in the coordinator's logs")
-  .addOption(new Option("--token <token>", "the enrollment token the operator gave you (svc-gateway providers enroll)").env("SVC_PROVIDER_TOKEN"))
-  .option("--threads <n>", "llama.cpp CPU threads", positiveInteger)
+addStartOptions(
+  program.command("start").description("serve catalog models to a coordinator: prove this machine's keys, advertise, run sealed sessions"),
+)
   .addOption(new Option("--engine <kind>", "llama (serves models) or synthetic (benchmarks only: fixed tokens, no model, rung process)").choices(["llama", "synthetic"]).default("llama"))
   .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
   .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
-  .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long a running session may take to finish", nonNegativeInteger, 30_000)
   .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
   .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
-  .action(async (flags: StartFlags) => {
-    const log = (line: string) => console.log(`svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`);
+  .action(async (flags: RunFlags) => {
+    // under a service manager the lines go to a rotating file; a failure to start is logged there too
+    const file = flags.logFile === undefined ? undefined : new RotatingLog(flags.logFile, flags.logMaxMb);
+    const log = (line: string) => {
+      const text = `svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`;
+      if (file) file.write(text);
+      else console.log(text);
+    };
     const agent = await startAgent({
       coordinatorUrl: flags.coordinator,
       catalogPath: flags.catalog,
@@ -127,6 +113,9 @@ program
       faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
       ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
       log,
+    }).catch((err: Error) => {
+      file?.write(`svc-agent: ${err.message}`);
+      throw err;
     });
     // a second signal means now: the running session is abandoned
     onShutdownSignal(async () => {
@@ -135,6 +124,9 @@ program
       log("stopped");
     });
   });
+
+addServiceCommand(program);
+addDoctorCommand(program);
 
 program
   .command("verify")

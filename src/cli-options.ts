@@ -1,5 +1,5 @@
 // Argument parsers shared by the two command lines.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { InvalidArgumentError, type OutputConfiguration } from "commander";
 import { Hex32 } from "./hex.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
@@ -30,6 +30,15 @@ export const port = (value: string): number => {
 
 /** For repeatable options such as `--model A=P --model B=Q`. */
 export const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** A repeatable `--model ALIAS=PATH` whose file must exist now: a typo fails at start, not at the first request. */
+export const existingModelFile = (value: string, previous: string[]): string[] => {
+  const eq = value.indexOf("=");
+  if (eq <= 0 || eq === value.length - 1) throw new InvalidArgumentError("expected ALIAS=PATH");
+  const path = value.slice(eq + 1);
+  if (!existsSync(path)) throw new InvalidArgumentError(`no file at ${path}`);
+  return [...previous, value];
+};
 
 /** A raw Ed25519 public key. */
 export const hexKey = (value: string): string => {

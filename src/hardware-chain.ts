@@ -32,6 +32,9 @@ export function loadRoots(dir: string): x509.X509Certificate[] {
   return roots;
 }
 
+/** One PEM certificate, parsed (throws on one that does not parse). */
+export const parseCertificate = (pem: string): x509.X509Certificate => new x509.X509Certificate(pem);
+
 export function splitPem(text: string): string[] {
   return text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 }

@@ -54,6 +54,8 @@ describe("DESIGN §4 Trust rungs: each rung granted", () => {
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const seeds = JSON.parse(readFileSync(keyFile, "utf8")) as { signing_seed: string };
     expect(providerIdOf(Signer.fromSeed(Buffer.from(seeds.signing_seed, "hex")).publicKey)).toBe(agents.process!.providerId);
+    // one agent per data dir: the first must be gone before the restart takes its keys
+    await agents.process!.stop();
     const again = await startAgent(cluster.coordinator.url, cluster.tiny, { dataDir: agents.process!.dataDir, until: /granted rung/ });
     expect(again.providerId).toBe(agents.process!.providerId);
     expect(again.stdout()).toContain("loaded keys");

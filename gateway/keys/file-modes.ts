@@ -1,10 +1,11 @@
 // Owner-only modes for the gateway's data dir and the secrets in it: the dir is made 0700 and the key store
 // 0600, and an existing dir or file that is looser (an older install, a copy) is tightened with one warning.
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { octal, openMode, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../../src/file-modes.ts";
+import { makeDirs } from "../../src/make-dir.ts";
 
-export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
+export { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE };
 
 /**
  * What the data dir holds that others must not read: the key store (key hashes, sessions) with SQLite's WAL
@@ -17,7 +18,7 @@ type Warn = (line: string) => void;
 
 /** Makes the data dir (0700) or tightens it and the private files already in it. Replaces a plain mkdir. */
 export function makePrivateDataDir(dir: string, warn: Warn): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  makeDirs(dir, PRIVATE_DIR_MODE);
   tighten(dir, PRIVATE_DIR_MODE, warn);
   for (const name of PRIVATE_FILES) {
     const path = join(dir, name);
@@ -36,11 +37,9 @@ export function privateDatabaseFile(path: string): string {
 
 /** Drops group and other bits only: a mode stricter than ours is the owner's choice and stays. */
 function tighten(path: string, mode: number, warn: Warn): void {
-  const current = statSync(path).mode & 0o777;
-  if ((current & 0o077) === 0) return;
+  const current = openMode(path);
+  if (current === undefined) return;
   const fixed = current & mode;
   chmodSync(path, fixed);
   warn(`${path} had mode ${octal(current)}, open to other users; changed it to ${octal(fixed)}`);
 }
-
-const octal = (mode: number) => `0${mode.toString(8).padStart(3, "0")}`;
