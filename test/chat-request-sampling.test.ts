@@ -192,6 +192,7 @@ describe("README OpenAI compatibility", () => {
   it("lists every honoured sampling control and every refused field", () => {
     const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## OpenAI compatibility"), readme.indexOf("## API keys and the settings page"));
-    for (const field of [...SAMPLING_FIELDS, ...REFUSED_FIELDS]) expect(section, field).toContain(`\`${field}\``);
+    const tooling = ["tools", "tool_choice", "parallel_tool_calls", "reasoning_format", "reasoning_effort", "chat_template_kwargs"];
+    for (const field of [...SAMPLING_FIELDS, ...tooling, ...REFUSED_FIELDS]) expect(section, field).toContain(`\`${field}\``);
   });
 });
