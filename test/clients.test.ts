@@ -1,11 +1,13 @@
 // Agent frameworks as their users run them, unchanged, against a real gateway and agent on the tiny model: the
-// Vercel AI SDK (`generateText` with tools, `generateObject`) through @ai-sdk/openai-compatible, and LangChain's
+// openai SDK's parse helpers, the Vercel AI SDK (`generateText` with tools, `generateObject`) through @ai-sdk/openai-compatible, and LangChain's
 // ChatOpenAI (`bindTools`, `withStructuredOutput`). Grammars force the calls and the JSON; the frameworks parse them.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { AIMessage } from "@langchain/core/messages";
 import { tool as langchainTool } from "@langchain/core/tools";
 import { ChatOpenAI } from "@langchain/openai";
 import { generateObject, generateText, jsonSchema, tool } from "ai";
+import OpenAI from "openai";
+import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
@@ -19,6 +21,28 @@ afterAll(() => gw.stop());
 // strings kept short, so that a random model's answer fits in max_tokens
 const City = z.object({ city: z.string().max(12).describe("the city") });
 const Person = z.object({ name: z.string().max(10), admin: z.boolean(), pets: z.array(z.string().max(5)).max(2) });
+
+describe("the openai SDK's parse helpers (zodResponseFormat, zodFunction)", () => {
+  const client = () => new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
+
+  it("chat.completions.parse with zodResponseFormat: message.parsed is the object, checked by the SDK", async () => {
+    const data = await client().chat.completions.parse({
+      model: "qwen3-4b", messages: [{ role: "user", content: "A person." }], max_tokens: 200, temperature: 1, seed: 5, response_format: zodResponseFormat(Person, "person"),
+    });
+    const parsed = data.choices[0]!.message.parsed;
+    expect(parsed).not.toBeNull();
+    expect(Person.parse(parsed)).toEqual(parsed);
+  });
+
+  it("chat.completions.parse with a zodFunction tool: parsed_arguments on the call", async () => {
+    const data = await client().chat.completions.parse({
+      model: "qwen3-4b", messages: [{ role: "user", content: "Weather in Paris?" }], max_tokens: 200, temperature: 1, seed: 6,
+      tools: [zodFunction({ name: "get_weather", parameters: City })], tool_choice: "required", parallel_tool_calls: false,
+    });
+    const [call] = data.choices[0]!.message.tool_calls;
+    expect(call!.type === "function" && City.parse(call!.function.parsed_arguments)).toEqual(call!.type === "function" && call!.function.parsed_arguments);
+  });
+});
 
 describe("Vercel AI SDK (@ai-sdk/openai-compatible)", () => {
   const svc = () => createOpenAICompatible({ name: "svc", baseURL: gw.baseURL, apiKey: gw.key, supportsStructuredOutputs: true });
