@@ -8,6 +8,8 @@ import type { TrustLevel } from "../src/trust.ts";
 import { checkCoordinatorUrl } from "../src/ws-url.ts";
 import { Authenticator, OperatorKeys } from "./keys/auth.ts";
 import { BODY_LIMIT_BYTES } from "./http/body.ts";
+import { LocalFabric } from "./fabric/local.ts";
+import { WebSocketFabric } from "./fabric/websocket.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
@@ -121,7 +123,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   }
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
   const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }));
-  const directory = new CoordinatorClient(coordinatorUrl, options.logger.child({ role: "gateway" }), heartbeatMs, gatewaySecret);
+  // the embedded coordinator is reached in-process; a remote one over its WebSocket
+  const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
+  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }));
   const metrics = new GatewayMetrics(() => directory.connected);
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
     overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),

@@ -39,7 +39,7 @@ describe("the openai SDK's parse helpers (zodResponseFormat, zodFunction)", () =
       model: "qwen3-4b", messages: [{ role: "user", content: "Weather in Paris?" }], max_tokens: 200, temperature: 1, seed: 6,
       tools: [zodFunction({ name: "get_weather", parameters: City })], tool_choice: "required", parallel_tool_calls: false,
     });
-    const [call] = data.choices[0]!.message.tool_calls;
+    const [call] = data.choices[0]!.message.tool_calls!;
     expect(call!.type === "function" && City.parse(call!.function.parsed_arguments)).toEqual(call!.type === "function" && call!.function.parsed_arguments);
   });
 });
@@ -94,7 +94,7 @@ describe("Vercel AI SDK (@ai-sdk/openai-compatible)", () => {
 
 describe("LangChain (@langchain/openai ChatOpenAI)", () => {
   const chat = (seed: number) =>
-    new ChatOpenAI({ model: "qwen3-4b", apiKey: gw.key, configuration: { baseURL: gw.baseURL }, temperature: 1, maxTokens: 200, seed, maxRetries: 0 });
+    new ChatOpenAI({ model: "qwen3-4b", apiKey: gw.key, configuration: { baseURL: gw.baseURL }, temperature: 1, maxTokens: 200, modelKwargs: { seed }, maxRetries: 0 });
   const getWeather = langchainTool(async ({ city }) => `sunny in ${city}`, { name: "get_weather", description: "Weather for a city", schema: City });
 
   it('bindTools with tool_choice "required": an AIMessage with parsed tool_calls', async () => {

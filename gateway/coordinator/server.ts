@@ -7,7 +7,7 @@ import { WebSocketServer } from "ws";
 import type { TrustAnchors } from "../../src/attestation.ts";
 import { catalogBody, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
-import { AGENT_MAX_FRAME_BYTES, AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH } from "../../src/wire.ts";
+import { AGENT_MAX_FRAME_BYTES, AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, type ToGateway } from "../../src/wire.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../../src/heartbeat.ts";
 import { DEFAULT_HTTP_TIMEOUTS, serverOptions } from "../http/timeouts.ts";
 import { answerOps, OPS_PATHS, type Ops } from "../http/ops.ts";
@@ -15,7 +15,7 @@ import { asApiError, sendError, sendJson } from "../http/respond.ts";
 import { coordinatorMetrics } from "./metrics.ts";
 import { acceptAgent } from "./agent-link.ts";
 import { gatewayRefusal, type AdmissionPolicy } from "./admission.ts";
-import { acceptGateway } from "./gateway-link.ts";
+import { acceptGateway, gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
 import { Attestations } from "./attestations.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
 import { bearerKey } from "../http/bearer.ts";
@@ -37,6 +37,8 @@ export interface CoordinatorServer {
   server: Server;
   /** Ends every agent and gateway link (an upgraded socket would keep `server.close` waiting forever). */
   dropLinks(): void;
+  /** A link for the gateway embedded in this process: no socket, no JSON (gateway/fabric/local.ts). */
+  openLocalLink(send: (message: ToGateway) => void): GatewayEndpoint;
 }
 
 export function createCoordinatorServer(options: CoordinatorOptions): CoordinatorServer {
@@ -48,10 +50,11 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const log = logger.child({ role: "coordinator" });
   const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
   const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
+  const localLinks = new Set<GatewayEndpoint>();
 
   const ops: Ops = {
-    registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size })),
-    health: () => ({ ok: true, body: { status: "ok", providers: registry.entries().length, gateways: gateways.clients.size } }),
+    registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size + localLinks.size })),
+    health: () => ({ ok: true, body: { status: "ok", providers: registry.entries().length, gateways: gateways.clients.size + localLinks.size } }),
   };
 
   const server = createServer(serverOptions(DEFAULT_HTTP_TIMEOUTS), (req, res) => {
@@ -95,6 +98,18 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   });
   const dropLinks = () => {
     for (const ws of [...agents.clients, ...gateways.clients]) ws.terminate();
+    for (const endpoint of [...localLinks]) endpoint.close();
   };
-  return { server, dropLinks };
+  const openLocalLink = (send: (message: ToGateway) => void): GatewayEndpoint => {
+    const endpoint = gatewayEndpoint(send, registry, attestations, log.child({ gateway: "embedded" }));
+    const link: GatewayEndpoint = {
+      receive: (message) => endpoint.receive(message),
+      close: () => {
+        if (localLinks.delete(link)) endpoint.close();
+      },
+    };
+    localLinks.add(link);
+    return link;
+  };
+  return { server, dropLinks, openLocalLink };
 }

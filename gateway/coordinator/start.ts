@@ -8,7 +8,7 @@ import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
 import { isLoopbackHost, type Enrollment } from "./admission.ts";
 import type { QueueLimits } from "./registry.ts";
-import { createCoordinatorServer } from "./server.ts";
+import { createCoordinatorServer, type CoordinatorServer } from "./server.ts";
 
 export interface StartCoordinatorOptions {
   host: string;
@@ -32,6 +32,8 @@ export interface StartCoordinatorOptions {
 
 export interface RunningCoordinator {
   url: string;
+  /** A link for the gateway embedded in this process (gateway/fabric/local.ts). */
+  openLocalLink: CoordinatorServer["openLocalLink"];
   close(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export async function startCoordinator(options: StartCoordinatorOptions): Promis
   if (options.gatewaySecret === undefined && !loopbackOnly) {
     options.logger.warn({ host: options.host }, "no --gateway-secret: this coordinator listens beyond loopback, so it refuses every gateway");
   }
-  const { server, dropLinks } = createCoordinatorServer({
+  const { server, dropLinks, openLocalLink } = createCoordinatorServer({
     catalog: options.catalog,
     anchors: trustAnchors(options.releaseKeysPath, options.rootsDir),
     admission: {
@@ -73,6 +75,7 @@ export async function startCoordinator(options: StartCoordinatorOptions): Promis
   const url = await listen(server, options.port, options.host, "coordinator");
   return {
     url,
+    openLocalLink,
     close: async () => {
       dropLinks();
       await closeServer(server);

@@ -8,14 +8,14 @@ import type { AttestationRecord } from "../../src/attestation-record.ts";
 import { canonicalJson } from "../../src/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { sha256Hex } from "../../src/hash.ts";
-import { Link } from "../../src/link.ts";
 import { Mailbox } from "../../src/mailbox.ts";
 import { AnswerRecord } from "../../src/answer-record.ts";
 import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/receipt.ts";
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
 import { Slots } from "../../src/slots.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, RESERVATION_WINDOW, ToGatewaySchema, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
+import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
+import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
@@ -31,7 +31,8 @@ interface Sealed {
 }
 
 export class CoordinatorClient implements Directory {
-  private readonly link: Link<ToGateway, FromGateway>;
+  private readonly link: FabricLink;
+  readonly url: string;
   private nextRid = 0;
   private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
   private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
@@ -40,19 +41,13 @@ export class CoordinatorClient implements Directory {
   private readonly window = new Slots(RESERVATION_WINDOW);
 
   constructor(
-    readonly url: string,
+    fabric: Fabric,
     private readonly log: Logger,
-    heartbeatMs: number,
-    /** The coordinator's gateway secret, presented on every connect. */
-    secret?: string,
   ) {
-    this.link = new Link<ToGateway, FromGateway>(
-      { url, path: GATEWAY_PATH, schema: ToGatewaySchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs, bearer: secret },
+    const url = (this.url = fabric.where);
+    this.link = fabric.connect(
       {
-        open: () => {
-          this.link.resetBackoff();
-          this.log.info({ coordinator: url }, "connected to the coordinator");
-        },
+        open: () => this.log.info({ coordinator: url }, "connected to the coordinator"),
         message: (message) => this.dispatch(message),
         closed: ({ error, wasOpen, retryMs }) => {
           for (const box of [...this.lists.values(), ...this.attestations.values(), ...this.sessions.values()]) box.fail(this.unreachable());
@@ -65,7 +60,6 @@ export class CoordinatorClient implements Directory {
         },
       },
     );
-    this.link.start();
   }
 
   get connected(): boolean {

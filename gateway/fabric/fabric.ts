@@ -1,0 +1,33 @@
+// What a gateway and a coordinator say to each other (src/wire.ts's gateway messages), whatever carries it
+// (DESIGN §7): in-process objects to an embedded coordinator, a WebSocket to a remote one, NATS later.
+import type { FromGateway, ToGateway } from "../../src/wire.ts";
+
+export interface FabricClosed {
+  /** Why, when the link failed rather than closed. */
+  error?: string;
+  /** Whether it had been open (a drop, rather than a failed attempt). */
+  wasOpen: boolean;
+  /** When the fabric tries again; undefined once it is closed for good. */
+  retryMs?: number;
+}
+
+export interface FabricHandlers {
+  open(): void;
+  /** A message from the coordinator; undefined for one the fabric could not read. */
+  message(message: ToGateway | undefined): void;
+  closed(info: FabricClosed): void;
+}
+
+/** The gateway's end of its link to a coordinator. */
+export interface FabricLink {
+  readonly connected: boolean;
+  /** False when the link is down: the message was not sent. */
+  send(message: FromGateway): boolean;
+  close(): Promise<void>;
+}
+
+export interface Fabric {
+  /** Where it reaches, for logs and errors: a URL, or "embedded". */
+  readonly where: string;
+  connect(handlers: FabricHandlers): FabricLink;
+}
