@@ -32,6 +32,7 @@ type SessionMessage = Extract<ToAgent, { t: "session" }>;
 export async function runSession(message: SessionMessage, ctx: SessionContext, signal: AbortSignal): Promise<void> {
   const { id } = message;
   const started = Date.now();
+  const taken = performance.now();
   let frames: FrameCipher | undefined;
   let endError: string | undefined;
   const emit = (frame: SessionFrame) => ctx.send({ t: "frame", id, data: frames!.seal(JSON.stringify(frame)) });
@@ -44,6 +45,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
     let deltas = 0;
+    let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers
     const answer = new AnswerRecord();
     for await (const event of ctx.engine.generate({ ...request, signal })) {
@@ -52,6 +54,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
           throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
         }
         deltas++;
+        firstTokenMs ??= performance.now() - taken;
         answer.add(event);
         emit(event);
         if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
@@ -59,7 +62,11 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
       }
       const payload = receiptPayload(ctx, request, event, sha256Hex(opened.plaintext), answer);
       const receipt = signReceipt(ctx.keys.signer, payload);
-      emit({ type: "done", receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt });
+      emit({
+        type: "done",
+        receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt,
+        first_token_ms: Math.round((firstTokenMs ?? performance.now() - taken) * 100) / 100,
+      });
       const seconds = (Date.now() - started) / 1000;
       ctx.log(`session ${id} end: ${event.finish_reason}, ${event.completion_tokens} tokens in ${seconds.toFixed(2)} s (${(event.completion_tokens / seconds).toFixed(1)} tok/s)`);
     }

@@ -8,6 +8,7 @@ import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";
 import type { ReasoningFormat } from "./openai/tools-request.ts";
+import type { ServerTiming } from "./http/server-timing.ts";
 import type { SignIn } from "./web/routes.ts";
 
 export interface Gateway {
@@ -40,4 +41,6 @@ export interface RouteContext {
   principal: Principal;
   /** The key's admission under its rate limits; tokens from the verified receipt are charged to it. */
   admission: Admission;
+  /** Server-Timing: each step's duration, sent with the answer. */
+  timing: ServerTiming;
 }

@@ -13,6 +13,7 @@ import { answerOps, OPS_PATHS, type Ops } from "./http/ops.ts";
 import { chatCompletions } from "./openai/completions.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
+import { ServerTiming } from "./http/server-timing.ts";
 import { asApiError, sendError } from "./http/respond.ts";
 import type { Gateway, RouteContext } from "./context.ts";
 import type { RequestLog } from "./request-log.ts";
@@ -75,6 +76,7 @@ function resolveRoute(method: string, path: string): { route: Route; handler: Ha
 
 async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
+  const timing = new ServerTiming(started);
   const requestId = `req_${randomBytes(12).toString("hex")}`;
   res.setHeader("x-request-id", requestId);
   // one signal per request: the caller hanging up (CallerGone) or the shutdown deadline (an ApiError)
@@ -105,9 +107,9 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
     } else {
       const { route, handler, param } = resolveRoute(method, path);
       routeName = route.name;
-      const principal = gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization));
+      const principal = timing.time("auth", () => gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization)));
       const admission = gateway.limiter.admit(principal, res);
-      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission };
+      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission, timing };
       await handler(ctx, param);
     }
     log.status ??= res.statusCode;
@@ -120,6 +122,7 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
       Object.assign(log, { status: error.status, code: error.code });
       // a 4xx message can quote what the caller sent; only the gateway's own failures are spelled out
       if (error.status >= 500) log.error = error.message;
+      if (!res.headersSent) res.setHeader("server-timing", timing.header());
       if (page) {
         sendErrorPage(req, res, error);
       } else {

@@ -56,7 +56,12 @@ export const SessionFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("tool_args"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), text: z.string() }),
   // the receipt carries finish_reason and usage; its shape is the verifier's to judge (a bad one is
   // `receipt_invalid`, not a broken frame)
-  z.strictObject({ type: z.literal("done"), receipt: z.unknown() }),
+  z.strictObject({
+    type: z.literal("done"),
+    receipt: z.unknown(),
+    /** The agent's time from taking the session to its first answer event, for Server-Timing's `provider`. */
+    first_token_ms: z.number().nonnegative().optional(),
+  }),
   z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string().max(2000), param: z.string().nullable() }),
 ]);
 export type SessionFrame = z.infer<typeof SessionFrameSchema>;

@@ -133,6 +133,8 @@ export class CoordinatorClient implements Directory {
       const { provider, sealed } = await this.reserveAndSeal(id, box, request, exclude, signal);
       yield { type: "provider", provider: record(provider) };
       const answer = new AnswerRecord();
+      const sent = performance.now();
+      let firstFrame: number | undefined;
       for (;;) {
         const message = await box.take(signal);
         if (message.t === "gone") {
@@ -152,11 +154,19 @@ export class CoordinatorClient implements Directory {
           throw rejection(message.error);
         }
         if (message.t !== "frame") continue;
+        firstFrame ??= performance.now() - sent;
         const frame = openFrame(sealed.frames, message.data, provider.id);
         if (frame.type === "error") throw reportedError(frame);
         if (frame.type === "done") {
           finished = true;
-          yield { type: "done", receipt: this.verified(frame.receipt, { request, provider, sealed, answer }) };
+          // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
+          const agentMs = frame.first_token_ms ?? firstFrame;
+          request.timing?.add("provider", agentMs);
+          request.timing?.add("queue", firstFrame - agentMs);
+          const verifying = performance.now();
+          const receipt = this.verified(frame.receipt, { request, provider, sealed, answer });
+          request.timing?.add("verify", performance.now() - verifying);
+          yield { type: "done", receipt };
           return { done: true };
         }
         try {
@@ -177,8 +187,13 @@ export class CoordinatorClient implements Directory {
   private async reserveAndSeal(id: string, box: Mailbox<ToGateway>, request: SessionRequest, exclude: readonly string[], signal: AbortSignal) {
     const release = await this.window.acquire(signal);
     try {
+      const reserving = performance.now();
       const provider = await this.reserve(id, box, request, exclude, signal);
-      return { provider, sealed: await this.seal(id, request, provider) };
+      const sealing = performance.now();
+      request.timing?.add("route", sealing - reserving);
+      const sealed = await this.seal(id, request, provider);
+      request.timing?.add("seal", performance.now() - sealing);
+      return { provider, sealed };
     } finally {
       release();
     }

@@ -9,6 +9,7 @@ import type { Sampling } from "../../src/sampling.ts";
 import type { Tooling } from "../../src/tools.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import type { TrustLevel } from "../../src/trust.ts";
+import type { ServerTiming } from "../http/server-timing.ts";
 import type { ProviderRecord } from "../../src/wire.ts";
 
 export interface SessionRequest {
@@ -28,6 +29,8 @@ export interface SessionRequest {
   requestId: string;
   /** The caller's `x-svc-receipt-nonce`, signed into the receipt; null when it sent none. */
   clientNonce: string | null;
+  /** Where the session's steps are timed (route, seal, queue, provider, verify), for Server-Timing. */
+  timing?: ServerTiming;
 }
 
 export type SessionEvent =

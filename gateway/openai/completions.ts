@@ -48,6 +48,7 @@ function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntr
     tooling: request.tooling,
     requestId: ctx.requestId,
     clientNonce,
+    timing: ctx.timing,
   };
   return directory.open(session, ctx.signal);
 }
@@ -80,17 +81,18 @@ async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => Asy
   const answer = new AnswerRecord();
   const receipt = await run(ctx, session(), (piece) => answer.add(piece));
   ctx.signal.throwIfAborted();
-  sendJson(ctx.res, 200, completionBody(meta, answer, receipt), verdictHeaders(verdictOf(receipt)));
+  sendJson(ctx.res, 200, completionBody(meta, answer, receipt), { ...verdictHeaders(verdictOf(receipt)), "server-timing": ctx.timing.header() });
 }
 
 async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
-  const sse = new SseWriter(ctx.res, ctx.gateway.keepaliveMs);
+  // the head goes out before a provider is chosen (SPEC §3): it can say only what is known now
+  const sse = new SseWriter(ctx.res, ctx.gateway.keepaliveMs, { "server-timing": ctx.timing.header() });
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {
     const receipt = await run(ctx, session(), (piece) => sse.send(pieceChunk(meta, piece)));
     ctx.signal.throwIfAborted();
-    await sse.send(stopChunk(meta, receipt));
+    await sse.send({ ...stopChunk(meta, receipt), x_svc_timing: ctx.timing.object() });
     sse.done();
   } catch (err) {
     if (ctx.signal.reason instanceof CallerGone) throw err; // the caller is gone: nothing more is written

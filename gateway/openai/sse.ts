@@ -16,8 +16,10 @@ export class SseWriter {
   constructor(
     private readonly res: ServerResponse,
     keepaliveMs: number = DEFAULT_KEEPALIVE_MS,
+    headers: Record<string, string> = {},
   ) {
     res.writeHead(200, {
+      ...headers,
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
       // proxies such as nginx would otherwise hold the tokens back
