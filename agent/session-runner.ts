@@ -10,6 +10,7 @@ import { SessionPlaintextSchema, type SessionPlaintext, type SessionFrame } from
 import type { TrustLevel } from "../src/trust.ts";
 import type { FromAgent, ToAgent } from "../src/wire.ts";
 import type { GenerateEvent, InferenceEngine } from "./inference.ts";
+import { FrameBatcher } from "./frame-batcher.ts";
 import { faultyReceipt, type Faults } from "./faults.ts";
 import type { AgentKeys } from "./keys.ts";
 import { ModelFileError, type ModelStore } from "./model-store.ts";
@@ -36,6 +37,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
   let frames: FrameCipher | undefined;
   let endError: string | undefined;
   const emit = (frame: SessionFrame) => ctx.send({ t: "frame", id, data: frames!.seal(JSON.stringify(frame)) });
+  const batch = new FrameBatcher(emit, message.whole === true);
   ctx.log(`session ${id} start (${message.alias})`);
   try {
     const opened = await openRequest(ctx.keys.sealing, id, message);
@@ -56,13 +58,13 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
         deltas++;
         firstTokenMs ??= performance.now() - taken;
         answer.add(event);
-        emit(event);
+        batch.push(event);
         if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
         continue;
       }
       const payload = receiptPayload(ctx, request, event, sha256Hex(opened.plaintext), answer);
       const receipt = signReceipt(ctx.keys.signer, payload);
-      emit({
+      batch.done({
         type: "done",
         receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt,
         first_token_ms: Math.round((firstTokenMs ?? performance.now() - taken) * 100) / 100,
@@ -72,9 +74,11 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     }
   } catch (err) {
     if (signal.aborted) {
+      batch.drop();
       ctx.log(`session ${id} end: cancelled`);
     } else if (frames) {
       const error = reportable(err);
+      batch.flush(); // what the caller already has in a stream comes before the error
       emit({ type: "error", code: error.code, message: error.message, param: error.param });
       ctx.log(`session ${id} end: ${error.code}: ${error.message}`);
     } else {

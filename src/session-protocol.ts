@@ -47,13 +47,20 @@ export const MAX_TOOL_CALLS = 64;
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
 export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value"] as const;
 
-export const SessionFrameSchema = z.discriminatedUnion("type", [
+/** One piece of an answer, as the agent sends it and src/answer-record.ts assembles it. */
+export const AnswerPieceSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("delta"), text: z.string() }),
   /** Text of the `<think>` block, sent apart when the request asked for `reasoning_format: "parsed"`. */
   z.strictObject({ type: z.literal("reasoning"), text: z.string() }),
   /** A tool call begins (OpenAI's first `delta.tool_calls[i]`), then its arguments arrive in pieces. */
   z.strictObject({ type: z.literal("tool_call"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), id: z.string().min(1).max(MAX_CALL_ID_LENGTH), name: z.string() }),
   z.strictObject({ type: z.literal("tool_args"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), text: z.string() }),
+]);
+
+export const SessionFrameSchema = z.discriminatedUnion("type", [
+  ...AnswerPieceSchema.options,
+  /** Pieces produced together, in one frame (a stream's burst, or a long non-stream answer in parts). */
+  z.strictObject({ type: z.literal("pieces"), pieces: z.array(AnswerPieceSchema).min(1) }),
   // the receipt carries finish_reason and usage; its shape is the verifier's to judge (a bad one is
   // `receipt_invalid`, not a broken frame)
   z.strictObject({
@@ -61,6 +68,8 @@ export const SessionFrameSchema = z.discriminatedUnion("type", [
     receipt: z.unknown(),
     /** The agent's time from taking the session to its first answer event, for Server-Timing's `provider`. */
     first_token_ms: z.number().nonnegative().optional(),
+    /** A non-stream session's answer (or its rest), in the same frame as its receipt. */
+    pieces: z.array(AnswerPieceSchema).min(1).optional(),
   }),
   z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string().max(2000), param: z.string().nullable() }),
 ]);

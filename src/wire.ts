@@ -53,7 +53,8 @@ export const ToAgentSchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("challenge"), nonce: Hex32 }),
   z.strictObject({ t: z.literal("granted"), rung: Trust, provider_id: Hex32, serial: z.string().optional(), refusals: z.array(z.string()) }),
   z.strictObject({ t: z.literal("refused"), reason: z.string() }),
-  z.strictObject({ t: z.literal("session"), id: SessionId, alias: Alias, enc: Base64, ct: Base64 }),
+  /** `whole`: the caller takes the answer in one piece (not a stream), so it comes back in one frame. */
+  z.strictObject({ t: z.literal("session"), id: SessionId, alias: Alias, enc: Base64, ct: Base64, whole: z.literal(true).optional() }),
   z.strictObject({ t: z.literal("cancel"), id: SessionId }),
 ]);
 export type ToAgent = z.infer<typeof ToAgentSchema>;
@@ -90,7 +91,7 @@ export const FromGatewaySchema = z.discriminatedUnion("t", [
     /** Providers that already failed this request before its session started. */
     exclude: z.array(Hex32).max(1000),
   }),
-  z.strictObject({ t: z.literal("request"), id: SessionId, enc: Base64, ct: Base64 }),
+  z.strictObject({ t: z.literal("request"), id: SessionId, enc: Base64, ct: Base64, whole: z.literal(true).optional() }),
   z.strictObject({ t: z.literal("cancel"), id: SessionId }),
 ]);
 export type FromGateway = z.infer<typeof FromGatewaySchema>;

@@ -60,6 +60,25 @@ describe("DESIGN §5 Sealed sessions: the coordinator only relays ciphertext", (
     expect(heap).toContain(LABEL); // the snapshot holds what the coordinator does know
     expect(heap).not.toContain(CANARY);
   });
+
+  it("a non-stream answer comes back in one sealed frame, beside its receipt; a stream in several", async () => {
+    const agentTap = await startTap(cluster.coordinator.url);
+    taps.push(agentTap);
+    const gateway = await cluster.startGateway();
+    const agent = await cluster.startAgent("process", { coordinatorUrl: agentTap.url });
+    await waitForProvider(gateway, agent.providerId);
+    const framesOf = async (stream: boolean) => {
+      const before = agentTap.frames.length;
+      const res = await post(gateway, "/v1/chat/completions", { messages: [{ role: "user", content: "Hi" }], max_tokens: 12, temperature: 0, provider: agent.providerId, stream });
+      expect(res.status).toBe(200);
+      await res.text();
+      await expect.poll(() => agentTap.frames.slice(before).some((f) => f.includes('"t":"end"')), { timeout: 10_000 }).toBe(true);
+      return agentTap.frames.slice(before).filter((f) => f.includes('"t":"frame"')).length;
+    };
+    expect(await framesOf(false)).toBe(1);
+    // llama.cpp yields its tokens one evaluation apart, so a stream's pieces go out as they come
+    expect(await framesOf(true)).toBeGreaterThan(1);
+  });
 });
 
 /** The heap snapshot in `dir` once written: it is written in one go, so it is done when its size stops changing. */

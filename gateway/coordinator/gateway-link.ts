@@ -36,7 +36,7 @@ export function gatewayEndpoint(send: (message: ToGateway) => void, registry: Re
       if (message.t === "list") port.send({ t: "listed", rid: message.rid, providers: registry.entries() });
       else if (message.t === "attestation") port.send({ t: "attestation", rid: message.rid, record: attestations.get(message.id) ?? null });
       else if (message.t === "reserve") reserve(message);
-      else if (message.t === "request") registry.request(port, message.id, { enc: message.enc, ct: message.ct });
+      else if (message.t === "request") registry.request(port, message.id, { enc: message.enc, ct: message.ct, ...(message.whole ? { whole: true } : {}) });
       else registry.cancel(port, message.id);
     },
     close: () => registry.dropGateway(port),

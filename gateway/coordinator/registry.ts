@@ -15,6 +15,9 @@ export interface AgentPort {
   /** Ends the link (the provider is leaving the directory). */
   close(reason: string): void;
 }
+/** A session's sealed request; `whole` asks the agent for the answer in one frame (a non-stream caller). */
+type Sealed = { enc: string; ct: string; whole?: true };
+
 export interface GatewayPort {
   send(message: ToGateway): void;
 }
@@ -24,7 +27,7 @@ interface Session {
   alias: string;
   gateway: GatewayPort;
   /** The sealed request, once the gateway has sent it. */
-  sealed?: { enc: string; ct: string };
+  sealed?: Sealed;
   /** When it was reserved (performance.now()). */
   reservedAt: number;
   /** Reserved, and its sealed request not arrived yet (counted against its link's pending limit). */
@@ -168,7 +171,7 @@ export class Registry {
   }
 
   /** The sealed request for a reserved session; it starts when its provider is free. */
-  request(gateway: GatewayPort, id: string, sealed: { enc: string; ct: string }): void {
+  request(gateway: GatewayPort, id: string, sealed: Sealed): void {
     const found = this.sessions.get(id);
     if (!found || found.session.gateway !== gateway || found.session.sealed) return;
     const { session } = found;

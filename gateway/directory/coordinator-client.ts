@@ -157,6 +157,16 @@ export class CoordinatorClient implements Directory {
         firstFrame ??= performance.now() - sent;
         const frame = openFrame(sealed.frames, message.data, provider.id);
         if (frame.type === "error") throw reportedError(frame);
+        // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
+        const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
+        for (const piece of pieces) {
+          try {
+            answer.add(piece);
+          } catch (err) {
+            throw new ApiError("provider_error", `Provider ${provider.id} sent a broken answer: ${(err as Error).message}.`);
+          }
+          yield piece;
+        }
         if (frame.type === "done") {
           finished = true;
           // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
@@ -169,12 +179,6 @@ export class CoordinatorClient implements Directory {
           yield { type: "done", receipt };
           return { done: true };
         }
-        try {
-          answer.add(frame);
-        } catch (err) {
-          throw new ApiError("provider_error", `Provider ${provider.id} sent a broken answer: ${(err as Error).message}.`);
-        }
-        yield frame;
       }
     } finally {
       this.sessions.delete(id);
@@ -222,7 +226,7 @@ export class CoordinatorClient implements Directory {
     };
     const bytes = Buffer.from(canonicalJson(plaintext));
     const { sealed, frames } = await sealRequest(provider.sealing_key, id, bytes);
-    this.send({ t: "request", id, ...sealed });
+    this.send({ t: "request", id, ...sealed, ...(request.whole ? { whole: true } : {}) });
     return { plaintext, bytes, frames };
   }
 

@@ -29,6 +29,8 @@ export interface SessionRequest {
   requestId: string;
   /** The caller's `x-svc-receipt-nonce`, signed into the receipt; null when it sent none. */
   clientNonce: string | null;
+  /** A non-stream caller: the agent may send the whole answer in one frame, beside its receipt. */
+  whole?: boolean;
   /** Where the session's steps are timed (route, seal, queue, provider, verify), for Server-Timing. */
   timing?: ServerTiming;
 }

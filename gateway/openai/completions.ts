@@ -49,6 +49,7 @@ function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntr
     requestId: ctx.requestId,
     clientNonce,
     timing: ctx.timing,
+    whole: !request.stream,
   };
   return directory.open(session, ctx.signal);
 }
