@@ -97,8 +97,8 @@ describe("§8 One session at a time per provider, FIFO queue", () => {
     const second = run("second", open);
     await waitForProvider(open, id, (r) => r?.busy === true && r.waiting === 1);
     const third = run("third", strict);
+    // observed exactly (a second read could already see the first session done on a slow machine)
     await waitForProvider(open, id, (r) => r?.busy === true && r.waiting === 2);
-    expect(await record(id)).toMatchObject({ busy: true, waiting: 2 });
     await Promise.all([first, second, third]);
     expect(finished).toEqual(["first", "second", "third"]);
     expect(await record(id)).toMatchObject({ busy: false, waiting: 0 });

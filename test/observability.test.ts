@@ -94,8 +94,8 @@ describe("Observability: GET /metrics on the coordinator", () => {
     await chat({ provider: gw.providerId });
     const after = await scrape(gw.coordinatorUrl);
     expect(sample(after, "svc_coordinator_sessions_started_total")! - sample(before, "svc_coordinator_sessions_started_total")!).toBe(1);
-    // 5 tokens and the receipt: six sealed frames relayed
-    expect(sample(after, "svc_coordinator_frames_relayed_total")! - sample(before, "svc_coordinator_frames_relayed_total")!).toBe(6);
+    // a non-stream answer: its tokens and the receipt in one sealed frame
+    expect(sample(after, "svc_coordinator_frames_relayed_total")! - sample(before, "svc_coordinator_frames_relayed_total")!).toBe(1);
   });
 });
 
