@@ -8,6 +8,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
 import { seriesByKey, sumCounts, totalsBy, USAGE_DAYS, usageWindow, utcDay } from "../gateway/keys/usage.ts";
 import { UserKeys } from "../gateway/keys/user-keys.ts";
+import { Admins, parseAdminEmails } from "../gateway/web/admins.ts";
+import { keyUsageSection, operatorUsagePage } from "../gateway/web/usage-pages.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-usage-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -120,5 +122,47 @@ describe("usage per key and UTC day", () => {
     ]);
     users.close();
     store.close();
+  });
+});
+
+describe("the usage views' markup and the admin list", () => {
+  const window = usageWindow(3, NOW);
+  const days = window.map((day, i) => ({ day, requests: i, promptTokens: 10 * i, completionTokens: i }));
+  const key = {
+    id: "key_000000000000000000000001", name: "<script>alert(1)</script>", prefix: "sk-svc_ab12…", createdAt: 0,
+    lastUsedAt: NOW, revokedAt: null, requests: 3, promptTokens: 30, completionTokens: 3,
+  };
+
+  it("a key's chart has one bar per day with its numbers, and nothing a user named becomes markup", () => {
+    const section = keyUsageSection({ keys: [key], series: new Map([[key.id, days]]), admin: false }).text;
+    expect(section).not.toContain("<script>alert");
+    expect(section).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(section.match(/<g class="day"/g)).toHaveLength(3);
+    expect(section).toContain(`data-day="2025-03-31" data-requests="2" data-prompt-tokens="20" data-completion-tokens="2"`);
+    expect(section).toContain(`data-total="requests" data-value="3"`);
+    expect(section).not.toContain("/settings/usage");
+    expect(keyUsageSection({ keys: [], series: new Map(), admin: true }).text).toContain(`href="/settings/usage"`);
+  });
+
+  it("the operator page escapes owners and provider ids", () => {
+    const page = operatorUsagePage({
+      window,
+      total: days,
+      users: [{ label: "<img src=x onerror=alert(1)>", keys: 1, counts: sumCounts(days), lastUsedAt: NOW, lastDay: "2025-03-31" }],
+      providers: [{ providerId: "<b>p</b>", counts: sumCounts(days) }],
+    });
+    expect(page).not.toContain("<img src=x");
+    expect(page).not.toContain("<b>p</b>");
+    expect(page).toContain("&lt;img src=x onerror=alert(1)&gt;");
+  });
+
+  it("admins are listed by email, compared without case; a bad entry is refused by name", () => {
+    expect(parseAdminEmails(" Root@Example.test, ops@example.org ,")).toEqual(["root@example.test", "ops@example.org"]);
+    expect(parseAdminEmails(undefined)).toEqual([]);
+    expect(() => parseAdminEmails("ops@example.org, nope")).toThrow(`"nope" is not an email address`);
+    const admins = new Admins(parseAdminEmails("root@example.test"), () => false);
+    expect(admins.isAdmin({ id: 1, email: "ROOT@example.test", name: null })).toBe(true);
+    expect(admins.isAdmin({ id: 2, email: "bob@example.test", name: "root@example.test" })).toBe(false);
+    expect(admins.isAdmin({ id: 3, email: null, name: null })).toBe(false);
   });
 });

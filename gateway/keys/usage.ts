@@ -61,3 +61,9 @@ export function totalsBy<G>(rows: readonly DailyUsage[], window: readonly string
 
 /** The counts of a whole series. */
 export const sumCounts = (counts: readonly UsageCounts[]): UsageCounts => counts.reduce(add, zeroCounts());
+
+/** Every row's counts summed per day of the window: the operator's one chart. */
+export function totalSeries(rows: readonly DailyUsage[], window: readonly string[]): DayCounts[] {
+  const all = seriesByKey(rows.map((row) => ({ ...row, keyId: "" })), window).get("");
+  return all ?? window.map((day) => ({ day, ...zeroCounts() }));
+}
