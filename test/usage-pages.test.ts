@@ -21,7 +21,7 @@ let browser: Browser;
 const shots = mkdtempSync(join(tmpdir(), "svc-usage-shots-"));
 
 beforeAll(async () => {
-  gateway = await startSettingsGateway({ adminEmails: "Root@Example.test" });
+  gateway = await startSettingsGateway({ adminEmails: "Root@Example.test, unverified-root@example.test" });
   agent = await startAgent(gateway.coordinatorUrl, gateway.tiny);
   await waitForProvider({ url: gateway.url, key: OPERATOR_KEY }, agent.providerId);
   browser = await launchBrowser();
@@ -133,7 +133,7 @@ describe("usage on the settings page", () => {
     await context.close();
   });
 
-  it("anyone else is refused: a signed-in user gets 403, a user key gets 403 in the SPEC envelope, signed out goes to sign-in", async () => {
+  it("anyone else is refused: a signed-in user (or an unverified admin address) gets 403, a user key 403 in the SPEC envelope, signed out goes to sign-in", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await signIn(page, gateway.url, "bob");
@@ -141,6 +141,14 @@ describe("usage on the settings page", () => {
     expect(refused!.status()).toBe(403);
     expect(await page.getByRole("alert").textContent()).toContain("Only operators");
     await context.close();
+
+    // an address the identity provider has not verified is not kept, so it cannot match the admin list
+    const unverified = await browser.newContext();
+    const impostor = await unverified.newPage();
+    await signIn(impostor, gateway.url, "unverified-root");
+    expect(await impostor.locator("header").textContent()).toContain("Signed in as Test unverified-root");
+    expect((await impostor.goto(`${gateway.url}/settings/usage`))!.status()).toBe(403);
+    await unverified.close();
 
     const asUser = await fetch(`${gateway.url}/settings/usage`, { headers: { authorization: `Bearer ${aliceKey.secret}` } });
     expect(asUser.status).toBe(403);
