@@ -1,5 +1,5 @@
 // `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -11,6 +11,9 @@ import { makePrivateDataDir } from "../gateway/keys/file-modes.ts";
 import { enrollmentLookup, parseExpiry, tokenTable } from "../gateway/keys/provider-tokens.ts";
 import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
 import { listKeys, setKeyLimits, withKeyStore } from "../gateway/keys/keys-admin.ts";
+import { usageReport } from "../gateway/keys/usage-report.ts";
+import { USAGE_DAYS } from "../gateway/keys/usage.ts";
+import { parseAdminEmails } from "../gateway/web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "../gateway/keys/limiter.ts";
 import { serve } from "../gateway/serve.ts";
 import { oidcSettings } from "../gateway/web/oidc.ts";
@@ -56,6 +59,7 @@ interface ServeFlags extends CoordinatorFlags {
   oidcClientId?: string;
   oidcClientSecret?: string;
   publicUrl?: string;
+  adminEmails?: string[];
   keyConcurrency?: number;
   keyRpm?: number;
   keyTpm?: number;
@@ -76,6 +80,15 @@ const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
 function openStore(dataDir: string): SqliteKeyStore {
   makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
   return SqliteKeyStore.open(dataDir);
+}
+
+/** `--admin-emails`: a bad entry is a usage error naming it. */
+function adminEmails(value: string): string[] {
+  try {
+    return parseAdminEmails(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 function queueLimits(flags: CoordinatorFlags): Partial<QueueLimits> {
@@ -105,7 +118,7 @@ coordinatorOptions(
     .addHelpText(
       "after",
       "\nEnvironment:\n  SVC_OPERATOR_KEYS        comma-separated operator API keys (valid on every route; never shown on the settings page)\n" +
-        "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_GATEWAY_SECRET  (the flags above)",
+        "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_ADMIN_EMAILS, SVC_GATEWAY_SECRET  (the flags above)",
     )
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
@@ -126,6 +139,11 @@ coordinatorOptions(
     .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
     .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL"))
+    .addOption(
+      new Option("--admin-emails <list>", "comma-separated emails of signed-in users who see every user's usage at /settings/usage")
+        .env("SVC_ADMIN_EMAILS")
+        .argParser(adminEmails),
+    )
     .option("--key-concurrency <n>", "each API key's limit on requests in flight (default: unlimited)", positiveInteger)
     .option("--key-rpm <n>", "each API key's limit on requests per minute (default: unlimited)", positiveInteger)
     .option("--key-tpm <n>", "each API key's limit on tokens per minute, from receipts (default: unlimited)", positiveInteger)
@@ -153,6 +171,7 @@ coordinatorOptions(
     dataDir: flags.dataDir,
     operatorKeys,
     oidc,
+    adminEmails: flags.adminEmails,
     keepaliveMs: flags.keepaliveMs,
     reasoningFormat: flags.reasoningFormat,
     limits: {
@@ -286,7 +305,7 @@ release
     console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);
   });
 
-const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits");
+const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits, show usage");
 const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(join(DEFAULT_DATA_DIR, "gateway"));
 
 keys
@@ -307,6 +326,15 @@ keys
   .action((keyId: string, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
     const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
     console.log(withKeyStore(opts.dataDir, (store) => setKeyLimits(store, keyId, changes)));
+  });
+
+keys
+  .command("usage")
+  .description("requests and tokens per key (operator keys too) and per provider over the last N UTC days, from verified receipts")
+  .option("--days <n>", "how many days, today included", positiveInteger, USAGE_DAYS)
+  .addOption(dataDirOption())
+  .action((opts: { dataDir: string; days: number }) => {
+    console.log(withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
   });
 
 try {

@@ -26,6 +26,7 @@ import type { QueueLimits } from "./coordinator/registry.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
+import { Admins } from "./web/admins.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
 import { loadCookieSecret, Sessions } from "./web/session.ts";
@@ -52,6 +53,8 @@ export interface ServeOptions {
   operatorKeys: string[];
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
+  /** `--admin-emails`: signed-in users who see every user's usage at /settings/usage (lower-cased). */
+  adminEmails?: string[];
   keepaliveMs?: number;
   /** What a request that names no reasoning_format gets (default "none": reasoning stays in content, SPEC §1). */
   reasoningFormat?: ReasoningFormat;
@@ -79,12 +82,12 @@ export interface RunningGateway {
 }
 
 /** The user keys, cookies and OIDC client behind the settings page. */
-function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger): SignIn {
+function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins): SignIn {
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
-  return { oidc, sessions, users, flash: new NewKeyFlash() };
+  return { oidc, sessions, users, flash: new NewKeyFlash(), admins };
 }
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
@@ -122,7 +125,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     throw err;
   }
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
-  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }));
+  // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
+  // `auth` exist by the time a request asks
+  const admins: Admins = new Admins(options.adminEmails ?? [], (req): boolean => limiter.authenticate(req, () => auth.authenticate(req.headers.authorization)).kind === "operator");
+  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
   // the embedded coordinator is reached in-process; a remote one over its WebSocket
   const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }));
@@ -131,13 +137,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
     limited: (limit) => metrics.rateLimited(limit),
   });
+  const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
       directory,
       metrics,
       floor: options.floor,
-      auth: new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users),
+      auth,
       limiter,
       signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,

@@ -53,6 +53,8 @@ export const ERROR_CODES = {
   sign_in_unavailable: { status: 503, type: "api_error", action: "wait" },
   sign_in_not_configured: { status: 404, type: "invalid_request_error", action: "fix_key" },
   csrf_failed: { status: 403, type: "invalid_request_error", action: "fix_request" },
+  // every user's usage (/settings/usage) is for operator keys and the --admin-emails list only
+  operator_only: { status: 403, type: "invalid_request_error", action: "fix_key" },
   key_not_found: request(404),
   invalid_form: request(),
 } as const satisfies Record<string, CodeInfo>;

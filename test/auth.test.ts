@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Authenticator, OperatorKeys, parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { bearerKey } from "../gateway/http/bearer.ts";
-import type { KeyActivity, KeyOwner, KeyStore } from "../gateway/keys/key-store.ts";
+import type { DailyUsage, KeyActivity, KeyOwner, KeyStore } from "../gateway/keys/key-store.ts";
 import { secretHash } from "../gateway/keys/secret.ts";
 import { UserKeys } from "../gateway/keys/user-keys.ts";
 import { ApiError } from "../src/errors.ts";
@@ -62,6 +62,7 @@ class FakeStore {
   live = new Map<string, KeyOwner>();
   lookups = 0;
   batches: Map<string, KeyActivity>[] = [];
+  days: DailyUsage[][] = [];
   liveKey(hash: string): KeyOwner | undefined {
     this.lookups++;
     return this.live.get(hash);
@@ -77,6 +78,9 @@ class FakeStore {
   }
   recordActivity(batch: Map<string, KeyActivity>): void {
     this.batches.push(new Map(batch));
+  }
+  recordDailyUsage(batch: readonly DailyUsage[]): void {
+    this.days.push([...batch]);
   }
   close(): void {}
 }
@@ -115,15 +119,24 @@ describe("§5 Authentication: user keys from the store", () => {
     const principal = auth.authenticate(`Bearer ${secret}`);
     if (principal.kind !== "user") throw new Error("expected a user key");
     auth.authenticate(`Bearer ${secret}`);
-    users.noteUsage(principal, { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 });
-    users.noteUsage(principal, { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 });
+    const noon = Date.UTC(2025, 0, 31, 12);
+    users.noteUsage(principal, { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }, "prov_a", noon);
+    users.noteUsage(principal, { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 }, "prov_a", noon);
+    // an operator key has no row of its own: it counts only per day and provider
+    users.noteUsage(auth.authenticate("Bearer operator-key"), { prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 }, "prov_b", noon);
     expect(store.batches).toEqual([]);
+    expect(store.days).toEqual([]);
     users.flush();
     expect(store.batches).toEqual([
       new Map([["key_1", { lastUsedAt: expect.any(Number), requests: 2, promptTokens: 7, completionTokens: 4 }]]),
     ]);
+    expect(store.days).toEqual([[
+      { day: "2025-01-31", keyId: "key_1", providerId: "prov_a", requests: 2, promptTokens: 7, completionTokens: 4 },
+      { day: "2025-01-31", keyId: expect.stringMatching(/^op_/), providerId: "prov_b", requests: 1, promptTokens: 4, completionTokens: 4 },
+    ]]);
     users.flush(); // nothing new: nothing written
     expect(store.batches).toHaveLength(1);
+    expect(store.days).toHaveLength(1);
     users.close();
   });
 });

@@ -20,6 +20,12 @@ describe("Command lines", () => {
     ["svc-gateway", ["serve", "--nope"], "svc-gateway: unknown option '--nope'; see --help\n"],
     ["svc-gateway", ["providers", "revoke"], "svc-gateway: missing required argument 'id'; see --help\n"],
     ["svc-agent", ["catalog", "--nope"], "svc-agent: unknown option '--nope'; see --help\n"],
+    [
+      "svc-gateway",
+      ["serve", "--admin-emails", "ops@example.org, nope"],
+      "svc-gateway: option '--admin-emails <list>' argument 'ops@example.org, nope' is invalid. \"nope\" is not an email address; see --help\n",
+    ],
+    ["svc-gateway", ["keys", "usage", "--days", "0"], "svc-gateway: option '--days <n>' argument '0' is invalid. expected a positive integer; see --help\n"],
   ] as const)("%s %j is one line, exit 64", async (bin, args, line) => {
     const result = await runCli(bin, [...args]);
     expect([result.code, result.stderr, result.stdout]).toEqual([64, line, ""]);
@@ -27,7 +33,7 @@ describe("Command lines", () => {
 
   it("serve --help names every environment variable it reads", async () => {
     const { stdout } = await runCli("svc-gateway", ["serve", "--help"]);
-    for (const name of ["SVC_OPERATOR_KEYS", "SVC_OIDC_ISSUER", "SVC_OIDC_CLIENT_ID", "SVC_OIDC_CLIENT_SECRET", "SVC_PUBLIC_URL", "SVC_GATEWAY_SECRET"]) {
+    for (const name of ["SVC_OPERATOR_KEYS", "SVC_OIDC_ISSUER", "SVC_OIDC_CLIENT_ID", "SVC_OIDC_CLIENT_SECRET", "SVC_PUBLIC_URL", "SVC_ADMIN_EMAILS", "SVC_GATEWAY_SECRET"]) {
       expect(stdout).toContain(name);
     }
   });

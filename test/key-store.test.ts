@@ -40,26 +40,29 @@ describe("§5 Authentication: the key store", () => {
     SqliteKeyStore.open(dir).close();
     const db = new Database(join(dir, STORE_FILE));
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "users"]);
+    expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "usage_days", "users"]);
     db.close();
     SqliteKeyStore.open(dir).close();
   });
 
-  it("a store written before provider tokens gains them on open and keeps every key", () => {
+  it("a store written before provider tokens gains them and the usage table on open and keeps every key", () => {
     const dir = freshDir();
     const store = SqliteKeyStore.open(dir);
     const { secret } = store.createKey(store.upsertUser(alice), "old key");
     store.close();
     // take the file back to schema version 1, as the first release wrote it
     const db = new Database(join(dir, STORE_FILE));
-    db.exec("DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
+    db.exec("DROP TABLE usage_days; DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
     db.pragma("user_version = 1");
     db.close();
     const reopened = SqliteKeyStore.open(dir);
     expect(reopened.liveKey(secretHash(secret))).toBeDefined();
     expect(reopened.enrollProvider("mac-1", null).secret).toMatch(/^svc-prov_/);
+    // and the per-day usage table of schema version 3
+    reopened.recordDailyUsage([{ day: "2025-01-01", keyId: "op_x", providerId: "p", requests: 1, promptTokens: 2, completionTokens: 3 }]);
+    expect(reopened.dailyUsage("2025-01-01")).toHaveLength(1);
     reopened.close();
   });
 

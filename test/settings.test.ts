@@ -4,7 +4,7 @@
 import OpenAI from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, loginAtProvider, signIn, startSignIn } from "./fixtures/browser.ts";
+import { createKey as createPageKey, launchBrowser, loginAtProvider, signIn, startSignIn } from "./fixtures/browser.ts";
 import { OPERATOR_KEY, startAgent, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import { forgeExpired } from "./fixtures/session-cookie.ts";
 import { startSettingsGateway, type SettingsGateway } from "./fixtures/settings-gateway.ts";
@@ -55,14 +55,7 @@ function postForm(path: string, cookie: string, fields: Record<string, string>, 
 
 const settingsHtml = async (cookie: string) => (await fetch(`${gateway.url}/settings`, { headers: { cookie } })).text();
 
-/** Creates a key through the page; returns its secret and id (from its revoke link). */
-async function createKey(page: Page, name: string): Promise<{ secret: string; id: string }> {
-  await page.fill("#key-name", name);
-  await Promise.all([page.waitForURL(`${gateway.url}/settings`), page.getByRole("button", { name: "Create key" }).click()]);
-  const secret = await page.inputValue("#new-secret");
-  const href = await page.getByRole("link", { name: `Revoke ${name}` }).getAttribute("href");
-  return { secret, id: /\/settings\/keys\/(key_[0-9a-f]+)\/revoke/.exec(href ?? "")![1]! };
-}
+const createKey = (page: Page, name: string) => createPageKey(page, gateway.url, name);
 
 const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
 const modelsStatus = async (key: string) => (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status;

@@ -49,8 +49,26 @@ export interface KeyLimits {
 
 /** Any user's key as the operator's `svc-gateway keys list` shows it: its owner and its limits. */
 export interface KeyListing extends KeyRecord {
+  userId: number;
   owner: string | null;
   limits: KeyLimits;
+}
+
+/** Requests and tokens from verified receipts. */
+export interface UsageCounts {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/**
+ * One key's use of one provider on one UTC day (`YYYY-MM-DD`). Operator keys have no row in the keys table
+ * but are counted here too, under their `op_…` id, so the operator's totals per provider are complete.
+ */
+export interface DailyUsage extends UsageCounts {
+  day: string;
+  keyId: string;
+  providerId: string;
 }
 
 /** A provider enrollment token as listed: never its secret. */
@@ -79,6 +97,10 @@ export interface KeyStore {
   liveKey(hash: string): KeyOwner | undefined;
   /** Writes a batch of per-key activity at once. */
   recordActivity(batch: ReadonlyMap<string, KeyActivity>): void;
+  /** Adds a batch of per-day counts to what the store holds for each (day, key, provider). */
+  recordDailyUsage(batch: readonly DailyUsage[]): void;
+  /** Per-day counts from `sinceDay` (inclusive, UTC `YYYY-MM-DD`) on; with `userId`, only that user's keys. */
+  dailyUsage(sinceDay: string, userId?: number): DailyUsage[];
   /** A key's rate-limit overrides (revoked keys too); undefined when there is no such key. */
   keyLimits(keyId: string): KeyLimits | undefined;
   /** Sets the given overrides (null: back to the default) and returns them all; undefined when no such key. */

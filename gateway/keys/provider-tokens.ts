@@ -2,6 +2,7 @@
 // `--expires` durations, and the `svc-gateway providers list` table.
 import type { KeyStore, ProviderToken } from "./key-store.ts";
 import { PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
+import { alignTable } from "./text-table.ts";
 
 /** What the coordinator asks at each agent's connect and challenge: the live token behind this secret. */
 export function enrollmentLookup(store: KeyStore): (token: string) => Promise<ProviderToken | undefined> {
@@ -32,6 +33,5 @@ function state(token: ProviderToken, now: number): string {
 export function tokenTable(tokens: readonly ProviderToken[], now = Date.now()): string {
   const rows = [["ID", "NAME", "TOKEN", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const t of tokens) rows.push([t.id, t.name, t.prefix, state(t, now), when(t.createdAt), when(t.expiresAt), when(t.lastUsedAt)]);
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return alignTable(rows);
 }

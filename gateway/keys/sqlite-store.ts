@@ -4,8 +4,9 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { privateDatabaseFile } from "./file-modes.ts";
-import type { KeyActivity, KeyLimits, KeyListing, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
+import type { DailyUsage, KeyActivity, KeyLimits, KeyListing, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
+import { SqliteUsage, USAGE_MIGRATION } from "./sqlite-usage.ts";
 
 export const STORE_FILE = "keys.sqlite";
 
@@ -55,6 +56,8 @@ const MIGRATIONS: readonly string[] = [
    ALTER TABLE api_keys ADD COLUMN max_concurrency INTEGER;
    ALTER TABLE api_keys ADD COLUMN rpm INTEGER;
    ALTER TABLE api_keys ADD COLUMN tpm INTEGER;`,
+  // requests and tokens per key, provider and UTC day, for the usage charts and the operator's totals
+  USAGE_MIGRATION,
 ];
 
 const TOKEN_COLUMNS = `id, name, prefix, created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt,
@@ -69,8 +72,11 @@ const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_con
 
 export class SqliteKeyStore implements KeyStore {
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly usage: SqliteUsage;
 
-  private constructor(private readonly db: Database.Database) {}
+  private constructor(private readonly db: Database.Database) {
+    this.usage = new SqliteUsage(db, (text) => this.sql(text));
+  }
 
   /** Each statement is compiled once and reused: key and session lookups sit on the request path. */
   private sql<P extends unknown[] = unknown[], R = unknown>(text: string): Database.Statement<P, R> {
@@ -164,6 +170,14 @@ export class SqliteKeyStore implements KeyStore {
     })();
   }
 
+  recordDailyUsage(batch: readonly DailyUsage[]): void {
+    this.usage.record(batch);
+  }
+
+  dailyUsage(sinceDay: string, userId?: number): DailyUsage[] {
+    return this.usage.since(sinceDay, userId);
+  }
+
   keyLimits(keyId: string): KeyLimits | undefined {
     return this.sql<[string], KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM api_keys WHERE id = ?`).get(keyId);
   }
@@ -177,8 +191,8 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   listAllKeys(): KeyListing[] {
-    const rows = this.sql<[], KeyRecord & KeyLimits & { owner: string | null }>(
-        `SELECT ${KEY_COLUMNS}, ${LIMIT_COLUMNS},
+    const rows = this.sql<[], KeyRecord & KeyLimits & { userId: number; owner: string | null }>(
+        `SELECT ${KEY_COLUMNS}, ${LIMIT_COLUMNS}, user_id AS userId,
            (SELECT COALESCE(email, name) FROM users WHERE users.id = api_keys.user_id) AS owner
          FROM api_keys ORDER BY created_at DESC, id`,
       )

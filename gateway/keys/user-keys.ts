@@ -1,9 +1,11 @@
 // User API keys on the hot path: an in-memory cache in front of the store so checking a key does not touch
-// disk, revocation that evicts at once, last-used and usage counts written in batches, not per request, and
-// each key's rate-limit overrides, re-read now and then so `svc-gateway keys limit` reaches a running gateway.
+// disk, revocation that evicts at once, last-used and usage counts (per key, and per key, provider and UTC
+// day) written in batches, not per request, and each key's rate-limit overrides, re-read now and then so
+// `svc-gateway keys limit` reaches a running gateway.
 import type { Usage } from "../../src/receipt-types.ts";
 import { secretHash } from "./secret.ts";
-import type { KeyActivity, KeyLimits, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
+import type { DailyUsage, KeyActivity, KeyLimits, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
+import { utcDay } from "./usage.ts";
 
 /** Enough for every live key of a large deployment; past it the oldest entries are dropped. */
 const CACHE_LIMIT = 10_000;
@@ -14,6 +16,8 @@ export const LIMITS_REFRESH_MS = 10_000;
 export class UserKeys {
   private readonly cache = new Map<string, KeyOwner>();
   private pending = new Map<string, KeyActivity>();
+  /** Per-day counts not yet written, by day, key and provider. */
+  private pendingDays = new Map<string, DailyUsage>();
   private readonly limitsCache = new Map<string, { limits: KeyLimits | undefined; readAt: number }>();
   private readonly timer: NodeJS.Timeout;
 
@@ -67,19 +71,48 @@ export class UserKeys {
     return true;
   }
 
-  /** Counts one verified completion (its receipt's usage) against the key that asked for it. */
-  noteUsage(owner: KeyOwner, usage: Usage): void {
-    const a = this.activity(owner.keyId);
-    a.requests += 1;
-    a.promptTokens += usage.prompt_tokens;
-    a.completionTokens += usage.completion_tokens;
+  /**
+   * Counts one verified completion (its receipt's usage) against the key that asked for it, on today's UTC
+   * day and the provider that served it. Operator keys count only in the per-day table: they have no row.
+   */
+  noteUsage(who: { kind: "user" | "operator"; keyId: string }, usage: Usage, providerId: string | undefined, now = Date.now()): void {
+    if (who.kind === "user") {
+      const a = this.activity(who.keyId);
+      a.requests += 1;
+      a.promptTokens += usage.prompt_tokens;
+      a.completionTokens += usage.completion_tokens;
+    }
+    // the day is taken now, not at the flush, so a request just before midnight UTC counts on its own day
+    const day = utcDay(now);
+    const provider = providerId ?? "unknown";
+    const slot = `${day} ${who.keyId} ${provider}`;
+    let d = this.pendingDays.get(slot);
+    if (d === undefined) {
+      d = { day, keyId: who.keyId, providerId: provider, requests: 0, promptTokens: 0, completionTokens: 0 };
+      this.pendingDays.set(slot, d);
+    }
+    d.requests += 1;
+    d.promptTokens += usage.prompt_tokens;
+    d.completionTokens += usage.completion_tokens;
+  }
+
+  /** Per-day rows from `sinceDay` on, counted up to now (what is pending is written first). */
+  dailyUsage(sinceDay: string, userId?: number): DailyUsage[] {
+    this.flush();
+    return this.store.dailyUsage(sinceDay, userId);
   }
 
   flush(): void {
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    this.store.recordActivity(batch);
+    if (this.pending.size > 0) {
+      const batch = this.pending;
+      this.pending = new Map();
+      this.store.recordActivity(batch);
+    }
+    if (this.pendingDays.size > 0) {
+      const days = [...this.pendingDays.values()];
+      this.pendingDays = new Map();
+      this.store.recordDailyUsage(days);
+    }
   }
 
   /** Stops the batching and writes what is pending; the store stays open for whoever opened it. */

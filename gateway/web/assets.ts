@@ -15,6 +15,17 @@ input.secret { width: 100%; box-sizing: border-box; padding: .4rem; }
 button, .button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 :focus-visible { outline: 3px solid #36f; outline-offset: 2px; }
+.key-usage { margin: 1.5rem 0; }
+.usage-chart { display: block; max-width: 100%; height: auto; }
+.usage-chart .prompt, .swatch.prompt { fill: #3a6ea5; background: #3a6ea5; }
+.usage-chart .completion, .swatch.completion { fill: #e0892b; background: #e0892b; }
+.usage-chart .requests, .swatch.requests { fill: #4a9a5b; background: #4a9a5b; }
+.usage-chart .hit { fill: transparent; }
+.usage-chart .day:hover .hit { fill: #8882; }
+.usage-chart line.axis { stroke: #8888; }
+.usage-chart text.axis { fill: currentColor; font-size: 11px; }
+#usage-by-provider code { word-break: break-all; }
+.swatch { display: inline-block; width: .8em; height: .8em; vertical-align: middle; }
 `;
 
 const COPY_JS = `document.addEventListener("click", async (event) => {

@@ -90,7 +90,9 @@ export class OidcClient {
         profile = { ...(await client.fetchUserInfo(config, tokens.access_token, claims.sub)), ...claims };
       }
       const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : null);
-      return { issuer: claims.iss, subject: claims.sub, email: text(profile.email), name: text(profile.name) };
+      // an address the issuer itself calls unverified could name anyone, and the admin list matches addresses
+      const email = profile.email_verified === false ? null : text(profile.email);
+      return { issuer: claims.iss, subject: claims.sub, email, name: text(profile.name) };
     } catch (err) {
       throw new ApiError("sign_in_failed", `Sign-in failed: ${reason(err)}. Start again from the settings page.`);
     }

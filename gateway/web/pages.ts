@@ -6,13 +6,14 @@ import type { NewKey } from "./new-key-flash.ts";
 
 export const KEY_NAME_MAX = 64;
 
-interface Chrome {
+export interface Chrome {
   title: string;
   /** Shown in the header with a sign-out button when someone is signed in. */
   signedIn?: { user: User; csrf: string };
 }
 
-function page({ title, signedIn }: Chrome, body: Html): string {
+/** Every page's frame: head, header with who is signed in, one <main>; usage-pages.ts shares it. */
+export function page({ title, signedIn }: Chrome, body: Html): string {
   const who = signedIn ? (signedIn.user.email ?? signedIn.user.name ?? `user ${signedIn.user.id}`) : undefined;
   return html`<!doctype html>
 <html lang="en">
@@ -65,9 +66,11 @@ export interface SettingsView {
   keys: KeyRecord[];
   /** Keys made a moment ago: the only time their secrets are ever shown. */
   created: NewKey[];
+  /** Each key's use per day (usage-pages.ts), shown under the list. */
+  usage?: Html;
 }
 
-const when = (ms: number | null) => (ms === null ? "never" : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`);
+export const when = (ms: number | null) => (ms === null ? "never" : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`);
 
 function keyRow(key: KeyRecord): Html {
   const tokens = key.promptTokens + key.completionTokens;
@@ -114,7 +117,8 @@ ${view.keys.map(keyRow)}
 <input id="key-name" name="name" required maxlength="${KEY_NAME_MAX}" placeholder="laptop">
 <button type="submit">Create key</button>
 </form>
-${table}`,
+${table}
+${view.usage}`,
   );
 }
 

@@ -5,12 +5,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 import { sendBody } from "../http/respond.ts";
 import type { UserKeys } from "../keys/user-keys.ts";
+import type { Admins } from "./admins.ts";
 import { ASSETS } from "./assets.ts";
 import { NewKeyFlash } from "./new-key-flash.ts";
 import type { OidcClient } from "./oidc.ts";
 import { confirmRevokePage, KEY_NAME_MAX, notConfiguredPage, settingsPage, signedOutPage } from "./pages.ts";
 import { readForm, redirect, sendHtml } from "./respond.ts";
 import type { Sessions, SignedIn } from "./session.ts";
+import { keyUsageFor, showOperatorUsage } from "./usage-routes.ts";
 
 /** What sign-in needs; absent when the gateway runs without OIDC. */
 export interface SignIn {
@@ -18,6 +20,8 @@ export interface SignIn {
   sessions: Sessions;
   users: UserKeys;
   flash: NewKeyFlash;
+  /** Who may see every user's usage. */
+  admins: Admins;
 }
 
 interface Request {
@@ -40,6 +44,7 @@ const KEY_PATH = /^\/settings\/keys\/(key_[0-9a-f]{24})\/revoke$/;
 const PAGE_ROUTES: PageRoute[] = [
   { name: "/settings", pattern: /^\/settings\/?$/, methods: { GET: showSettings } },
   { name: "/settings/keys", pattern: /^\/settings\/keys$/, methods: { POST: createKey } },
+  { name: "/settings/usage", pattern: /^\/settings\/usage$/, methods: { GET: ({ signIn, req, res }) => showOperatorUsage(signIn, req, res) } },
   { name: "/settings/keys/{id}/revoke", pattern: KEY_PATH, methods: { GET: confirmRevoke, POST: revokeKey } },
   { name: "/auth/login", pattern: /^\/auth\/login$/, methods: { GET: beginSignIn } },
   { name: "/auth/callback", pattern: /^\/auth\/callback$/, methods: { GET: finishSignIn } },
@@ -90,7 +95,9 @@ async function showSettings({ signIn, req, res }: Request): Promise<void> {
   if (session === undefined) return sendHtml(res, 200, signedOutPage(signIn.oidc.settings.issuer.href));
   const { user, sessionId } = session;
   const created = signIn.flash.take(sessionId);
-  sendHtml(res, 200, settingsPage({ user, csrf: signIn.sessions.csrfToken(sessionId), keys: signIn.users.list(user.id), created }));
+  const keys = signIn.users.list(user.id);
+  const usage = keyUsageFor(signIn, user, keys);
+  sendHtml(res, 200, settingsPage({ user, csrf: signIn.sessions.csrfToken(sessionId), keys, created, usage }));
 }
 
 async function createKey(r: Request): Promise<void> {
