@@ -2,7 +2,7 @@
 // plain values, shared by the agent that signs, the gateway that verifies, `svc-agent verify` and the browser
 // page /verify, so nothing here may need node: part of the portable verifier (src/verifier.ts).
 import { bytesToHex, randomBytes } from "@noble/hashes/utils.js";
-import { z } from "zod";
+import * as z from "zod";
 import { canonicalJson } from "./canonical-json.ts";
 import { Hex16, Hex32, Hex64 } from "./hex.ts";
 import { providerIdOf } from "./provider-id.ts";
