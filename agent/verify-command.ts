@@ -2,9 +2,7 @@
 // that signed it is tied to a provider you trust: a directory listing, a known key, or keys seen before.
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import type { Receipt, ReceiptCheck, ReceiptExpectations, ReceiptStatus } from "../src/receipt.ts";
-import { receiptStatus } from "../src/receipt.ts";
-import { checkSavedResponse, readSavedResponse, type SavedKind } from "../src/saved-response.ts";
+import { checkSavedResponse, readSavedResponse, receiptStatus, type Receipt, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../src/verifier.ts";
 import { TRUST_LEVELS } from "../src/trust.ts";
 import { checkKnownKey } from "./known-keys.ts";
 

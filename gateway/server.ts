@@ -19,6 +19,7 @@ import type { Gateway, RouteContext } from "./context.ts";
 import type { RequestLog } from "./request-log.ts";
 import { sendErrorPage } from "./web/respond.ts";
 import { isPagePath, resolvePage } from "./web/routes.ts";
+import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
@@ -90,7 +91,7 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
   let routeName = "unmatched";
   const log: RequestLog = {};
   // the settings pages are HTML for browsers, signed in by cookie; every other route is the bearer-key API
-  const page = isPagePath(path);
+  const page = isPagePath(path) || isVerifyPath(path);
   gateway.metrics.inFlight.inc();
   try {
     if (drain.draining) {
@@ -101,7 +102,8 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
       routeName = path;
       await answerOps(opsOf(gateway, drain), method, path, res);
     } else if (page) {
-      const resolved = resolvePage(gateway.signIn, method, path, res);
+      // /verify is public: no sign-in, no key
+      const resolved = isVerifyPath(path) ? resolveVerifyPage(gateway.catalog, method, path, res) : resolvePage(gateway.signIn, method, path, res);
       routeName = resolved.name;
       await resolved.serve(req, res);
     } else {

@@ -1,12 +1,14 @@
 // Receipts (DESIGN §5, RECEIPTS.md): the format, signing, and the checks a verifier runs. Pure functions of
-// plain values, shared by the agent that signs, the gateway that verifies and `svc-agent verify`.
-import { randomBytes } from "node:crypto";
-import { z } from "zod";
+// plain values, shared by the agent that signs, the gateway that verifies, `svc-agent verify` and the browser
+// page /verify, so nothing here may need node: part of the portable verifier (src/verifier.ts).
+import { bytesToHex, randomBytes } from "@noble/hashes/utils.js";
+import * as z from "zod";
 import { canonicalJson } from "./canonical-json.ts";
-import { sha256Hex } from "./hash.ts";
 import { Hex16, Hex32, Hex64 } from "./hex.ts";
 import { providerIdOf } from "./provider-id.ts";
-import { SIGNATURE_DOMAINS, verifySignature, type Signer } from "./signing.ts";
+import { sha256Hex } from "./sha256.ts";
+import { SIGNATURE_DOMAINS, verifySignature } from "./signature.ts";
+import type { Signer } from "./signing.ts";
 import type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, Usage } from "./receipt-types.ts";
 import { TRUST_LEVELS } from "./trust.ts";
 
@@ -73,7 +75,7 @@ const schemaIsReceipt: Same<z.infer<typeof ReceiptSchema>, Receipt> = true;
 void schemaIsReceipt;
 
 export function newReceiptId(): string {
-  return `rcpt_${randomBytes(12).toString("hex")}`;
+  return `rcpt_${bytesToHex(randomBytes(12))}`;
 }
 
 /** What the signature covers: the receipt without `signing_key` and `signature`. */

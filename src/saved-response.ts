@@ -1,5 +1,6 @@
 // Reads what a caller saved from the gateway — a non-stream response body, a receipt alone, or an SSE
-// transcript — and checks its receipt offline against the content in the same file (`svc-agent verify`).
+// transcript — and checks its receipt offline against the content in the same file (`svc-agent verify`, the
+// page /verify). Portable: part of the verifier in src/verifier.ts, so no node: modules here.
 import { createParser } from "eventsource-parser";
 import { AnswerRecord } from "./answer-record.ts";
 import { verifyReceipt } from "./receipt.ts";

@@ -1,6 +1,9 @@
 // DESIGN §5 receipts as a unit: RECEIPTS.md's vectors, signing and every verifier check, with no server.
 import { sign } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../src/canonical-json.ts";
@@ -8,6 +11,7 @@ import { providerIdOf } from "../src/provider-id.ts";
 import { sha256Hex } from "../src/hash.ts";
 import { newReceiptId, payloadOf, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt.ts";
 import { Signer } from "../src/signing.ts";
+import { browserBundle } from "../gateway/web/verify/bundle.ts";
 
 interface Vector {
   name: string;
@@ -245,5 +249,35 @@ describe("RECEIPTS.md v2: receipts that cover tool calls and reasoning", () => {
     // a provider answering a request with tools must not fall back to a v1 receipt
     expect(failed(receipt, { content, version: 2 })).toEqual(["version"]);
     expect(failed(signReceipt(key, { ...payload, finish_reason: "tool_calls" } as never))).toEqual(["format"]);
+  });
+});
+
+describe("src/verifier.ts: one verifier module set for node and browsers", () => {
+  const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+  it("bundles for a browser with no node: module and no Buffer, and the bundle verifies every RECEIPTS.md vector", async () => {
+    const { code, inputs } = await browserBundle(source("../src/verifier.ts"), "esm");
+    expect(inputs).toEqual(expect.arrayContaining(["src/receipt.ts", "src/saved-response.ts", "src/canonical-json.ts", "src/sha256.ts", "src/signature.ts", "src/provider-id.ts"]));
+    expect(inputs.filter((f) => f.startsWith("node_modules/@noble/")).length).toBeGreaterThan(0);
+    expect(code).not.toMatch(/\bBuffer\b/);
+    // the exact bytes a browser gets, run here
+    const dir = mkdtempSync(join(tmpdir(), "svc-verifier-"));
+    writeFileSync(join(dir, "verifier.mjs"), code);
+    const bundled = (await import(pathToFileURL(join(dir, "verifier.mjs")).href)) as typeof import("../src/verifier.ts");
+    rmSync(dir, { recursive: true });
+    const { vectors } = vectorsFromDoc();
+    for (const v of vectors.filter((v) => v.valid)) {
+      expect(bundled.verifyReceipt(v.receipt, { ...answerOf(v), signingKey: v.receipt.signing_key }), v.name).toMatchObject({ status: "valid", problems: [] });
+      expect(bundled.verifyReceipt(v.receipt, { ...answerOf(v), providerId: v.receipt.provider_id }), v.name).toMatchObject({ status: "valid", problems: [] });
+      expect(bundled.verifyReceipt(v.receipt, answerOf(v)).status, v.name).toBe("unverified");
+    }
+    for (const v of vectors.filter((v) => !v.valid)) {
+      expect(bundled.verifyReceipt(v.receipt, answerOf(v)).checks.filter((c) => !c.ok).map((c) => c.check), v.name).toEqual(v.fails);
+    }
+    expect(vectors.filter((v) => !v.valid).map((v) => v.receipt.version)).toContain(2);
+  });
+
+  it("a browser build refuses node's crypto, so the signing side (node:crypto) could never slip into the set", async () => {
+    await expect(browserBundle(source("../src/signing.ts"))).rejects.toThrow(/node:crypto/);
   });
 });

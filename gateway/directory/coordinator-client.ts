@@ -10,7 +10,7 @@ import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { sha256Hex } from "../../src/hash.ts";
 import { Mailbox } from "../../src/mailbox.ts";
 import { AnswerRecord } from "../../src/answer-record.ts";
-import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/receipt.ts";
+import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/verifier.ts";
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
 import { Slots } from "../../src/slots.ts";

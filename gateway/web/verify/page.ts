@@ -1,0 +1,101 @@
+// The public page /verify (no sign-in, no key): paste or drop a saved response or SSE transcript and see its
+// receipt checked in the browser by the bundled verifier. Its CSP lets the page run only its own script and
+// send nothing: no fetch, no form post, so what is pasted never leaves the browser.
+import type { ServerResponse } from "node:http";
+import type { Catalog } from "../../../src/catalog.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { sendBody } from "../../http/respond.ts";
+import { html } from "../html.ts";
+import { sendHtml } from "../respond.ts";
+import type { ResolvedPage } from "../routes.ts";
+import { verifierScript } from "./bundle.ts";
+import type { ModelPin } from "./report.ts";
+
+export const VERIFY_PATH = "/verify";
+const SCRIPT_PATH = "/verify/assets/verify.js";
+const STYLE_PATH = "/verify/assets/verify.css";
+
+// the settings pages' policy, less form posts: the page's only form is handled by its script, never sent
+const VERIFY_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+const CSS = `#saved { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; }
+#saved.dropping { outline: 3px dashed #36f; }
+fieldset { margin: 1rem 0; border: 1px solid #8884; }
+fieldset input { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; margin-bottom: .5rem; }
+#verdict[data-status=valid] { color: #080; }
+#verdict[data-status=invalid] { color: #c00; }
+#verdict[data-status=unverified] { color: #a60; }
+#checks li { margin: .3rem 0; overflow-wrap: anywhere; }
+#checks li[data-result=fail] strong { color: #c00; }
+#checks li[data-result="not checked"] { opacity: .75; }
+`;
+
+export const isVerifyPath = (path: string): boolean => path === VERIFY_PATH || path.startsWith(`${VERIFY_PATH}/`);
+
+/** The page, its script or its stylesheet; anything else under /verify is a 404, any method but GET/HEAD a 405. */
+export function resolveVerifyPage(catalog: Catalog, method: string, path: string, res: ServerResponse): ResolvedPage {
+  const serve = {
+    [VERIFY_PATH]: { name: VERIFY_PATH, serve: async () => sendHtml(res, 200, verifyPage(catalog), { "content-security-policy": VERIFY_CSP }) },
+    [SCRIPT_PATH]: { name: "/verify/assets/{file}", serve: async () => sendAsset(res, "text/javascript; charset=utf-8", await verifierScript()) },
+    [STYLE_PATH]: { name: "/verify/assets/{file}", serve: async () => sendAsset(res, "text/css; charset=utf-8", CSS) },
+  }[path === `${VERIFY_PATH}/` ? VERIFY_PATH : path];
+  if (serve === undefined) throw new ApiError("route_not_found", `There is no page at ${path}.`);
+  if (method !== "GET" && method !== "HEAD") {
+    res.setHeader("allow", "GET, HEAD");
+    throw new ApiError("method_not_allowed", `${method} is not allowed on ${serve.name}.`);
+  }
+  // start the bundle while the browser reads the page; the script's own request reports a failed build
+  if (serve.name === VERIFY_PATH) verifierScript().catch(() => undefined);
+  return { name: serve.name, serve: () => serve.serve() };
+}
+
+// the bundle is rebuilt when the gateway restarts (perhaps upgraded): revalidate rather than keep it for an hour
+function sendAsset(res: ServerResponse, type: string, body: string): void {
+  sendBody(res, 200, type, body, { "cache-control": "no-cache", "x-content-type-options": "nosniff" });
+}
+
+export function verifyPage(catalog: Catalog): string {
+  const pins: ModelPin[] = catalog.models.map(({ alias, hub_id, revision, sha256 }) => ({ alias, hub_id, revision, sha256 }));
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Verify a receipt · svc</title>
+<link rel="stylesheet" href="/settings/assets/settings.css">
+<link rel="stylesheet" href="${STYLE_PATH}">
+<script src="${SCRIPT_PATH}" defer></script>
+</head>
+<body>
+<header><p><a href="${VERIFY_PATH}">svc</a> · Verify a receipt</p></header>
+<main id="main" data-pins="${JSON.stringify(pins)}">
+<h1>Verify a receipt</h1>
+<p>Paste or drop a response you saved from an svc gateway: a chat completion body (<code>curl … &gt; r.json</code>), a
+receipt alone, or a stream's transcript (<code>curl -N … &gt; r.sse</code>). Its <code>svc_receipt</code> is checked
+here, in your browser, against the content beside it; nothing you paste or drop is sent anywhere.</p>
+<noscript><p class="warning">This page checks receipts with JavaScript, in your browser. Turn JavaScript on, or run
+<code>npx svc-agent verify FILE</code>.</p></noscript>
+<form id="verify-form">
+<label for="saved">Saved response or SSE transcript</label>
+<textarea id="saved" rows="12" spellcheck="false" autocomplete="off"></textarea>
+<p><label for="saved-file">Or choose a file:</label> <input id="saved-file" type="file" accept=".json,.sse,.txt,application/json,text/plain,text/event-stream"></p>
+<fieldset>
+<legend>Optional: what you know apart from the file</legend>
+<p>Without the provider's id or key the answer can be at best <em>unverified</em>: anyone can make a key and sign
+a receipt that holds together.</p>
+<label for="provider-id">Provider id (64 hex characters, from <code>GET /v1/providers</code>)</label>
+<input id="provider-id" autocomplete="off" spellcheck="false">
+<label for="signing-key">Or the provider's Ed25519 signing key (64 hex characters)</label>
+<input id="signing-key" autocomplete="off" spellcheck="false">
+<label for="client-nonce">The <code>x-svc-receipt-nonce</code> you sent, if any</label>
+<input id="client-nonce" autocomplete="off" spellcheck="false">
+</fieldset>
+<button type="submit">Verify</button>
+</form>
+<section id="result" aria-live="polite" hidden></section>
+</main>
+</body>
+</html>
+`.text;
+}
