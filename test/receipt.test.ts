@@ -10,7 +10,7 @@ import { canonicalJson } from "../src/canonical-json.ts";
 import { providerIdOf } from "../src/provider-id.ts";
 import { sha256Hex } from "../src/hash.ts";
 import { newReceiptId, payloadOf, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt.ts";
-import { Signer } from "../src/signing.ts";
+import { SIGNATURE_DOMAINS, Signer, verifySignature, verifySignatureNative } from "../src/signing.ts";
 import { browserBundle } from "../gateway/web/verify/bundle.ts";
 
 interface Vector {
@@ -281,3 +281,25 @@ describe("src/verifier.ts: one verifier module set for node and browsers", () =>
     await expect(browserBundle(source("../src/signing.ts"))).rejects.toThrow(/node:crypto/);
   });
 });
+
+describe("DESIGN §5 the gateway's signature check on node's native Ed25519", () => {
+  const check = (key: string, payload: unknown, signature: string) =>
+    [verifySignatureNative(key, SIGNATURE_DOMAINS.receipt, payload, signature), verifySignature(key, SIGNATURE_DOMAINS.receipt, payload, signature)];
+
+  it("agrees with the portable check: valid vectors hold, a flipped signature bit, another key or bad hex do not", () => {
+    const { vectors } = vectorsFromDoc();
+    for (const v of vectors.filter((v) => v.valid)) {
+      const r = v.receipt;
+      expect(check(r.signing_key, payloadOf(r), r.signature), v.name).toEqual([true, true]);
+      const flipped = (parseInt(r.signature[0]!, 16) ^ 1).toString(16) + r.signature.slice(1);
+      expect(check(r.signing_key, payloadOf(r), flipped), v.name).toEqual([false, false]);
+      expect(check(other.publicKey, payloadOf(r), r.signature), v.name).toEqual([false, false]);
+    }
+    expect(check("zz", {}, "00")).toEqual([false, false]);
+    expect(verifyReceipt(receipt, { content }, { signature: verifySignatureNative }).problems).toEqual([]);
+    expect(failed({ ...receipt, created: receipt.created + 1 }, { content })).toEqual(failedWith({ ...receipt, created: receipt.created + 1 }, { content }));
+  });
+});
+
+const failedWith = (raw: unknown, expect: Parameters<typeof verifyReceipt>[1]) =>
+  verifyReceipt(raw, expect, { signature: verifySignatureNative }).checks.filter((c) => !c.ok).map((c) => c.check);

@@ -12,6 +12,7 @@ import { Mailbox } from "../../src/mailbox.ts";
 import { AnswerRecord } from "../../src/answer-record.ts";
 import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/verifier.ts";
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
+import { verifySignatureNative } from "../../src/signing.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
 import { Slots } from "../../src/slots.ts";
 import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
@@ -248,7 +249,7 @@ export class CoordinatorClient implements Directory {
       version: request.tooling.tools !== undefined || request.tooling.reasoning_format !== undefined ? RECEIPT_VERSION_TOOLS : RECEIPT_VERSION,
       gatewayNonce: sealed.plaintext.nonce,
       clientNonce: request.clientNonce,
-    });
+    }, { signature: verifySignatureNative });
     if (verdict.valid && verdict.receipt) return verdict.receipt;
     this.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
     throw new ApiError(
