@@ -5,7 +5,7 @@ import { SyntheticEngine } from "../agent/synthetic-engine.ts";
 import type { Proc } from "../test/fixtures/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
-import { LoadClient, type RunResult, type Sample } from "./load.ts";
+import { LoadClient, type RunResult, type Sample, type Target } from "./load.ts";
 import { MOCK_TOKENS } from "./mock-upstream.ts";
 import { startPortkey, startUpstreamProcess } from "./peer-procs.ts";
 import { OPERATOR_KEY, startCoordinator, startGateway, startSwarm } from "./procs.ts";
@@ -76,12 +76,13 @@ const cpuNow = (procs: Record<string, Proc>) => Object.fromEntries(Object.entrie
 
 export async function peerBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean): Promise<{ rows: PeerRow[]; tables: Table[]; peer: string }> {
   const rounds = quick ? 2 : 4;
-  const roundMs = quick ? 250 : 600;
-  const baselineMs = quick ? 120 : 250;
+  // quick: short rounds, since starting two svc layouts, two swarms and the peer already takes ~10 s
+  const roundMs = quick ? 150 : 600;
+  const baselineMs = quick ? 80 : 250;
   const alias = tiny.catalog.default;
   const stops: (() => Promise<void>)[] = [];
   const clients: LoadClient[] = [];
-  const client = (target: ConstructorParameters<typeof LoadClient>[0]) => {
+  const client = (target: Target) => {
     const c = new LoadClient(target, Math.max(...CONCURRENCY));
     clients.push(c);
     return c;
