@@ -17,6 +17,8 @@ export interface Target {
   url: string;
   key: string;
   model?: string;
+  /** Sent with every request besides authorization, e.g. the Portkey peer's routing headers. */
+  headers?: Record<string, string>;
 }
 
 export interface RunResult {
@@ -48,7 +50,7 @@ export class LoadClient {
         {
           method: "POST",
           agent: this.agent,
-          headers: { authorization: `Bearer ${this.target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+          headers: { ...this.target.headers, authorization: `Bearer ${this.target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
         },
         (res) => {
           res.setEncoding("utf8");

@@ -25,15 +25,16 @@ function benchOptions(dir: string, name: string, env: NodeJS.ProcessEnv = {}): P
   return { name, env, nodeArgs, logFile: join(dir, `${name}.log`), killAfterMs: 5_000 };
 }
 
-/** One of our bins (or another script), started the bench's way. */
-export function startBenchProcess(dir: string, name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-  return startProcess(script, args, benchOptions(dir, name, env));
+/** One of our bins (or another script), started the bench's way; `nodeArgs` go before the script (TSX, a preload). */
+export function startBenchProcess(dir: string, name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Proc {
+  const options = benchOptions(dir, name, env);
+  return startProcess(script, args, { ...options, nodeArgs: [...(options.nodeArgs ?? []), ...nodeArgs] });
 }
 
 /** `svc-gateway coordinator` alone, so its memory and CPU are measured apart from the gateway's. */
-export async function startCoordinator(dir: string, catalogPath?: string): Promise<{ proc: Proc; url: string }> {
-  const args = ["coordinator", "--port", "0", "--data-dir", join(dir, "coordinator-data"), ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : [])];
-  const proc = startBenchProcess(dir, "coordinator", GATEWAY_BIN, args);
+export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator"): Promise<{ proc: Proc; url: string }> {
+  const args = ["coordinator", "--port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : [])];
+  const proc = startBenchProcess(dir, name, GATEWAY_BIN, args);
   const url = (await proc.waitFor(/coordinator at (http:\/\/\S+) /, 60_000))[1]!;
   return { proc, url };
 }

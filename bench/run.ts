@@ -1,6 +1,6 @@
-// `npm run bench [-- --quick] [-- --only overhead,scale,engine]`: measures the gateway path against the
-// direct path, throughput and scale against synthetic agents, and our engine against raw node-llama-cpp, all
-// side by side in one run on this machine; prints the tables and saves them as JSON under bench/results/.
+// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer]`: measures the gateway path against the
+// direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, and svc
+// next to a peer gateway, all in one run on this machine; prints the tables and saves them as JSON under bench/results/.
 import { Command } from "commander";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -9,11 +9,12 @@ import { fileURLToPath } from "node:url";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
+import { peerBench } from "./peer.ts";
 import { profileInto } from "./procs.ts";
 import { scaleBench } from "./scale.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "scale", "engine"] as const;
+const SECTIONS = ["overhead", "scale", "engine", "peer"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const opts = new Command("npm run bench")
@@ -55,6 +56,11 @@ try {
     const engine = await engineBench(dir, tiny, quick);
     results.engine = engine.results;
     print(engine.tables);
+  }
+  if (only.has("peer")) {
+    const peer = await peerBench(dir, tiny, quick);
+    results.peer = { peer: peer.peer, rows: peer.rows };
+    print(peer.tables);
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
