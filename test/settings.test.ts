@@ -4,27 +4,23 @@
 import OpenAI from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKey as createPageKey, launchBrowser, loginAtProvider, signIn, startSignIn } from "./fixtures/browser.ts";
-import { OPERATOR_KEY, startAgent, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
+import { createKey as createPageKey, loginAtProvider, signIn, startSignIn } from "./fixtures/browser.ts";
+import type { AgentProcess } from "./fixtures/gateway.ts";
 import { forgeExpired } from "./fixtures/session-cookie.ts";
-import { startSettingsGateway, type SettingsGateway } from "./fixtures/settings-gateway.ts";
+import { startSettingsStack, type SettingsGateway, type SettingsStack } from "./fixtures/settings-gateway.ts";
 
 let gateway: SettingsGateway;
 let agent: AgentProcess;
 let browser: Browser;
 
+let stack: SettingsStack | undefined;
+
 beforeAll(async () => {
-  gateway = await startSettingsGateway();
-  agent = await startAgent(gateway.coordinatorUrl, gateway.tiny);
-  await waitForProvider({ url: gateway.url, key: OPERATOR_KEY }, agent.providerId);
-  browser = await launchBrowser();
+  stack = await startSettingsStack();
+  ({ gateway, agent, browser } = stack);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await agent?.stop();
-  await gateway?.stop();
-});
+afterAll(() => stack?.stop());
 
 interface SignedInUser {
   context: BrowserContext;

@@ -10,27 +10,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DailyUsage, UsageCounts } from "../gateway/keys/key-store.ts";
 import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
 import { sumCounts, USAGE_DAYS, usageWindow } from "../gateway/keys/usage.ts";
-import { createKey, launchBrowser, signIn } from "./fixtures/browser.ts";
+import { createKey, signIn } from "./fixtures/browser.ts";
 import { runCli } from "./fixtures/cli.ts";
-import { OPERATOR_KEY, startAgent, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
-import { startSettingsGateway, type SettingsGateway } from "./fixtures/settings-gateway.ts";
+import { OPERATOR_KEY, type AgentProcess } from "./fixtures/gateway.ts";
+import { startSettingsStack, type SettingsGateway, type SettingsStack } from "./fixtures/settings-gateway.ts";
 
 let gateway: SettingsGateway;
 let agent: AgentProcess;
 let browser: Browser;
 const shots = mkdtempSync(join(tmpdir(), "svc-usage-shots-"));
 
+let stack: SettingsStack | undefined;
+
 beforeAll(async () => {
-  gateway = await startSettingsGateway({ adminEmails: "Root@Example.test, unverified-root@example.test" });
-  agent = await startAgent(gateway.coordinatorUrl, gateway.tiny);
-  await waitForProvider({ url: gateway.url, key: OPERATOR_KEY }, agent.providerId);
-  browser = await launchBrowser();
+  stack = await startSettingsStack({ adminEmails: "Root@Example.test, unverified-root@example.test" });
+  ({ gateway, agent, browser } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await agent?.stop();
-  await gateway?.stop();
+  await stack?.stop();
   rmSync(shots, { recursive: true, force: true });
 });
 
