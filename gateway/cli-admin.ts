@@ -99,7 +99,8 @@ export function addAdminCommands(program: Command): void {
     });
 
   keys
-    .command("limit <key-id>")
+    .command("limit")
+    .argument("<key-id>", "the key's id (key_…), from keys list")
     .description("override the serve --key-* defaults for one key (N, or `default`); a running gateway applies it within 10 s")
     .option("--concurrency <n>", "requests in flight", limitOverride)
     .option("--rpm <n>", "requests per minute", limitOverride)
