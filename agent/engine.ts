@@ -41,7 +41,7 @@ export interface EngineOptions {
   store: ModelStore;
   /** llama.cpp CPU threads; defaults to the physical cores less one (see machine.ts). */
   threads?: number;
-  /** Unload a model after this long unused (`--keep-alive`). */
+  /** Unload a model after this long unused (default 5 minutes; no command-line flag sets it). */
   keepAliveMs?: number;
   /** Context window per session, capped by the model's training context. */
   contextSize?: number;

@@ -1,6 +1,6 @@
 // Argument parsers shared by the two command lines.
 import { existsSync, readFileSync } from "node:fs";
-import { InvalidArgumentError, type OutputConfiguration } from "commander";
+import { CommanderError, InvalidArgumentError, type Command, type OutputConfiguration } from "commander";
 import { Hex32 } from "./hex.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
 
@@ -78,3 +78,18 @@ export const limitOverride = (value: string): number | null => {
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer or `default`");
   return n;
 };
+
+/** Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one line and exit 1. */
+export async function runProgram(program: Command, bin: string): Promise<void> {
+  try {
+    await program.parseAsync();
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // commander has printed the error (or the help or version asked for) already
+      process.exitCode = err.exitCode === 0 ? 0 : USAGE_EXIT;
+    } else {
+      console.error(`${bin}: ${(err as Error).message}`);
+      process.exitCode = 1;
+    }
+  }
+}

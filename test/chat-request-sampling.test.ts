@@ -1,6 +1,6 @@
 // SPEC §2.1 beyond its table: the OpenAI sampling and length controls svc honours (parsed into what is sealed),
 // and every other OpenAI request field, refused with 400 unsupported_parameter or accepted because it cannot
-// change the answer. README "OpenAI compatibility" lists the same decisions.
+// change the answer. docs/api.md "OpenAI compatibility" lists the same decisions.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -188,10 +188,14 @@ describe("§2.1 OpenAI fields accepted and ignored: they cannot change the answe
   });
 });
 
-describe("README OpenAI compatibility", () => {
+describe("docs/api.md OpenAI compatibility", () => {
   it("lists every honoured sampling control and every refused field", () => {
-    const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## OpenAI compatibility"), readme.indexOf("## API keys and the settings page"));
+    const page = readFileSync(join(import.meta.dirname, "..", "docs", "api.md"), "utf8");
+    const start = page.indexOf("\n## OpenAI compatibility\n");
+    // the section and its ### parts (structured output, tool calling, reasoning), up to the next ## heading
+    const section = page.slice(start, page.indexOf("\n## ", start + 1));
+    expect(start).toBeGreaterThan(0);
+    expect(section).toContain("### Reasoning");
     const tooling = ["tools", "tool_choice", "parallel_tool_calls", "reasoning_format", "reasoning_effort", "chat_template_kwargs"];
     for (const field of [...SAMPLING_FIELDS, ...tooling, ...REFUSED_FIELDS]) expect(section, field).toContain(`\`${field}\``);
   });

@@ -60,7 +60,7 @@ describe("response_format", () => {
     expect(fault(jsonSchema(bounds, { strict: true }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.anyOf[0].minimum"]);
   });
 
-  it("without strict the same schemas pass (svc enforces what the grammar can; README lists the rest)", () => {
+  it("without strict the same schemas pass (svc enforces what the grammar can; docs/api.md lists the rest)", () => {
     expect(sampling(jsonSchema(CONTACT)).response_format).toMatchObject({ type: "json_schema" });
     expect(sampling(jsonSchema(CONTACT, { strict: false })).response_format).toMatchObject({ json_schema: { strict: false } });
   });

@@ -1,4 +1,4 @@
-// README "API keys and the settings page" (SPEC §5): the gateway's data dir is 0700 and its key store (with the
+// docs/operator-guide.md "API keys and the settings page" (SPEC §5): the gateway's data dir is 0700 and its key store (with the
 // WAL and shared-memory files) and cookie secret are 0600; looser ones left by an older install are tightened
 // at start, one warning line each. Unit checks on a temp dir, then a real gateway with sign-in.
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";

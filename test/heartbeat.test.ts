@@ -1,4 +1,4 @@
-// Link liveness (README "Faults"): traffic proves a peer alive, a quiet one is pinged, and only several
+// Link liveness (docs/architecture.md "Faults"): traffic proves a peer alive, a quiet one is pinged, and only several
 // intervals of silence drop it, so a loaded machine's late pong never drops a live agent.
 import { EventEmitter } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";

@@ -1,5 +1,5 @@
 // SPEC §5's key store on a real SQLite file in a temp dir: schema and migration, secrets kept only as hashes
-// and found through an index, keys scoped to their owner, revocation and sessions; and README "Rate limits":
+// and found through an index, keys scoped to their owner, revocation and sessions; and docs/operator-guide.md "Rate limits":
 // per-key overrides, read through UserKeys and set by the operator's `svc-gateway keys` commands.
 import Database from "better-sqlite3";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";

@@ -1,4 +1,4 @@
-// The house rules of README's "Layout", checked on the import graph: the coordinator reaches only src/ and
+// The house rules of docs/architecture.md's "Layout", checked on the import graph: the coordinator reaches only src/ and
 // the shared HTTP wing, the gateway never reaches into the agent, src/ stands on its own, and no module
 // imports itself round a circle.
 import { readdirSync, readFileSync } from "node:fs";
@@ -67,7 +67,7 @@ function cycles(): string[][] {
   return found;
 }
 
-describe("Layout (README)", () => {
+describe("Layout (docs/architecture.md)", () => {
   it("reads every import of the tree", () => {
     // guards the rules below against a pattern that silently matches nothing
     expect(graph.get("gateway/serve.ts")).toContain("gateway/server.ts");

@@ -1,4 +1,4 @@
-// Liveness on a loaded machine (README "Faults"): with a busy loop on every core for the whole test, live
+// Liveness on a loaded machine (docs/architecture.md "Faults"): with a busy loop on every core for the whole test, live
 // agents are never dropped and every request is answered. The CI-sized form of running the suite under a
 // CPU hog; the production heartbeat is in force (no fixture sets another).
 import { spawn, type ChildProcess } from "node:child_process";

@@ -1,4 +1,4 @@
-// README "Rate limits": one key flooding the gateway does not slow another key. A real gateway with three
+// docs/operator-guide.md "Rate limits": one key flooding the gateway does not slow another key. A real gateway with three
 // synthetic agents and `--key-concurrency 1`; a quiet key's latency is measured alone, then while a second key
 // floods, in alternating rounds so that a burst of load from elsewhere on the machine lands on both sides.
 import { setTimeout as sleep } from "node:timers/promises";

@@ -1,4 +1,4 @@
-// README "Rate limits" end to end, against a real `svc-gateway serve` with `--key-*` defaults and a synthetic
+// docs/operator-guide.md "Rate limits" end to end, against a real `svc-gateway serve` with `--key-*` defaults and a synthetic
 // agent: OpenAI's headers, 429 rate_limited with Retry-After for each limit, a concurrency slot freed on every
 // way an answer ends, a user key's override set with `svc-gateway keys limit`, failed authentication slowed
 // per address while valid keys pass, and the 429s counted in /metrics.

@@ -1,4 +1,4 @@
-// README "Rate limits" at the unit level: the token bucket, a key's concurrency, requests-per-minute and
+// docs/operator-guide.md "Rate limits" at the unit level: the token bucket, a key's concurrency, requests-per-minute and
 // tokens-per-minute decisions, OpenAI's headers, failed authentication per address, and the limiter that
 // wires them into a request. Time is passed in, so nothing here waits.
 import { EventEmitter } from "node:events";

@@ -1,4 +1,4 @@
-// README "Security model", tried as an attacker would on loopback: who may join the coordinator as a
+// docs/security.md, tried as an attacker would on loopback: who may join the coordinator as a
 // provider or as a gateway, where the embedded coordinator listens, and that no message or burst can wedge a
 // queue. Each test reproduces an attack and shows it fail.
 import { join } from "node:path";

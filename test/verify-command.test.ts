@@ -1,4 +1,4 @@
-// `svc-agent verify` fails closed (README `svc-agent verify`, RECEIPTS.md step 4): the real command line against
+// `svc-agent verify` fails closed (docs/verifying.md, RECEIPTS.md step 4): the real command line against
 // saved receipts and a stub provider listing. VALID needs a key tied to a provider you trust; a receipt forged
 // with a fresh key is UNVERIFIED without trust input and INVALID against a listing that says otherwise.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";

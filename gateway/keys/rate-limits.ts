@@ -1,4 +1,4 @@
-// Per-key rate limits (README "Rate limits"): requests in flight, requests per minute and tokens per minute,
+// Per-key rate limits (docs/operator-guide.md "Rate limits"): requests in flight, requests per minute and tokens per minute,
 // each from the key's override or the operator's default. It decides and counts; the caller answers 429.
 import { TokenBucket } from "./token-bucket.ts";
 

@@ -1,0 +1,175 @@
+// `svc-agent`'s command line: every command and flag, built here so that bin/svc-agent.ts stays a shim that
+// parses argv, and scripts/config-reference.ts can read the options to write docs/configuration.md.
+import { Command, Option } from "commander";
+import { join } from "node:path";
+import { catalogBody, findAlias } from "../src/catalog.ts";
+import { catalogFrom } from "./catalog-source.ts";
+import { catalogTable } from "./catalog-view.ts";
+import { memoryGb } from "./machine.ts";
+import { DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "./model-store.ts";
+import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import { downloadBar } from "./progress-bar.ts";
+import { DEFAULT_HUB_URL, pull } from "./pull.ts";
+import { VerifiedFiles } from "./verified-files.ts";
+import { parseFaults } from "./faults.ts";
+import { startAgent } from "./start.ts";
+import { addStartOptions, type StartFlags } from "./start-options.ts";
+import { RotatingLog } from "./log-file.ts";
+import { addServiceCommand } from "./service/command.ts";
+import { addDoctorCommand } from "./doctor/command.ts";
+import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "./verify-command.ts";
+import { ATTESTATION_EXIT, verifyAttestationFile, type AttestationFlags } from "./verify-attestation.ts";
+import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
+import { measure } from "../src/measure.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { onShutdownSignal } from "../src/shutdown.ts";
+
+interface RunFlags extends StartFlags {
+  heartbeatMs: number;
+  testFault?: string;
+  engine: "llama" | "synthetic";
+  syntheticTokens: number;
+  syntheticTokenMs: number;
+}
+
+/** The `svc-agent` program, not yet parsed. */
+export function agentProgram(): Command {
+  const program = new Command("svc-agent")
+    .description("svc provider daemon: serves catalog models through llama.cpp and signs a receipt for each session")
+    // usage errors exit USAGE_EXIT, apart from verify's verdicts 1 and 2; set before the subcommands, which copy it
+    .version(packageVersion())
+    .exitOverride()
+    .configureOutput(oneLineUsageErrors("svc-agent"));
+
+  program
+    .command("catalog")
+    .description("print the model catalog and whether this machine can serve each alias")
+    .option("--json", "print the GET /v1/catalog body instead of a table")
+    .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
+    .option("--coordinator <url>", "read the catalog from a running coordinator")
+    .option("--models-dir <dir>", "where downloaded models live", DEFAULT_MODELS_DIR)
+    .option("--model <alias=path>", "use this file for an alias (repeatable)", collect, [])
+    .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)
+    .action(async (opts: { json?: boolean; catalog?: string; coordinator?: string; modelsDir: string; model: string[]; memoryGb?: number }) => {
+      const catalog = await catalogFrom(opts);
+      if (opts.json) {
+        console.log(JSON.stringify(catalogBody(catalog), null, 2));
+        return;
+      }
+      const store = new ModelStore({ catalog, modelsDir: opts.modelsDir, overrides: parseModelOverrides(catalog, opts.model) });
+      console.log(catalogTable(catalog, { memoryGb: memoryGb(opts.memoryGb), isPresent: (a) => store.isPresent(a) }));
+    });
+
+  program
+    .command("pull")
+    .description("download an alias's pinned GGUF at its pinned revision, resuming and verifying SHA-256")
+    .argument("<alias>", "catalog alias, for example qwen3-4b")
+    .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
+    .option("--models-dir <dir>", "where to put the model", DEFAULT_MODELS_DIR)
+    .option("--data-dir <dir>", "agent state (remembers verified files)", DEFAULT_DATA_DIR)
+    .option("--hub-url <url>", "model hub to download from", DEFAULT_HUB_URL)
+    .action(async (alias: string, opts: { catalog?: string; modelsDir: string; dataDir: string; hubUrl: string }) => {
+      const catalog = await catalogFrom(opts);
+      const entry = findAlias(catalog, alias);
+      if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
+      const outcome = await pull({
+        entry,
+        modelsDir: opts.modelsDir,
+        hubUrl: opts.hubUrl,
+        verified: new VerifiedFiles(join(opts.dataDir, "verified-models.json")),
+        progress: process.stderr.isTTY ? downloadBar(alias) : undefined,
+        log: (line) => console.error(line),
+      });
+      const verb = outcome.status === "present" ? "already present and verified" : "downloaded and verified";
+      console.log(`${alias}: ${verb} (sha256 ${entry.sha256}) at ${outcome.path}`);
+    });
+
+  addStartOptions(
+    program.command("start").description("serve catalog models to a coordinator: prove this machine's keys, advertise, run sealed sessions"),
+  )
+    .addOption(new Option("--engine <kind>", "llama (serves models) or synthetic (benchmarks only: fixed tokens, no model, rung process)").choices(["llama", "synthetic"]).default("llama"))
+    .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
+    .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
+    .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
+    .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
+    .action(async (flags: RunFlags) => {
+      // under a service manager the lines go to a rotating file; a failure to start is logged there too
+      const file = flags.logFile === undefined ? undefined : new RotatingLog(flags.logFile, flags.logMaxMb);
+      const log = (line: string) => {
+        const text = `svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`;
+        if (file) file.write(text);
+        else console.log(text);
+      };
+      const agent = await startAgent({
+        coordinatorUrl: flags.coordinator,
+        catalogPath: flags.catalog,
+        models: flags.model,
+        modelsDir: flags.modelsDir,
+        dataDir: flags.dataDir,
+        memoryGb: flags.memoryGb,
+        attestor: flags.attestor,
+        releaseManifestPath: flags.releaseManifest,
+        name: flags.name,
+        threads: flags.threads,
+        heartbeatMs: flags.heartbeatMs,
+        token: flags.token,
+        faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
+        ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
+        log,
+      }).catch((err: Error) => {
+        file?.write(`svc-agent: ${err.message}`);
+        throw err;
+      });
+      // a second signal means now: the running session is abandoned
+      onShutdownSignal(async () => {
+        log(`leaving the directory; a running session has ${flags.shutdownGraceMs} ms to finish`);
+        await agent.stop(flags.shutdownGraceMs);
+        log("stopped");
+      });
+    });
+
+  addServiceCommand(program);
+  addDoctorCommand(program);
+
+  program
+    .command("verify")
+    .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check; or, with --attestation, a provider's attestation record")
+    .argument("[file]", "what the gateway returned, saved to a file")
+    .option("--providers <url>", "a provider listing ({gateway}/v1/providers): it must list the receipt's provider at the receipt's rung and serial", httpUrl)
+    .option("--api-key <key>", "API key for --providers (default: $SVC_API_KEY)")
+    .option("--key <hex>", "the provider's Ed25519 public key (64 hex characters), known some other way: it must have signed", hexKey)
+    .addOption(new Option("--provider-key <hex>", "the same as --key").argParser(hexKey).conflicts("key"))
+    .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails")
+    .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
+    .addOption(
+      new Option("--attestation <file>", "instead of a receipt, re-check a saved GET /v1/providers/{id}/attestation record: exit 0 VALID, 1 INVALID, 3 not checked or could not check")
+        .conflicts(["providers", "apiKey", "key", "providerKey", "trustOnFirstUse", "nonce"]),
+    )
+    .option("--roots <dir>", "with --attestation: the attestation roots you trust (.pem/.crt), for the hardware rung")
+    .option("--release-keys <file>", "with --attestation: the release keys you trust (one hex key a line), for the transparent rung")
+    .action(async (file: string | undefined, flags: VerifyFlags & AttestationFlags & { attestation?: string }, command: Command) => {
+      const apiKey = flags.apiKey ?? process.env.SVC_API_KEY;
+      // FILE is required unless --attestation names the file: commander's own words when neither is given
+      if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
+      if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });
+      if (flags.attestation === undefined && (flags.roots ?? flags.releaseKeys) !== undefined) command.error("--roots and --release-keys go with --attestation", { exitCode: USAGE_EXIT });
+      try {
+        if (flags.attestation !== undefined) {
+          process.exitCode = ATTESTATION_EXIT[await verifyAttestationFile(flags.attestation, flags, (line) => console.log(line))];
+          return;
+        }
+        const status = await verifyFile(file!, { ...flags, ...(apiKey ? { apiKey } : {}) }, (line) => console.log(line));
+        process.exitCode = VERIFY_EXIT[status];
+      } catch (err) {
+        // no verdict at all: distinct from INVALID, so a script never reads "could not look" as "forged"
+        console.error(`svc-agent: ${(err as Error).message}`);
+        process.exitCode = CANNOT_CHECK_EXIT;
+      }
+    });
+
+  program
+    .command("measure")
+    .description("print this installed build's code measurement (SHA-256 over its code files), for a release manifest")
+    .action(() => console.log(measure()));
+  return program;
+}

@@ -1,0 +1,122 @@
+// `svc-gateway providers|release|keys`: the commands that work on the key store and on release manifests.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Command, Option } from "commander";
+import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import { collect, limitOverride, positiveInteger } from "../src/cli-options.ts";
+import { Hex32 } from "../src/hex.ts";
+import { measure } from "../src/measure.ts";
+import { signManifest } from "../src/release-manifest.ts";
+import { Signer } from "../src/signing.ts";
+import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
+import { listKeys, setKeyLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { usageReport } from "./keys/usage-report.ts";
+import { USAGE_DAYS } from "./keys/usage.ts";
+
+/** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
+export const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
+
+export function addAdminCommands(program: Command): void {
+  const providers = program.command("providers").description("provider enrollment tokens: who may join the coordinator as a provider");
+  const storeOption = () => new Option("--data-dir <dir>", "the gateway's data dir, whose key store the coordinator reads").default(DEFAULT_GATEWAY_DIR);
+
+  providers
+    .command("enroll")
+    .description("issue an enrollment token for a provider machine (shown once); the agent takes it as --token")
+    .option("--name <label>", "what the token is for", "provider")
+    .option("--expires <when>", "a duration (90m, 12h, 30d) or a date (2027-01-31); default: never")
+    .option("--json", "print {id, name, token, prefix, created_at, expires_at} as JSON")
+    .addOption(storeOption())
+    .action((opts: { name: string; expires?: string; json?: boolean; dataDir: string }) => {
+      const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
+      const { token, secret } = withKeyStore(opts.dataDir, (store) => store.enrollProvider(opts.name, expiresAt), true);
+      if (opts.json) {
+        const { id, name, prefix, createdAt, expiresAt: expires } = token;
+        console.log(JSON.stringify({ id, name, token: secret, prefix, created_at: createdAt, expires_at: expires }));
+        return;
+      }
+      console.error(`svc-gateway: enrollment token ${token.id} (${token.name}${expiresAt === null ? "" : `, expires ${new Date(expiresAt).toISOString()}`}); it is shown once:`);
+      console.log(secret);
+      console.error(`svc-gateway: the provider joins with: SVC_PROVIDER_TOKEN=${secret} svc-agent start --coordinator URL`);
+    });
+
+  providers
+    .command("list")
+    .description("list enrollment tokens (never their secrets)")
+    .option("--json", "print the tokens as a JSON array")
+    .addOption(storeOption())
+    .action((opts: { json?: boolean; dataDir: string }) => {
+      const tokens = withKeyStore(opts.dataDir, (store) => store.listProviderTokens());
+      console.log(opts.json ? JSON.stringify(tokens) : tokenTable(tokens));
+    });
+
+  providers
+    .command("revoke")
+    .description("revoke an enrollment token: no new connections with it; connected agents leave at their next challenge")
+    .argument("<id>", "the token's id (ptk_…), from providers list")
+    .addOption(storeOption())
+    .action((id: string, opts: { dataDir: string }) => {
+      const revoked = withKeyStore(opts.dataDir, (store) => store.revokeProviderToken(id));
+      if (!revoked) throw new Error(`providers revoke ${id}: no live enrollment token has that id (see providers list)`);
+      console.log(`svc-gateway: revoked ${id}`);
+    });
+
+  const release = program.command("release").description("release keys and signed manifests for the transparent rung");
+
+  release
+    .command("keygen")
+    .description("create an Ed25519 release key (PKCS#8 PEM, mode 0600) and print its public key for --release-keys")
+    .requiredOption("--out <file>", "where to write the private key")
+    .action((opts: { out: string }) => {
+      const pem = Signer.generatePem();
+      writeFileSync(opts.out, pem, { mode: 0o600, flag: "wx" });
+      console.log(Signer.fromPem(pem).publicKey);
+    });
+
+  release
+    .command("sign")
+    .description("write a release manifest listing code measurements, signed with a release key")
+    .requiredOption("--key <file>", "the release key (PKCS#8 PEM from `release keygen`)")
+    .requiredOption("--out <file>", "where to write the manifest")
+    .option("--measurement <hex>", "a measurement to list (repeatable; default: this build's, as `svc-agent measure` prints)", collect, [])
+    .action((opts: { key: string; out: string; measurement: string[] }) => {
+      const measurements = opts.measurement.length > 0 ? opts.measurement : [measure()];
+      for (const m of measurements) if (!Hex32.safeParse(m).success) throw new Error(`--measurement ${m}: expected 64 lowercase hex characters`);
+      const manifest = signManifest(Signer.fromPem(readFileSync(opts.key, "utf8")), measurements);
+      writeFileSync(opts.out, `${JSON.stringify(manifest, null, 2)}\n`);
+      console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);
+    });
+
+  const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits, show usage");
+  const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
+
+  keys
+    .command("list")
+    .description("every user's keys, newest first: id, prefix, owner, name, state, rate limits")
+    .addOption(dataDirOption())
+    .action((opts: { dataDir: string }) => {
+      for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
+    });
+
+  keys
+    .command("limit")
+    .argument("<key-id>", "the key's id (key_…), from keys list")
+    .description("override the serve --key-* defaults for one key (N, or `default`); a running gateway applies it within 10 s")
+    .option("--concurrency <n>", "requests in flight", limitOverride)
+    .option("--rpm <n>", "requests per minute", limitOverride)
+    .option("--tpm <n>", "tokens per minute", limitOverride)
+    .addOption(dataDirOption())
+    .action((keyId: string, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+      const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
+      console.log(withKeyStore(opts.dataDir, (store) => setKeyLimits(store, keyId, changes)));
+    });
+
+  keys
+    .command("usage")
+    .description("requests and tokens per key (operator keys too) and per provider over the last N UTC days, from verified receipts")
+    .option("--days <n>", "how many days, today included", positiveInteger, USAGE_DAYS)
+    .addOption(dataDirOption())
+    .action((opts: { dataDir: string; days: number }) => {
+      console.log(withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
+    });
+}

@@ -1,0 +1,237 @@
+// `svc-gateway`'s command line: serve and coordinator here, the store and release commands in cli-admin.ts;
+// built here so that bin/svc-gateway.ts stays a shim that parses argv, and scripts/config-reference.ts can read
+// the options to write docs/configuration.md.
+import { Command, InvalidArgumentError, Option } from "commander";
+import { join } from "node:path";
+import { pino } from "pino";
+import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import { parseOperatorKeys } from "./keys/auth.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/registry.ts";
+import { startCoordinator } from "./coordinator/start.ts";
+import { makePrivateDataDir } from "./keys/file-modes.ts";
+import { SqliteKeyStore } from "./keys/sqlite-store.ts";
+import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { addAdminCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
+import { parseAdminEmails } from "./web/admins.ts";
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
+import { serve } from "./serve.ts";
+import { oidcSettings } from "./web/oidc.ts";
+import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
+import { loadCatalog } from "../src/catalog.ts";
+import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
+import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/cli-options.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { onShutdownSignal } from "../src/shutdown.ts";
+import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
+
+interface CoordinatorFlags {
+  host: string;
+  catalog?: string;
+  releaseKeys?: string;
+  attestationRoots?: string;
+  dataDir: string;
+  openEnrollment?: boolean;
+  gatewaySecret?: string;
+  maxQueuePerProvider: number;
+  maxQueuePerAlias: number;
+  maxQueuedMs: number;
+  heartbeatMs: number;
+  rechallengeMs?: number;
+}
+
+interface ServeFlags extends CoordinatorFlags {
+  port: number;
+  coordinator?: string;
+  coordinatorPort: number;
+  coordinatorHost: string;
+  trustFloor: TrustLevel;
+  keepaliveMs: number;
+  reasoningFormat: "none" | "parsed";
+  shutdownGraceMs: number;
+  headTimeoutMs: number;
+  bodyTimeoutMs: number;
+  oidcIssuer?: string;
+  oidcClientId?: string;
+  oidcClientSecret?: string;
+  publicUrl?: string;
+  adminEmails?: string[];
+  keyConcurrency?: number;
+  keyRpm?: number;
+  keyTpm?: number;
+  authFailuresPerMinute: number;
+  trustProxy?: boolean;
+}
+
+
+const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+
+function openStore(dataDir: string): SqliteKeyStore {
+  makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
+  return SqliteKeyStore.open(dataDir);
+}
+
+/** `--admin-emails`: a bad entry is a usage error naming it. */
+function adminEmails(value: string): string[] {
+  try {
+    return parseAdminEmails(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+function queueLimits(flags: CoordinatorFlags): Partial<QueueLimits> {
+  return { queuePerProvider: flags.maxQueuePerProvider, queuePerAlias: flags.maxQueuePerAlias, queuedMs: flags.maxQueuedMs };
+}
+
+/** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
+function coordinatorOptions(command: Command): Command {
+  return command
+    .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
+    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
+    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
+    .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
+    .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
+    .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
+    .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
+    .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
+    .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
+    .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
+    .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
+}
+
+/** The `svc-gateway` program, not yet parsed. */
+export function gatewayProgram(): Command {
+  const program = new Command("svc-gateway")
+    .description("svc gateway: OpenAI-compatible routes in front of attested provider machines")
+    .version(packageVersion())
+    // usage errors are one line and exit USAGE_EXIT; set before the subcommands, which copy it
+    .exitOverride()
+    .configureOutput(oneLineUsageErrors("svc-gateway"));
+
+  coordinatorOptions(
+    program
+      .command("serve")
+      .description("serve the OpenAI routes, with an embedded coordinator unless --coordinator names one")
+      .addHelpText(
+        "after",
+        "\nEnvironment:\n  SVC_OPERATOR_KEYS        comma-separated operator API keys (valid on every route; never shown on the settings page)\n" +
+          "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_ADMIN_EMAILS, SVC_GATEWAY_SECRET  (the flags above)",
+      )
+      .option("--host <host>", "address to listen on", "127.0.0.1")
+      .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
+      .option("--coordinator <url>", "use this remote coordinator instead of embedding one")
+      .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
+      .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
+      .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
+      .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
+      .addOption(
+        new Option("--reasoning-format <format>", "for requests that name no reasoning_format: none keeps <think>…</think> in content, parsed returns it as reasoning_content")
+          .choices(["none", "parsed"])
+          .default("none"),
+      )
+      .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long requests in flight may take to finish", nonNegativeInteger, 30_000)
+      .option("--head-timeout-ms <ms>", "a request's line and headers must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.headMs)
+      .option("--body-timeout-ms <ms>", "a whole request, body included, must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.bodyMs)
+      .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
+      .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
+      .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
+      .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL"))
+      .addOption(
+        new Option("--admin-emails <list>", "comma-separated emails of signed-in users who see every user's usage at /settings/usage")
+          .env("SVC_ADMIN_EMAILS")
+          .argParser(adminEmails),
+      )
+      .option("--key-concurrency <n>", "each API key's limit on requests in flight (default: unlimited)", positiveInteger)
+      .option("--key-rpm <n>", "each API key's limit on requests per minute (default: unlimited)", positiveInteger)
+      .option("--key-tpm <n>", "each API key's limit on tokens per minute, from receipts (default: unlimited)", positiveInteger)
+      .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
+      .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
+  ).action(async (flags: ServeFlags) => {
+    const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
+    const oidc =
+      flags.oidcIssuer === undefined
+        ? undefined
+        : oidcSettings({ issuer: flags.oidcIssuer, clientId: flags.oidcClientId, clientSecret: flags.oidcClientSecret, publicUrl: flags.publicUrl });
+    const running = await serve({
+      host: flags.host,
+      port: flags.port,
+      coordinatorUrl: flags.coordinator,
+      coordinatorPort: flags.coordinatorPort,
+      coordinatorHost: flags.coordinatorHost,
+      gatewaySecret: flags.gatewaySecret,
+      openEnrollment: flags.openEnrollment,
+      queueLimits: queueLimits(flags),
+      catalogPath: flags.catalog,
+      releaseKeysPath: flags.releaseKeys,
+      rootsDir: flags.attestationRoots,
+      floor: flags.trustFloor,
+      dataDir: flags.dataDir,
+      operatorKeys,
+      oidc,
+      adminEmails: flags.adminEmails,
+      keepaliveMs: flags.keepaliveMs,
+      reasoningFormat: flags.reasoningFormat,
+      limits: {
+        keyDefaults: { concurrency: flags.keyConcurrency, rpm: flags.keyRpm, tpm: flags.keyTpm },
+        authFailuresPerMinute: flags.authFailuresPerMinute,
+        trustProxy: flags.trustProxy === true,
+      },
+      httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
+      heartbeatMs: flags.heartbeatMs,
+      rechallengeMs: flags.rechallengeMs,
+      logger: newLogger(),
+    });
+    console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
+    const where = running.embedded ? "embedded coordinator" : "remote coordinator";
+    console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
+    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token TOKEN (svc-gateway providers enroll prints one)`);
+    if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
+    if (running.signIn) {
+      console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
+      console.log(`svc-gateway: register this redirect URI with the issuer: ${running.signIn.redirectUri}`);
+    } else {
+      console.log(`svc-gateway: sign-in is not configured (--oidc-issuer): only operator keys work`);
+      if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
+    }
+    console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
+    onShutdownSignal(async () => {
+      console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
+      await running.close(flags.shutdownGraceMs);
+      console.log("svc-gateway: stopped");
+    });
+  });
+
+  coordinatorOptions(
+    program
+      .command("coordinator")
+      .description("run a coordinator alone (catalog, provider directory, queues, sealed relay) for gateways to share")
+      .option("--host <host>", "address to listen on", "127.0.0.1")
+      .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
+  ).action(async (flags: CoordinatorFlags & { port: number }) => {
+    const store = openStore(flags.dataDir);
+    const running = await startCoordinator({
+      host: flags.host,
+      port: flags.port,
+      catalog: loadCatalog(flags.catalog),
+      releaseKeysPath: flags.releaseKeys,
+      rootsDir: flags.attestationRoots,
+      enrollment: enrollmentLookup(store),
+      openEnrollment: flags.openEnrollment,
+      gatewaySecret: flags.gatewaySecret,
+      limits: queueLimits(flags),
+      logger: newLogger(),
+      heartbeatMs: flags.heartbeatMs,
+      rechallengeMs: flags.rechallengeMs,
+    });
+    console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
+    console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
+    if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
+    onShutdownSignal(async () => {
+      await running.close();
+      store.close();
+    });
+  });
+
+  addAdminCommands(program);
+  return program;
+}
