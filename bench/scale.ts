@@ -27,6 +27,10 @@ export interface AgentStep extends Measured {
   concurrency: number;
   connectMs: number;
   listMs: number;
+  /** The coordinator's CPU while the agents are connected and no request runs, in % of one core. */
+  coordinatorIdlePct: number;
+  /** Coordinator CPU per request less what it spends idle over the same time: routing and relaying alone. */
+  coordinatorMarginalMs: number;
   gatewayRssMb: number;
   coordinatorRssMb: number;
 }
@@ -96,14 +100,19 @@ export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: b
       await waitListed(gateway.url, n);
       const procs = { gateway: gateway.proc, coordinator: coordinator.proc, agents: swarm.proc };
       await client.closedLoop(BODY, { concurrency: Math.min(n, 8), requests: 200 }); // warm-up
+      const idlePct = await idleCpuPct(coordinator.proc, IDLE_WINDOW_MS);
       const concurrency = Math.min(n, 32);
       const m = await measured(procs, () => client.closedLoop(BODY, { concurrency, durationMs: seconds * 1000 }));
+      // heartbeats and pings go on during the load: take the idle rate over the load's span off each request
+      const idleMsPerRequest = ((idlePct / 100) * m.result.elapsedMs) / Math.max(1, m.result.samples.length);
       const list = await listMs(gateway.url);
       agents.push({
         agents: n,
         concurrency,
         connectMs: swarm.connectMs,
         listMs: list.ms,
+        coordinatorIdlePct: idlePct,
+        coordinatorMarginalMs: Math.max(0, (m.cpuMsPerRequest.coordinator ?? 0) - idleMsPerRequest),
         gatewayRssMb: usage(gateway.proc).rssMb,
         coordinatorRssMb: usage(coordinator.proc).rssMb,
         ...strip(m),
@@ -148,6 +157,16 @@ export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: b
   return { results: { agents, sweep, streams }, tables: tables(agents, sweep, streams) };
 }
 
+const IDLE_WINDOW_MS = 3000;
+
+/** A process's CPU over a quiet window, in % of one core. */
+async function idleCpuPct(proc: Proc, windowMs: number): Promise<number> {
+  const before = proc.usage().cpuMs;
+  const started = performance.now();
+  await new Promise((r) => setTimeout(r, windowMs));
+  return ((proc.usage().cpuMs - before) / (performance.now() - started)) * 100;
+}
+
 function strip({ result: _result, ...m }: Measured & { result: RunResult }): Measured {
   return m;
 }
@@ -159,9 +178,9 @@ function tables(agents: AgentStep[], sweep: SweepStep[], streams: StreamStep[]):
   return [
     {
       title: "2. Scale: connected synthetic agents (non-stream, 16 tokens, no pause)",
-      columns: ["agents", "connect ms", "list ms", "gateway RSS MiB", "coordinator RSS MiB", "concurrency", "req/s", "p50 ms", "p99 ms", "errors", "CPU ms/req gw", "coord", "agents"],
-      rows: agents.map((a) => [a.agents, a.connectMs, a.listMs, a.gatewayRssMb, a.coordinatorRssMb, a.concurrency, a.reqPerS, a.p50Ms, a.p99Ms, a.errors, ...cpu(a)]),
-      note: "connect: swarm start until every agent is attested and advertising. list: one GET /v1/providers. CPU: user+system time per request from /proc.",
+      columns: ["agents", "connect ms", "list ms", "gateway RSS MiB", "coordinator RSS MiB", "coord idle %", "concurrency", "req/s", "p50 ms", "p99 ms", "errors", "CPU ms/req gw", "coord", "coord marginal", "agents"],
+      rows: agents.map((a) => [a.agents, a.connectMs, a.listMs, a.gatewayRssMb, a.coordinatorRssMb, a.coordinatorIdlePct, a.concurrency, a.reqPerS, a.p50Ms, a.p99Ms, a.errors, a.cpuMsPerRequest.gateway ?? NaN, a.cpuMsPerRequest.coordinator ?? NaN, a.coordinatorMarginalMs, a.cpuMsPerRequest.agents ?? NaN]),
+      note: "connect: swarm start until every agent is attested and advertising. list: one GET /v1/providers. CPU: user+system time per request from /proc. coord idle: the coordinator's CPU over 3 s with every agent connected and no request (heartbeats). coord marginal: its CPU per request less that idle rate over the load's span.",
     },
     {
       title: "2. Throughput: concurrency sweep against 100 synthetic agents",

@@ -72,7 +72,7 @@ function resolveRoute(method: string, path: string): { route: Route; handler: Ha
     }
     return { route, handler, param };
   }
-  throw new ApiError("route_not_found", `No route ${method} ${path}; see the README for the API.`);
+  throw new ApiError("route_not_found", `No route ${method} ${path}; the API is in docs/api.md.`);
 }
 
 async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -48,7 +48,7 @@ export function notConfiguredPage(): string {
 <p>Only operator keys work: the ones set in <code>SVC_OPERATOR_KEYS</code> when the gateway started. They are a
 different product and cannot be made on this page.</p>
 <p>To let people sign in and create their own <code>sk-svc_</code> keys, start the gateway with
-<code>--oidc-issuer</code>, <code>--oidc-client-id</code> and <code>--public-url</code> (see the README).</p>`,
+<code>--oidc-issuer</code>, <code>--oidc-client-id</code> and <code>--public-url</code> (see docs/operator-guide.md).</p>`,
   );
 }
 
