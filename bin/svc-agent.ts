@@ -1,4 +1,6 @@
-// `svc-agent`: the provider daemon's command line. Parses argv and calls into agent/.
+#!/usr/bin/env node
+// `svc-agent`: the provider daemon's command line. Parses argv and calls into agent/; a command's heavy modules
+// (llama.cpp, X.509, sealing) load in its action, so `--help` and `catalog` start in a blink.
 import { Command, CommanderError, Option } from "commander";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
@@ -8,18 +10,15 @@ import { memoryGb } from "../agent/machine.ts";
 import { DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "../agent/model-store.ts";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { downloadBar } from "../agent/progress-bar.ts";
-import { DEFAULT_HUB_URL, pull } from "../agent/pull.ts";
+import { DEFAULT_HUB_URL } from "../agent/pull.ts";
 import { VerifiedFiles } from "../agent/verified-files.ts";
-import { parseFaults } from "../agent/faults.ts";
-import { startAgent } from "../agent/start.ts";
 import { addStartOptions, type StartFlags } from "../agent/start-options.ts";
 import { RotatingLog } from "../agent/log-file.ts";
 import { addServiceCommand } from "../agent/service/command.ts";
 import { addDoctorCommand } from "../agent/doctor/command.ts";
-import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "../agent/verify-command.ts";
-import { ATTESTATION_EXIT, verifyAttestationFile, type AttestationFlags } from "../agent/verify-attestation.ts";
+import type { VerifyFlags } from "../agent/verify-command.ts";
+import type { AttestationFlags } from "../agent/verify-attestation.ts";
 import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
-import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
 
@@ -66,6 +65,7 @@ program
   .option("--data-dir <dir>", "agent state (remembers verified files)", DEFAULT_DATA_DIR)
   .option("--hub-url <url>", "model hub to download from", DEFAULT_HUB_URL)
   .action(async (alias: string, opts: { catalog?: string; modelsDir: string; dataDir: string; hubUrl: string }) => {
+    const { pull } = await import("../agent/pull.ts");
     const catalog = await catalogFrom(opts);
     const entry = findAlias(catalog, alias);
     if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
@@ -97,6 +97,7 @@ addStartOptions(
       if (file) file.write(text);
       else console.log(text);
     };
+    const [{ startAgent }, { parseFaults }] = await Promise.all([import("../agent/start.ts"), import("../agent/faults.ts")]);
     const agent = await startAgent({
       coordinatorUrl: flags.coordinator,
       catalogPath: flags.catalog,
@@ -150,8 +151,10 @@ program
     if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
     if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });
     if (flags.attestation === undefined && (flags.roots ?? flags.releaseKeys) !== undefined) command.error("--roots and --release-keys go with --attestation", { exitCode: USAGE_EXIT });
+    const { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile } = await import("../agent/verify-command.ts");
     try {
       if (flags.attestation !== undefined) {
+        const { ATTESTATION_EXIT, verifyAttestationFile } = await import("../agent/verify-attestation.ts");
         process.exitCode = ATTESTATION_EXIT[await verifyAttestationFile(flags.attestation, flags, (line) => console.log(line))];
         return;
       }
@@ -167,7 +170,7 @@ program
 program
   .command("measure")
   .description("print this installed build's code measurement (SHA-256 over its code files), for a release manifest")
-  .action(() => console.log(measure()));
+  .action(async () => console.log((await import("../src/measure.ts")).measure()));
 
 try {
   await program.parseAsync();

@@ -1,12 +1,12 @@
-// `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/.
+#!/usr/bin/env node
+// `svc-gateway`: the gateway's command line. Parses argv and calls into gateway/; the servers, sign-in and
+// logging load in their commands' actions, so `--help` and the key commands start quickly.
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
-import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "../gateway/coordinator/registry.ts";
-import { startCoordinator } from "../gateway/coordinator/start.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "../gateway/coordinator/queue-limits.ts";
 import { makePrivateDataDir } from "../gateway/keys/file-modes.ts";
 import { enrollmentLookup, parseExpiry, tokenTable } from "../gateway/keys/provider-tokens.ts";
 import { SqliteKeyStore } from "../gateway/keys/sqlite-store.ts";
@@ -15,8 +15,6 @@ import { usageReport } from "../gateway/keys/usage-report.ts";
 import { USAGE_DAYS } from "../gateway/keys/usage.ts";
 import { parseAdminEmails } from "../gateway/web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "../gateway/keys/limiter.ts";
-import { serve } from "../gateway/serve.ts";
-import { oidcSettings } from "../gateway/web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "../gateway/openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "../gateway/http/timeouts.ts";
@@ -74,7 +72,10 @@ const program = new Command("svc-gateway")
   .exitOverride()
   .configureOutput(oneLineUsageErrors("svc-gateway"));
 
-const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+const newLogger = async () => {
+  const { pino } = await import("pino");
+  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+};
 const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
 
 function openStore(dataDir: string): SqliteKeyStore {
@@ -150,6 +151,7 @@ coordinatorOptions(
     .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
     .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
 ).action(async (flags: ServeFlags) => {
+  const [{ serve }, { oidcSettings }] = await Promise.all([import("../gateway/serve.ts"), import("../gateway/web/oidc.ts")]);
   const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
   const oidc =
     flags.oidcIssuer === undefined
@@ -182,7 +184,7 @@ coordinatorOptions(
     httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,
-    logger: newLogger(),
+    logger: await newLogger(),
   });
   console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
   const where = running.embedded ? "embedded coordinator" : "remote coordinator";
@@ -211,6 +213,7 @@ coordinatorOptions(
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
 ).action(async (flags: CoordinatorFlags & { port: number }) => {
+  const { startCoordinator } = await import("../gateway/coordinator/start.ts");
   const store = openStore(flags.dataDir);
   const running = await startCoordinator({
     host: flags.host,
@@ -222,7 +225,7 @@ coordinatorOptions(
     openEnrollment: flags.openEnrollment,
     gatewaySecret: flags.gatewaySecret,
     limits: queueLimits(flags),
-    logger: newLogger(),
+    logger: await newLogger(),
     heartbeatMs: flags.heartbeatMs,
     rechallengeMs: flags.rechallengeMs,
   });
