@@ -1,6 +1,7 @@
-// `npm run bench [-- --quick] [-- --only overhead,scale,engine]`: measures the gateway path against the
-// direct path, throughput and scale against synthetic agents, and our engine against raw node-llama-cpp, all
-// side by side in one run on this machine; prints the tables and saves them as JSON under bench/results/.
+// `npm run bench [-- --quick] [-- --only overhead,scale,engine,startup]`: measures the gateway path against the
+// direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, and the
+// bins' startup compiled against through tsx, all side by side in one run on this
+// machine; prints the tables and saves them as JSON under bench/results/.
 import { Command } from "commander";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -11,9 +12,10 @@ import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
 import { profileInto } from "./procs.ts";
 import { scaleBench } from "./scale.ts";
+import { startupBench } from "./startup.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "scale", "engine"] as const;
+const SECTIONS = ["overhead", "scale", "engine", "startup"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const opts = new Command("npm run bench")
@@ -55,6 +57,11 @@ try {
     const engine = await engineBench(dir, tiny, quick);
     results.engine = engine.results;
     print(engine.tables);
+  }
+  if (only.has("startup")) {
+    const startup = startupBench(quick);
+    results.startup = startup.rows;
+    print(startup.tables);
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
