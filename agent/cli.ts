@@ -1,5 +1,6 @@
 // `svc-agent`'s command line: every command and flag, built here so that bin/svc-agent.ts stays a shim that
-// parses argv, and scripts/config-reference.ts can read the options to write docs/configuration.md.
+// parses argv, and scripts/config-reference.ts can read the options to write docs/configuration.md. A command's
+// heavy modules (llama.cpp, X.509, sealing) load in its action, so `--help` and `catalog` start in a blink.
 import { Command, Option } from "commander";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
@@ -9,18 +10,15 @@ import { memoryGb } from "./machine.ts";
 import { DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "./model-store.ts";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { downloadBar } from "./progress-bar.ts";
-import { DEFAULT_HUB_URL, pull } from "./pull.ts";
+import { DEFAULT_HUB_URL } from "./pull.ts";
 import { VerifiedFiles } from "./verified-files.ts";
-import { parseFaults } from "./faults.ts";
-import { startAgent } from "./start.ts";
 import { addStartOptions, type StartFlags } from "./start-options.ts";
 import { RotatingLog } from "./log-file.ts";
 import { addServiceCommand } from "./service/command.ts";
 import { addDoctorCommand } from "./doctor/command.ts";
-import { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile, type VerifyFlags } from "./verify-command.ts";
-import { ATTESTATION_EXIT, verifyAttestationFile, type AttestationFlags } from "./verify-attestation.ts";
+import type { VerifyFlags } from "./verify-command.ts";
+import type { AttestationFlags } from "./verify-attestation.ts";
 import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
-import { measure } from "../src/measure.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
 
@@ -69,6 +67,7 @@ export function agentProgram(): Command {
     .option("--data-dir <dir>", "agent state (remembers verified files)", DEFAULT_DATA_DIR)
     .option("--hub-url <url>", "model hub to download from", DEFAULT_HUB_URL)
     .action(async (alias: string, opts: { catalog?: string; modelsDir: string; dataDir: string; hubUrl: string }) => {
+      const { pull } = await import("./pull.ts");
       const catalog = await catalogFrom(opts);
       const entry = findAlias(catalog, alias);
       if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
@@ -100,6 +99,7 @@ export function agentProgram(): Command {
         if (file) file.write(text);
         else console.log(text);
       };
+      const [{ startAgent }, { parseFaults }] = await Promise.all([import("./start.ts"), import("./faults.ts")]);
       const agent = await startAgent({
         coordinatorUrl: flags.coordinator,
         catalogPath: flags.catalog,
@@ -153,8 +153,10 @@ export function agentProgram(): Command {
       if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
       if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });
       if (flags.attestation === undefined && (flags.roots ?? flags.releaseKeys) !== undefined) command.error("--roots and --release-keys go with --attestation", { exitCode: USAGE_EXIT });
+      const { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile } = await import("./verify-command.ts");
       try {
         if (flags.attestation !== undefined) {
+          const { ATTESTATION_EXIT, verifyAttestationFile } = await import("./verify-attestation.ts");
           process.exitCode = ATTESTATION_EXIT[await verifyAttestationFile(flags.attestation, flags, (line) => console.log(line))];
           return;
         }
@@ -170,6 +172,6 @@ export function agentProgram(): Command {
   program
     .command("measure")
     .description("print this installed build's code measurement (SHA-256 over its code files), for a release manifest")
-    .action(() => console.log(measure()));
+    .action(async () => console.log((await import("../src/measure.ts")).measure()));
   return program;
 }

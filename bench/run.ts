@@ -1,6 +1,7 @@
-// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer]`: measures the gateway path against the
-// direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, and svc
-// next to a peer gateway, all in one run on this machine; prints the tables and saves them as JSON under bench/results/.
+// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup]`: measures the gateway path against
+// the direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, svc
+// next to a peer gateway, and the bins' startup compiled against through tsx, all in one run on this machine;
+// prints the tables and saves them as JSON under bench/results/.
 import { Command } from "commander";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -12,9 +13,10 @@ import { gatewayOverhead } from "./overhead.ts";
 import { peerBench } from "./peer.ts";
 import { profileInto } from "./procs.ts";
 import { scaleBench } from "./scale.ts";
+import { startupBench } from "./startup.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "scale", "engine", "peer"] as const;
+const SECTIONS = ["overhead", "scale", "engine", "peer", "startup"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const opts = new Command("npm run bench")
@@ -61,6 +63,11 @@ try {
     const peer = await peerBench(dir, tiny, quick);
     results.peer = { peer: peer.peer, rows: peer.rows };
     print(peer.tables);
+  }
+  if (only.has("startup")) {
+    const startup = startupBench(quick);
+    results.startup = startup.rows;
+    print(startup.tables);
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));

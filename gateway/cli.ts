@@ -1,21 +1,18 @@
 // `svc-gateway`'s command line: serve and coordinator here, the store and release commands in cli-admin.ts;
 // built here so that bin/svc-gateway.ts stays a shim that parses argv, and scripts/config-reference.ts can read
-// the options to write docs/configuration.md.
+// the options to write docs/configuration.md. The servers, sign-in and logging load in their commands' actions,
+// so `--help` and the key commands start quickly.
 import { Command, InvalidArgumentError, Option } from "commander";
 import { join } from "node:path";
-import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
 import { parseOperatorKeys } from "./keys/auth.ts";
-import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/registry.ts";
-import { startCoordinator } from "./coordinator/start.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
 import { makePrivateDataDir } from "./keys/file-modes.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { enrollmentLookup } from "./keys/provider-tokens.ts";
 import { addAdminCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
-import { serve } from "./serve.ts";
-import { oidcSettings } from "./web/oidc.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
@@ -63,7 +60,10 @@ interface ServeFlags extends CoordinatorFlags {
 }
 
 
-const newLogger = () => pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+const newLogger = async () => {
+  const { pino } = await import("pino");
+  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+};
 
 function openStore(dataDir: string): SqliteKeyStore {
   makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
@@ -147,6 +147,7 @@ export function gatewayProgram(): Command {
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
   ).action(async (flags: ServeFlags) => {
+    const [{ serve }, { oidcSettings }] = await Promise.all([import("./serve.ts"), import("./web/oidc.ts")]);
     const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
     const oidc =
       flags.oidcIssuer === undefined
@@ -179,7 +180,7 @@ export function gatewayProgram(): Command {
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
-      logger: newLogger(),
+      logger: await newLogger(),
     });
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
     const where = running.embedded ? "embedded coordinator" : "remote coordinator";
@@ -208,6 +209,7 @@ export function gatewayProgram(): Command {
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
   ).action(async (flags: CoordinatorFlags & { port: number }) => {
+    const { startCoordinator } = await import("./coordinator/start.ts");
     const store = openStore(flags.dataDir);
     const running = await startCoordinator({
       host: flags.host,
@@ -219,7 +221,7 @@ export function gatewayProgram(): Command {
       openEnrollment: flags.openEnrollment,
       gatewaySecret: flags.gatewaySecret,
       limits: queueLimits(flags),
-      logger: newLogger(),
+      logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
     });

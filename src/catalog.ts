@@ -1,16 +1,17 @@
 // The catalog of model aliases (DESIGN §3): parsing `models.lock.json`, the `GET /v1/catalog` body, and
 // resolution of a request's `model` value to the alias that serves it.
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { z } from "zod";
 import { ApiError } from "./errors.ts";
 import { hexChars } from "./hex.ts";
+import { PACKAGE_ROOT } from "./package-root.ts";
 import { describeIssues } from "./validation.ts";
 
 /** `model` value that always means the catalog default (SPEC §1). */
 export const LOCAL_ALIAS = "svc-local";
 
-export const BUNDLED_CATALOG_PATH = fileURLToPath(new URL("../models.lock.json", import.meta.url));
+export const BUNDLED_CATALOG_PATH = join(PACKAGE_ROOT, "models.lock.json");
 
 // `svc-agent pull` builds the download URL from hub_id and file, and the local path from file, so both hold
 // only what a model hub allows in a name: path segments of letters, digits, ".", "_" and "-" that start with

@@ -1,7 +1,9 @@
 // Argument parsers shared by the two command lines.
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { CommanderError, InvalidArgumentError, type Command, type OutputConfiguration } from "commander";
 import { Hex32 } from "./hex.ts";
+import { PACKAGE_ROOT } from "./package-root.ts";
 import { CLIENT_NONCE_PATTERN } from "./receipt.ts";
 
 export const positiveNumber = (value: string): number => {
@@ -68,7 +70,7 @@ export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
 
 /** This package's version, for `--version` on both bins. */
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 }
 
 /** A per-key rate-limit override: a positive integer, or `default` (null) to follow the operator's default again. */

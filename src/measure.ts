@@ -1,15 +1,18 @@
 // The code measurement of the transparent rung (DESIGN §4): one SHA-256 over the package's installed code
 // files, so two installs of the same release measure the same and any edited file changes the figure.
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { fileURLToPath } from "node:url";
 import { sha256Hex } from "./hash.ts";
+import { PACKAGE_ROOT } from "./package-root.ts";
 
-export const PACKAGE_ROOT = fileURLToPath(new URL("..", import.meta.url));
-/** What runs: the entry shims and the package entry, the shared core, both roles, the manifest and the pinned catalog. */
-const CODE_DIRS = ["bin", "src", "agent", "gateway"];
-const CODE_FILES = ["index.js", "package.json", "package-lock.json", "models.lock.json"];
+export { PACKAGE_ROOT };
+/**
+ * What runs: the sources (a clone) and the build (dist/, all an npm install has), the manifest and the pinned
+ * catalog; those an install lacks (the sources, package-lock.json, which npm never packs) are left out.
+ */
+const CODE_DIRS = ["bin", "src", "agent", "gateway", "dist"];
+const CODE_FILES = ["package.json", "package-lock.json", "models.lock.json"];
 
 function codeFiles(root: string, dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -21,7 +24,8 @@ function codeFiles(root: string, dir: string): string[] {
 
 /** Lowercase hex SHA-256 over `path\0sha256(file)\n` for every code file, in sorted path order. */
 export function measure(root: string = PACKAGE_ROOT): string {
-  const files = [...CODE_DIRS.flatMap((dir) => codeFiles(root, dir)), ...CODE_FILES].sort();
+  const present = (path: string) => existsSync(join(root, path));
+  const files = [...CODE_DIRS.filter(present).flatMap((dir) => codeFiles(root, dir)), ...CODE_FILES.filter(present)].sort();
   const digest = createHash("sha256");
   for (const file of files) {
     const fileHash = sha256Hex(readFileSync(join(root, file)));

@@ -1,16 +1,17 @@
 // `svc-agent doctor`'s checks of this machine: Node, the llama.cpp backend and the memory it sees, which
 // catalog models fit, their files against their pins, free disk for the missing ones, the keys' file modes.
 import { existsSync, readFileSync, statfsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Catalog } from "../../src/catalog.ts";
 import { octal, openMode } from "../../src/file-modes.ts";
+import { PACKAGE_ROOT } from "../../src/package-root.ts";
 import type { OnBytes } from "../../src/hash.ts";
 import { keysPath } from "../keys.ts";
 import { ModelFileError, type ModelStore } from "../model-store.ts";
 import { fail, gb, pass, type Check } from "./check.ts";
 
 export function nodeCheck(version = process.versions.node): Check {
-  const engines = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { engines: { node: string } }).engines.node;
+  const engines = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
   const [major, minor] = /(\d+)\.(\d+)/.exec(engines)!.slice(1).map(Number) as [number, number];
   const [haveMajor, haveMinor] = version.split(".").map(Number) as [number, number];
   const ok = haveMajor > major || (haveMajor === major && haveMinor >= minor);

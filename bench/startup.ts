@@ -1,0 +1,52 @@
+// The bench's startup section: how long `svc-agent --help`, `svc-agent catalog` and `svc-gateway --help` take to
+// run from the compiled bins (dist/, what npm installs) and from the sources through tsx, median of N runs.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { percentile, type Table } from "./stats.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const COMMANDS: { label: string; bin: "svc-agent" | "svc-gateway"; args: string[] }[] = [
+  { label: "svc-agent --help", bin: "svc-agent", args: ["--help"] },
+  { label: "svc-agent catalog", bin: "svc-agent", args: ["catalog"] },
+  { label: "svc-gateway --help", bin: "svc-gateway", args: ["--help"] },
+];
+
+export interface StartupRow {
+  command: string;
+  /** Median wall time, ms, of `node -e ""`: what node itself costs. */
+  nodeMs: number;
+  distMs: number;
+  tsxMs: number;
+}
+
+/** Wall time of one run, ms; a run that fails stops the bench, since its time would mean nothing. */
+function timeRun(args: string[]): number {
+  const start = performance.now();
+  const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: "utf8" });
+  const ms = performance.now() - start;
+  if (run.status !== 0) throw new Error(`node ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
+  return ms;
+}
+
+const median = (runs: number, args: string[]) => percentile(Array.from({ length: runs }, () => timeRun(args)), 50);
+
+export function startupBench(quick: boolean): { rows: StartupRow[]; tables: Table[] } {
+  if (!existsSync(`${ROOT}/dist/bin/svc-agent.js`)) throw new Error("no dist/: run `npm run build` first (npm install runs it)");
+  const runs = quick ? 5 : 15;
+  const nodeMs = median(runs, ["-e", ""]);
+  const rows = COMMANDS.map(({ label, bin, args }) => ({
+    command: label,
+    nodeMs,
+    distMs: median(runs, [`dist/bin/${bin}.js`, ...args]),
+    tsxMs: median(runs, [`bin/${bin}.js`, ...args]),
+  }));
+  const table: Table = {
+    title: "Startup: compiled bins (dist/) against the sources through tsx",
+    columns: ["command", "node -e '' ms", "dist ms", "tsx ms", "tsx / dist"],
+    rows: rows.map((r) => [r.command, r.nodeMs, r.distMs, r.tsxMs, r.tsxMs / r.distMs]),
+    note: `Median wall time of ${runs} runs each, a fresh node process per run; \`node -e ''\` is node's own start. ` +
+      "An installed package runs dist/ (package.json `bin`); `npm start` and the tests run the sources through tsx.",
+  };
+  return { rows, tables: [table] };
+}
