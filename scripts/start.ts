@@ -14,9 +14,8 @@ import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/serve.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { port } from "../src/cli-options.ts";
-import { writeTinyCatalog } from "../tiny-model/catalog.ts";
+import { DEMO_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
 
-const DEMO_ALIAS = "tiny-random";
 const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));
 
 const opts = new Command("npm start")
@@ -33,7 +32,7 @@ const modelsDir = join(opts.dataDir, "models");
 const bundled = loadCatalog();
 const real = bundled.models.filter((m) => existsSync(join(modelsDir, m.file))).map((m) => m.alias);
 // without a downloaded model, a tiny random-weight qwen3 written on the spot stands in (about 440 kB)
-const demo = real.length === 0 ? writeTinyCatalog(join(opts.dataDir, "demo"), [{ alias: DEMO_ALIAS, seed: 7, endOfTurn: "sometimes" }], "svc-demo") : undefined;
+const demo = real.length === 0 ? writeDemoCatalog(opts.dataDir) : undefined;
 
 try {
   const running = await serve({
