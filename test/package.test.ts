@@ -71,7 +71,7 @@ afterAll(() => {
 describe("npm pack", () => {
   it("holds the build, the catalog, package.json and the docs: no sources, tests, bench or scratch", () => {
     const outside = packed.filter((p) => !p.startsWith("dist/"));
-    expect(outside).toEqual(["README.md", "RECEIPTS.md", "models.lock.json", "package.json"]);
+    expect(outside).toEqual(["LICENSE", "README.md", "RECEIPTS.md", "models.lock.json", "package.json"]);
     expect(packed).toEqual(expect.arrayContaining(["dist/bin/svc-agent.js", "dist/bin/svc-gateway.js", "dist/index.js", "dist/index.d.ts", "dist/gateway/web/verify/client.js"]));
     expect(packed.filter((p) => /^dist\/(test|bench|scripts|tiny-model)\//.test(p) || /\.test\.|\.tmp$|\.gguf$/.test(p))).toEqual([]);
   });
