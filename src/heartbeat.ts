@@ -1,7 +1,8 @@
 // WebSocket liveness that holds on a loaded machine and at scale: anything heard from the peer proves it
-// alive, so a link that carried traffic within the interval is not pinged; a quiet peer is pinged once an
-// interval, and dropped only after several intervals of silence, so a late pong never drops a live agent.
-// Checks are jittered so that thousands of links do not ping in step.
+// alive (its pings too, so of two ends watching one quiet link only the first to ping does), so a link that
+// carried traffic within the interval is not pinged; a quiet peer is pinged once an interval, and dropped only
+// after several intervals of silence, so a late pong never drops a live agent. One check per interval per
+// link, jittered so that thousands of links do not ping in step: a coordinator's idle cost is these checks.
 import { WebSocket } from "ws";
 
 /** Ping interval on the coordinator's links. */
@@ -14,9 +15,9 @@ export const SILENT_INTERVALS_ALLOWED = 2.5;
 /** How long a client waits for the coordinator's WebSocket handshake before it gives up and retries. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
-/** The longest a vanished peer stays: the allowed silence plus one check, which runs every half interval ±20%. */
+/** The longest a vanished peer stays: the allowed silence plus one check, which runs every interval ±20%. */
 export function deadPeerBoundMs(intervalMs: number): number {
-  return Math.ceil(SILENT_INTERVALS_ALLOWED * intervalMs + 0.6 * intervalMs);
+  return Math.ceil(SILENT_INTERVALS_ALLOWED * intervalMs + 1.2 * intervalMs);
 }
 
 /** Watches `ws` until the returned stop function is called; `onDead` runs once when the peer has gone silent. */
@@ -28,6 +29,7 @@ export function keepAlive(ws: WebSocket, intervalMs: number, onDead: () => void,
   let recheck: NodeJS.Immediate | undefined;
   const mark = () => (lastHeard = performance.now());
   ws.on("pong", mark);
+  ws.on("ping", mark);
   ws.on("message", mark);
   const silentFor = () => performance.now() - lastHeard;
   const check = () => {
@@ -53,7 +55,7 @@ export function keepAlive(ws: WebSocket, intervalMs: number, onDead: () => void,
     schedule();
   };
   const schedule = () => {
-    const wait = Math.round((intervalMs / 2) * (0.8 + 0.4 * random()));
+    const wait = Math.round(intervalMs * (0.8 + 0.4 * random()));
     due = performance.now() + wait;
     timer = setTimeout(check, wait);
     timer.unref();
@@ -62,6 +64,7 @@ export function keepAlive(ws: WebSocket, intervalMs: number, onDead: () => void,
     clearTimeout(timer);
     if (recheck) clearImmediate(recheck);
     ws.off("pong", mark);
+    ws.off("ping", mark);
     ws.off("message", mark);
   };
   schedule();

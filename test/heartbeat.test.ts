@@ -37,6 +37,18 @@ describe("Faults: link liveness", () => {
     stop();
   });
 
+  it("a peer that pings us is alive: this end sends no pings of its own, and never drops it", () => {
+    const socket = new FakeSocket();
+    const { dead, stop } = watch(socket);
+    for (let t = 0; t < 60_000; t += 1_500) {
+      vi.advanceTimersByTime(1_500);
+      socket.emit("ping");
+    }
+    expect(socket.pings).toBe(0);
+    expect(dead).not.toHaveBeenCalled();
+    stop();
+  });
+
   it("a quiet peer that answers its pings stays, even when each pong comes an interval late", () => {
     const socket = new FakeSocket();
     socket.ping = function (this: FakeSocket) {
@@ -68,6 +80,6 @@ describe("Faults: link liveness", () => {
     vi.advanceTimersByTime(60_000);
     expect(socket.pings).toBe(0);
     expect(dead).not.toHaveBeenCalled();
-    expect(socket.listenerCount("message") + socket.listenerCount("pong")).toBe(0);
+    expect(socket.listenerCount("message") + socket.listenerCount("pong") + socket.listenerCount("ping")).toBe(0);
   });
 });
