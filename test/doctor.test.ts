@@ -1,6 +1,7 @@
 // `svc-agent doctor` as a provider runs it: a real process against the tiny-model catalog and a real
 // coordinator (with a release key and a test attestation CA), once where everything holds and once where
 // the model file, the coordinators, the attestor and the key modes are each wrong in their own way.
+import type { Check } from "../agent/doctor/check.ts";
 import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,14 +25,8 @@ afterAll(async () => {
   other?.cleanup();
 });
 
-interface JsonCheck {
-  id: string;
-  ok: boolean;
-  needed: boolean;
-  line: string;
-  fix?: string;
-  data?: Record<string, unknown>;
-}
+/** `--json` prints the checks as the module builds them. */
+type JsonCheck = Check;
 
 const base = (tiny: TinyCatalog, dataDir: string) => ["doctor", "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", dataDir, "--memory-gb", "8"];
 

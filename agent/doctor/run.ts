@@ -10,24 +10,19 @@ import { keysPath, readKeys } from "../keys.ts";
 import { memoryGb } from "../machine.ts";
 import { ModelStore, parseModelOverrides } from "../model-store.ts";
 import { downloadBar } from "../progress-bar.ts";
+import type { StartFlags } from "../start-options.ts";
 import { VerifiedFiles } from "../verified-files.ts";
 import type { Check } from "./check.ts";
 import { coordinatorChecks } from "./coordinator.ts";
 import { diskCheck, fitCheck, keyModeChecks, llamaCheck, modelChecks, nodeCheck, servingCheck } from "./machine.ts";
 import { attestorCheck, rungChecks } from "./rung.ts";
 
-export interface DoctorFlags {
+/** What `start` would be given (the same names), plus the anchors the coordinator would judge the rung by. */
+export interface DoctorFlags extends Pick<StartFlags, "catalog" | "model" | "modelsDir" | "dataDir" | "memoryGb" | "attestor" | "releaseManifest" | "token"> {
+  /** Every coordinator to check (start takes one). */
   coordinator: string[];
-  catalog?: string;
-  model: string[];
-  modelsDir: string;
-  dataDir: string;
-  memoryGb?: number;
-  attestor?: string;
-  releaseManifest?: string;
   releaseKeys?: string;
   roots?: string;
-  token?: string;
   json?: boolean;
 }
 
