@@ -19,7 +19,7 @@ import { defaultThreads } from "./machine.ts";
 import type { ModelStore } from "./model-store.ts";
 import { Slots } from "../src/slots.ts";
 import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "./json-grammar.ts";
-import { normalizeJsonText } from "./json-text.ts";
+import { jsonContent } from "./json-text.ts";
 import { MAX_TOOL_CALLS } from "../src/session-protocol.ts";
 import { AnswerStream } from "./answer-stream.ts";
 import { penalised, samplerOptions } from "./sampler.ts";
@@ -298,12 +298,4 @@ export class Engine implements InferenceEngine {
       release();
     }
   }
-}
-
-/** A finished JSON answer as svc returns it: parsed and written out again (no grammar newlines, no exponent integers). */
-function jsonContent(raw: string): string {
-  const json = normalizeJsonText(raw);
-  // the grammar admits only JSON: this is a bug, never an answer to return as a clean stop
-  if (!json.ok) throw new Error(`the grammar-constrained answer is not JSON: ${json.error}`);
-  return json.text;
 }

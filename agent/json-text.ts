@@ -26,3 +26,11 @@ function nonFinite(value: unknown, path: string): string | undefined {
   }
   return undefined;
 }
+
+/** A finished JSON answer as svc returns it: parsed and written out again (no grammar newlines, no exponent integers). */
+export function jsonContent(raw: string): string {
+  const json = normalizeJsonText(raw);
+  // the grammar admits only JSON: this is a bug, never an answer to return as a clean stop
+  if (!json.ok) throw new Error(`the grammar-constrained answer is not JSON: ${json.error}`);
+  return json.text;
+}
