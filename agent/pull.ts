@@ -1,10 +1,10 @@
 // `svc-agent pull`: downloads an alias's pinned GGUF from the model hub at its pinned revision, resuming a
 // partial download, and verifies size and SHA-256 before the file is moved into place.
 import { createHash, type Hash } from "node:crypto";
-import { createWriteStream, existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { open as openFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { CatalogEntry } from "../src/catalog.ts";
 import { hashFileInto, sha256File } from "../src/hash.ts";
@@ -113,21 +113,21 @@ async function writeBody(
   progress?: PullProgress,
 ): Promise<void> {
   let done = from;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      done += chunk.length;
-      progress?.update(done);
-      callback(null, chunk);
-    },
-  });
   progress?.start(total, from);
+  // each chunk is on disk before it is counted, so an interruption keeps every byte it reports (a stream
+  // pipeline would destroy the file stream on a network error and drop writes still buffered)
+  const file = await openFile(partial, from > 0 ? "a" : "w");
   try {
-    const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
-    await pipeline(body, counter, createWriteStream(partial, { flags: from > 0 ? "a" : "w" }));
+    for await (const chunk of Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>)) {
+      await file.write(chunk as Buffer);
+      hash.update(chunk as Buffer);
+      done += (chunk as Buffer).length;
+      progress?.update(done);
+    }
   } catch (err) {
     throw new PullError(`download interrupted after ${done} bytes (${(err as Error).message}); run pull again to resume`);
   } finally {
+    await file.close();
     progress?.stop();
   }
 }
