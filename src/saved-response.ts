@@ -91,7 +91,6 @@ function fromStream(text: string): SavedResponse {
   // a transcript cut before its final blank line still has its last event read
   parser.feed(`${text}\n\n`);
   const problems: string[] = [];
-  let content = "";
   const answer = new AnswerRecord();
   let stop: Json | undefined;
   let done = false;
@@ -110,7 +109,7 @@ function fromStream(text: string): SavedResponse {
     if (stop) problems.push("a chunk follows the stop chunk");
     const choice = firstChoice(chunk);
     const delta = isObject(choice.delta) ? choice.delta : {};
-    if (typeof delta.content === "string") content += delta.content;
+    if (typeof delta.content === "string") answer.add({ type: "delta", text: delta.content });
     if (typeof delta.reasoning_content === "string") answer.add({ type: "reasoning", text: delta.reasoning_content });
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) addCallDelta(answer, call, problems);
     if ("svc_receipt" in chunk) stop = chunk;
@@ -121,7 +120,7 @@ function fromStream(text: string): SavedResponse {
   return {
     kind: "stream",
     receipt: stop?.svc_receipt,
-    content,
+    content: answer.content,
     toolCalls: answer.toolCalls,
     reasoning: answer.reasoning,
     usage: stop?.usage,

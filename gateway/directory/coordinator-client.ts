@@ -177,7 +177,7 @@ export class CoordinatorClient implements Directory {
           const verifying = performance.now();
           const receipt = this.verified(frame.receipt, { request, provider, sealed, answer });
           request.timing?.add("verify", performance.now() - verifying);
-          yield { type: "done", receipt };
+          yield { type: "done", receipt, answer };
           return { done: true };
         }
       }

@@ -4,7 +4,7 @@ import type { AttestationRecord } from "../../src/attestation-record.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
-import type { AnswerPiece } from "../../src/answer-record.ts";
+import type { AnswerPiece, AnswerRecord } from "../../src/answer-record.ts";
 import type { Sampling } from "../../src/sampling.ts";
 import type { Tooling } from "../../src/tools.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
@@ -40,8 +40,8 @@ export type SessionEvent =
   | { type: "provider"; provider: ProviderRecord }
   /** Content, reasoning apart, or a piece of a tool call, as the provider sent it. */
   | AnswerPiece
-  /** The provider's receipt, verified against what was sealed and relayed (DESIGN §5). */
-  | { type: "done"; receipt: Receipt };
+  /** The provider's receipt, verified against what was sealed and relayed (DESIGN §5), and that answer. */
+  | { type: "done"; receipt: Receipt; answer: AnswerRecord };
 
 export interface Directory {
   /** Whether the link to the coordinator is up now (`GET /healthz`). */

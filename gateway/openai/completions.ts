@@ -5,7 +5,7 @@ import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt.ts";
 import { parseChatRequest, parseReceiptNonce, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
 import type { SessionEvent, SessionRequest } from "../directory/directory.ts";
-import { AnswerRecord, type AnswerPiece } from "../../src/answer-record.ts";
+import type { AnswerPiece, AnswerRecord } from "../../src/answer-record.ts";
 import {
   completionBody,
   newCompletionMeta,
@@ -54,8 +54,8 @@ function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntr
   return directory.open(session, ctx.signal);
 }
 
-/** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt. */
-async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPiece: (piece: AnswerPiece) => unknown): Promise<Receipt> {
+/** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt and the answer it covers. */
+async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPiece: (piece: AnswerPiece) => unknown): Promise<{ receipt: Receipt; answer: AnswerRecord }> {
   for await (const event of events) {
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
@@ -72,15 +72,15 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPie
     // counted only once the receipt is verified: a key's usage (and its tokens per minute) is what its receipts prove
     ctx.gateway.signIn?.users.noteUsage(ctx.principal, usage, ctx.log.provider);
     ctx.admission.debit(usage.prompt_tokens + usage.completion_tokens);
-    return event.receipt;
+    return { receipt: event.receipt, answer: event.answer };
   }
   ctx.signal.throwIfAborted();
   throw new ApiError("provider_error", "The provider ended the session without a result.");
 }
 
 async function whole(ctx: RouteContext, meta: CompletionMeta, session: () => AsyncIterable<SessionEvent>) {
-  const answer = new AnswerRecord();
-  const receipt = await run(ctx, session(), (piece) => answer.add(piece));
+  // the directory assembled the answer to check the receipt against it: the body is that same answer
+  const { receipt, answer } = await run(ctx, session(), () => undefined);
   ctx.signal.throwIfAborted();
   sendJson(ctx.res, 200, completionBody(meta, answer, receipt), { ...verdictHeaders(verdictOf(receipt)), "server-timing": ctx.timing.header() });
 }
@@ -91,7 +91,7 @@ async function streamed(ctx: RouteContext, meta: CompletionMeta, session: () => 
   ctx.log.status = 200;
   await sse.send(roleChunk(meta));
   try {
-    const receipt = await run(ctx, session(), (piece) => sse.send(pieceChunk(meta, piece)));
+    const { receipt } = await run(ctx, session(), (piece) => sse.send(pieceChunk(meta, piece)));
     ctx.signal.throwIfAborted();
     await sse.send({ ...stopChunk(meta, receipt), x_svc_timing: ctx.timing.object() });
     sse.done();
