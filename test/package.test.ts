@@ -30,8 +30,8 @@ function appLockedTo(tgz: string): string {
   execFileSync("mkdir", ["-p", folder]);
   const spec = `file:${tgz}`;
   const packages: Record<string, unknown> = {
-    "": { name: "app", dependencies: { svc: spec } },
-    "node_modules/svc": {
+    "": { name: "app", dependencies: { "svc-agent": spec } },
+    "node_modules/svc-agent": {
       version: pkg.version,
       resolved: spec,
       integrity: `sha512-${createHash("sha512").update(readFileSync(tgz)).digest("base64")}`,
@@ -40,7 +40,7 @@ function appLockedTo(tgz: string): string {
     },
   };
   for (const [path, entry] of Object.entries(lock.packages)) if (path !== "" && !entry.dev) packages[path] = entry;
-  writeFileSync(join(folder, "package.json"), JSON.stringify({ name: "app", private: true, dependencies: { svc: spec } }));
+  writeFileSync(join(folder, "package.json"), JSON.stringify({ name: "app", private: true, dependencies: { "svc-agent": spec } }));
   writeFileSync(join(folder, "package-lock.json"), JSON.stringify({ name: "app", lockfileVersion: 3, requires: true, packages }));
   return folder;
 }
@@ -92,13 +92,13 @@ describe("the installed tarball", () => {
   });
 
   it("runs compiled JavaScript: the bins are dist/ files, and tsx is not installed", () => {
-    expect(realpathSync(bin("svc-agent"))).toBe(join(realpathSync(app), "node_modules/svc/dist/bin/svc-agent.js"));
+    expect(realpathSync(bin("svc-agent"))).toBe(join(realpathSync(app), "node_modules/svc-agent/dist/bin/svc-agent.js"));
     const tsx = spawnSync(process.execPath, ["-e", "require.resolve('tsx')"], { cwd: app, encoding: "utf8" });
     expect(tsx.status).not.toBe(0);
   });
 
   it("imports the receipt verifier from the package name", () => {
-    const script = `import * as svc from "svc"; console.log(JSON.stringify([Object.keys(svc).sort(), svc.verifyReceipt({}).status]));`;
+    const script = `import * as svc from "svc-agent"; console.log(JSON.stringify([Object.keys(svc).sort(), svc.verifyReceipt({}).status]));`;
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, encoding: "utf8" });
     expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);

@@ -242,7 +242,7 @@ describe("verifyReceipt, exported from the package", () => {
 
   it("plain node imports it from the package and checks a saved response", async () => {
     const { text } = await completion(agents.honest!);
-    const script = `import { verifySavedResponse } from "svc"; const v = verifySavedResponse(process.argv[1], { providerId: process.argv[2] }); console.log(JSON.stringify([v.status, v.valid, v.problems]));`;
+    const script = `import { verifySavedResponse } from "svc-agent"; const v = verifySavedResponse(process.argv[1], { providerId: process.argv[2] }); console.log(JSON.stringify([v.status, v.valid, v.problems]));`;
     const run = await runNode(["--input-type=module", "-e", script, text, agents.honest!.providerId], { cwd: new URL("..", import.meta.url) });
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual(["valid", true, []]);
