@@ -1,6 +1,7 @@
 // The coordinator's two WebSocket protocols (DESIGN §1), parsed with zod at each end: agents on
-// `/v1/agent` (attest, advertise, run sealed sessions) and gateways on `/v1/gateway` (list, reserve a
-// provider, relay sealed bytes). Every session message carries only ciphertext for the prompt and tokens.
+// `/v1/agent` (attest, advertise, run sealed sessions) and gateways on `/v1/gateway` (a copy of the directory
+// kept by deltas, sealed requests placed on the provider the gateway chose, relayed sealed frames). Every session
+// message carries only ciphertext for the prompt and tokens.
 import { z } from "zod";
 import { EvidenceSchema } from "./attestation.ts";
 import { AttestationRecordSchema } from "./attestation-record.ts";
@@ -12,11 +13,6 @@ export const AGENT_PATH = "/v1/agent";
 export const GATEWAY_PATH = "/v1/gateway";
 /** An agent's frames are small (a token, a receipt); anything bigger is a broken or hostile agent. */
 export const AGENT_MAX_FRAME_BYTES = 1024 * 1024;
-/**
- * Reservations one gateway link may hold before their sealed requests arrive: the coordinator drops what is
- * over, and an honest gateway keeps its own window this wide, so a burst waits at the gateway instead.
- */
-export const RESERVATION_WINDOW = 64;
 /** A sealed request can carry the gateway's 4 MiB body limit, base64-grown by a third. */
 export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
 
@@ -81,28 +77,51 @@ export function toWireError(err: ApiError): WireError {
 }
 
 export const FromGatewaySchema = z.discriminatedUnion("t", [
-  z.strictObject({ t: z.literal("list"), rid: z.number().int() }),
   /** The evidence a provider was last granted its rung for (`GET /v1/providers/{id}/attestation`). */
   z.strictObject({ t: z.literal("attestation"), rid: z.number().int(), id: Hex32 }),
+  /**
+   * A sealed request placed on the provider the gateway chose from its copy of the directory, with what it was
+   * chosen for, so the coordinator can check the choice still holds (and answer `stale` when it does not).
+   */
   z.strictObject({
-    t: z.literal("reserve"),
+    t: z.literal("place"),
     id: SessionId,
+    provider: Hex32,
     alias: Alias,
     floor: Trust,
     pin: z.string().max(64).optional(),
     /** Providers that already failed this request before its session started. */
     exclude: z.array(Hex32).max(1000),
+    enc: Base64,
+    ct: Base64,
+    /** The caller takes the answer in one piece (not a stream), so it may come back in one frame. */
+    whole: z.literal(true).optional(),
   }),
-  z.strictObject({ t: z.literal("request"), id: SessionId, enc: Base64, ct: Base64, whole: z.literal(true).optional() }),
   z.strictObject({ t: z.literal("cancel"), id: SessionId }),
 ]);
 export type FromGateway = z.infer<typeof FromGatewaySchema>;
 
+/** A directory entry as the gateways' copies hold it: with when it was last given a session, for routing's tie-break. */
+export const DirectoryEntrySchema = ProviderEntrySchema.extend({ last_assigned: z.number().nonnegative() });
+export type DirectoryEntry = ProviderEntry & { last_assigned: number };
+
 export const ToGatewaySchema = z.discriminatedUnion("t", [
-  z.strictObject({ t: z.literal("listed"), rid: z.number().int(), providers: z.array(ProviderEntrySchema) }),
+  /**
+   * The directory: the whole of it when `reset` (first on every link), otherwise what changed since the last
+   * one: entries to put (new or changed: load, rung, aliases) and ids that left routing.
+   */
+  z.strictObject({
+    t: z.literal("directory"),
+    reset: z.literal(true).optional(),
+    put: z.array(DirectoryEntrySchema),
+    gone: z.array(Hex32),
+    /** This gateway's placements (and refusals) that `put` already counts, so its copy stops counting them itself. */
+    placed: z.array(SessionId).optional(),
+  }),
   /** null: no provider with that id is connected. */
   z.strictObject({ t: z.literal("attestation"), rid: z.number().int(), record: AttestationRecordSchema.nullable() }),
-  z.strictObject({ t: z.literal("reserved"), id: SessionId, provider: ProviderEntrySchema }),
+  /** The chosen provider no longer fits the request (left, changed, or another is less loaded): choose again. */
+  z.strictObject({ t: z.literal("stale"), id: SessionId }),
   z.strictObject({ t: z.literal("rejected"), id: SessionId, error: WireError }),
   z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),
   z.strictObject({ t: z.literal("end"), id: SessionId, error: z.string().optional() }),

@@ -26,16 +26,16 @@ describe("DESIGN §7 LocalFabric: the embedded coordinator in-process", () => {
     const h = handlers();
     const link = new LocalFabric(fake.coordinator).connect(h);
     expect(link.connected).toBe(true);
-    const reserve: FromGateway = { t: "reserve", id: "s_abcdefgh", alias: "qwen3-4b", floor: "process", exclude: [] };
-    expect(link.send(reserve)).toBe(true);
+    const place: FromGateway = { t: "place", id: "s_abcdefgh", provider: "a".repeat(64), alias: "qwen3-4b", floor: "process", exclude: [], enc: "ZW5j", ct: "Y3Q=" };
+    expect(link.send(place)).toBe(true);
     expect(link.send({ t: "cancel", id: "s_abcdefgh" })).toBe(true);
     // nothing runs inside the sender's call
     expect(fake.received).toEqual([]);
     await Promise.resolve();
     expect(h.open).toHaveBeenCalledOnce();
-    expect(fake.received[0]).toBe(reserve); // the object itself: no JSON between them
-    expect(fake.received.map((m) => m.t)).toEqual(["reserve", "cancel"]);
-    const listed: ToGateway = { t: "listed", rid: 1, providers: [] };
+    expect(fake.received[0]).toBe(place); // the object itself: no JSON between them
+    expect(fake.received.map((m) => m.t)).toEqual(["place", "cancel"]);
+    const listed: ToGateway = { t: "directory", reset: true, put: [], gone: [] };
     fake.reply(listed);
     expect(h.message).not.toHaveBeenCalled();
     await Promise.resolve();
@@ -51,8 +51,8 @@ describe("DESIGN §7 LocalFabric: the embedded coordinator in-process", () => {
     expect(fake.closed).toHaveBeenCalledOnce();
     expect(h.closed).toHaveBeenCalledWith({ wasOpen: true });
     expect(link.connected).toBe(false);
-    expect(link.send({ t: "list", rid: 2 })).toBe(false);
-    fake.reply({ t: "listed", rid: 2, providers: [] });
+    expect(link.send({ t: "attestation", rid: 2, id: "a".repeat(64) })).toBe(false);
+    fake.reply({ t: "attestation", rid: 2, record: null });
     await Promise.resolve();
     expect(fake.received).toEqual([]);
     expect(h.message).not.toHaveBeenCalled();
@@ -61,7 +61,7 @@ describe("DESIGN §7 LocalFabric: the embedded coordinator in-process", () => {
   it("a message sent before close but delivered after it is dropped, not handed to a closed coordinator link", async () => {
     const fake = fakeCoordinator();
     const link = new LocalFabric(fake.coordinator).connect(handlers());
-    link.send({ t: "list", rid: 3 });
+    link.send({ t: "attestation", rid: 3, id: "a".repeat(64) });
     await link.close();
     await Promise.resolve();
     expect(fake.received).toEqual([]);

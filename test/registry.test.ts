@@ -19,17 +19,18 @@ function setup(ids: string[], limits: Partial<QueueLimits> = {}) {
   }
   const gatewayInbox: ToGateway[] = [];
   const gateway: GatewayPort = { send: (m) => gatewayInbox.push(m) };
-  const reserve = (id: string, pin?: string) => registry.reserve(gateway, { t: "reserve", id, alias: "qwen3-4b", floor: "process", pin, exclude: [] });
+  /** The gateway's placement of session `id` on `provider` (pinned to it with `pin`). */
+  const place = (id: string, provider: string, pin?: string) =>
+    registry.place(gateway, { t: "place", id, provider, alias: "qwen3-4b", floor: "process", ...(pin === undefined ? {} : { pin }), exclude: [], ...sealed });
   const state = (id: string) => registry.entries().find((e) => e.id === id)!;
-  return { registry, agents, gateway, gatewayInbox, reserve, state };
+  return { registry, agents, gateway, gatewayInbox, place, state };
 }
 
 describe("§8 One sealed session at a time per provider", () => {
   it("queues FIFO; busy and waiting are exact at every step", () => {
-    const { registry, agents, gateway, reserve, state } = setup([hex("a")]);
+    const { registry, agents, gateway, place, state } = setup([hex("a")]);
     for (const id of ["s_first001", "s_second01", "s_third001"]) {
-      reserve(id, hex("a"));
-      registry.request(gateway, id, sealed);
+      place(id, hex("a"));
     }
     expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 2 });
     const started = () => agents.get(hex("a"))!.filter((m) => m.t === "session").map((m) => (m as { id: string }).id);
@@ -43,10 +44,9 @@ describe("§8 One sealed session at a time per provider", () => {
   });
 
   it("a caller who hangs up while queued leaves the queue at once; a running one stays busy until the agent stops", () => {
-    const { registry, agents, gateway, reserve, state } = setup([hex("a")]);
+    const { registry, agents, gateway, place, state } = setup([hex("a")]);
     for (const id of ["s_first001", "s_second01"]) {
-      reserve(id, hex("a"));
-      registry.request(gateway, id, sealed);
+      place(id, hex("a"));
     }
     registry.cancel(gateway, "s_second01");
     expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 0 });
@@ -57,18 +57,10 @@ describe("§8 One sealed session at a time per provider", () => {
     expect(state(hex("a"))).toMatchObject({ busy: false, waiting: 0 });
   });
 
-  it("N idle providers given N concurrent requests take one each", () => {
-    const ids = [hex("a"), hex("b"), hex("c")];
-    const { reserve } = setup(ids);
-    const chosen = ["s_one00001", "s_two00001", "s_three001"].map((id) => reserve(id).id);
-    expect(new Set(chosen)).toEqual(new Set(ids));
-  });
-
   it("a provider that leaves fails its running session and hands its queue back, unstarted", () => {
-    const { registry, gateway, gatewayInbox, reserve } = setup([hex("a")]);
+    const { registry, gateway, gatewayInbox, place } = setup([hex("a")]);
     for (const id of ["s_first001", "s_second01"]) {
-      reserve(id, hex("a"));
-      registry.request(gateway, id, sealed);
+      place(id, hex("a"));
     }
     registry.remove(hex("a"), "gone");
     expect(gatewayInbox).toEqual([
@@ -85,58 +77,66 @@ describe("§8 One sealed session at a time per provider", () => {
   });
 });
 
-describe("Admission control: reservations cannot wedge a queue, and queues are bounded", () => {
+describe("§4.1 Routing: a placement is taken only while the gateway's choice still holds", () => {
+  it("an idle provider, or one no busier than any other, is taken; a busier one is stale while another is idle", () => {
+    const { place, state } = setup([hex("a"), hex("b")]);
+    expect(place("s_one00001", hex("a"))).toBe("placed");
+    expect(place("s_two00001", hex("a"))).toBe("stale");
+    expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 0 });
+    expect(place("s_two00001", hex("b"))).toBe("placed");
+    // both busy: either may queue the next one
+    expect(place("s_three001", hex("a"))).toBe("placed");
+    expect(place("s_four0001", hex("b"))).toBe("placed");
+    expect([state(hex("a")).waiting, state(hex("b")).waiting]).toEqual([1, 1]);
+  });
+
+  it("a provider that left, is leaving, does not serve the alias, is below the floor or excluded is stale", () => {
+    const { registry, gateway, place } = setup([hex("a"), hex("b"), hex("c")]);
+    const onto = (provider: string, over: object = {}) =>
+      registry.place(gateway, { t: "place", id: `s_${provider.slice(0, 8)}`, provider, alias: "qwen3-4b", floor: "process", exclude: [], ...sealed, ...over });
+    registry.remove(hex("a"), "gone");
+    expect(place("s_gone0001", hex("a"))).toBe("stale");
+    registry.leave(hex("b"));
+    expect(place("s_leave001", hex("b"))).toBe("stale");
+    expect(onto(hex("c"), { alias: "qwen3-8b" })).toBe("stale");
+    expect(onto(hex("c"), { floor: "hardware" })).toBe("stale");
+    expect(onto(hex("c"), { exclude: [hex("c")] })).toBe("stale");
+    expect(registry.totals.staleChoices).toBe(5);
+    expect(onto(hex("c"))).toBe("placed");
+  });
+
+  it("a pinned placement takes the pinned provider even when busy; a pin it cannot serve is the SPEC's 503", () => {
+    const { registry, place, state } = setup([hex("a"), hex("b")]);
+    expect(place("s_one00001", hex("a"), hex("a"))).toBe("placed");
+    expect(place("s_two00001", hex("a"), hex("a").slice(0, 8))).toBe("placed");
+    expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 1 });
+    // a pin whose provider is not the one placed on: the copy was behind
+    expect(place("s_three001", hex("b"), hex("a"))).toBe("stale");
+    registry.remove(hex("a"), "gone");
+    expect(() => place("s_four0001", hex("a"), hex("a"))).toThrow(/Provider a{64} is not online/);
+  });
+
+  it("a session id already in use is refused", () => {
+    const { place } = setup([hex("a")]);
+    place("s_one00001", hex("a"));
+    expect(() => place("s_one00001", hex("a"))).toThrow(/already in use/);
+  });
+});
+
+describe("Admission control: queues are bounded", () => {
   afterEach(() => vi.useRealTimers());
   const rejected = (inbox: ToGateway[]) => inbox.filter((m) => m.t === "rejected");
 
-  it("a reservation whose sealed request never arrives is dropped after 5 s, and the next in line runs", () => {
-    vi.useFakeTimers();
-    const { registry, agents, gateway, gatewayInbox, reserve, state } = setup([hex("a")]);
-    reserve("s_silent01", hex("a")); // never followed by its request
-    reserve("s_honest01", hex("a"));
-    registry.request(gateway, "s_honest01", sealed);
-    expect(state(hex("a"))).toMatchObject({ busy: false, waiting: 2 });
-    vi.advanceTimersByTime(4_999);
-    expect(agents.get(hex("a"))!.filter((m) => m.t === "session")).toEqual([]);
-    vi.advanceTimersByTime(1);
-    expect(rejected(gatewayInbox)).toEqual([{ t: "rejected", id: "s_silent01", error: expect.objectContaining({ code: "overloaded" }) }]);
-    expect(agents.get(hex("a"))!.filter((m) => m.t === "session").map((m) => (m as { id: string }).id)).toEqual(["s_honest01"]);
-    expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 0 });
-    expect(registry.totals.reservationsDropped).toBe(1);
-  });
-
-  it("one link holds at most 64 reservations awaiting their requests: 20,000 reserves queue 64", () => {
-    const { registry, gateway, reserve, state } = setup([hex("a")], { queuePerProvider: 100_000, queuePerAlias: 100_000 });
-    let refused = 0;
-    for (let i = 0; i < 20_000; i++) {
-      try {
-        reserve(`s_flood${String(i).padStart(5, "0")}`, hex("a"));
-      } catch (err) {
-        expect((err as { code: string }).code).toBe("overloaded");
-        refused++;
-      }
-    }
-    expect(refused).toBe(20_000 - 64);
-    expect(state(hex("a")).waiting).toBe(64);
-    // a request arriving frees its reservation's place on the link
-    registry.request(gateway, "s_flood00000", sealed);
-    expect(() => reserve("s_another1", hex("a"))).not.toThrow();
-  });
-
   it("a full provider queue answers 503 overloaded with Retry-After from the observed service time", () => {
     vi.useFakeTimers();
-    const { registry, gateway, reserve } = setup([hex("a")], { queuePerProvider: 2 });
-    reserve("s_first001", hex("a"));
-    registry.request(gateway, "s_first001", sealed);
+    const { registry, place } = setup([hex("a")], { queuePerProvider: 2 });
+    place("s_first001", hex("a"));
     vi.advanceTimersByTime(3_000); // the session takes 3 s
     registry.end(hex("a"), "s_first001", undefined);
-    for (const id of ["s_run00001", "s_wait0001", "s_wait0002"]) {
-      reserve(id, hex("a"));
-      registry.request(gateway, id, sealed);
-    }
+    for (const id of ["s_run00001", "s_wait0001", "s_wait0002"]) place(id, hex("a"));
     let error: { code?: string; status?: number; retryAfterS?: number } = {};
     try {
-      reserve("s_over0001", hex("a"));
+      place("s_over0001", hex("a"));
     } catch (err) {
       error = err as typeof error;
     }
@@ -145,26 +145,41 @@ describe("Admission control: reservations cannot wedge a queue, and queues are b
   });
 
   it("the total queued per alias is capped over all providers", () => {
-    const { registry, gateway, reserve } = setup([hex("a"), hex("b")], { queuePerAlias: 3 });
-    for (const id of ["s_one00001", "s_two00001", "s_three001"]) {
-      reserve(id);
-      registry.request(gateway, id, sealed);
+    const { place } = setup([hex("a"), hex("b")], { queuePerAlias: 3 });
+    // two run, then three wait; the cap counts waiting sessions, so a sixth does not fit
+    for (const [id, p] of [["s_one00001", "a"], ["s_two00001", "b"], ["s_three001", "a"], ["s_four0001", "b"], ["s_five0001", "a"]] as const) {
+      expect(place(id, hex(p))).toBe("placed");
     }
-    // two run, one waits; the cap counts waiting sessions, so two more fit and the third does not
-    reserve("s_four0001");
-    reserve("s_five0001");
-    expect(() => reserve("s_six00001")).toThrow(/at capacity: 3 requests are already waiting for qwen3-4b/);
+    expect(() => place("s_six00001", hex("b"))).toThrow(/at capacity: 3 requests are already waiting for qwen3-4b/);
   });
 
   it("a session queued longer than the longest wait leaves with 503 overloaded; the one running is untouched", () => {
     vi.useFakeTimers();
-    const { registry, gateway, gatewayInbox, reserve, state } = setup([hex("a")], { queuedMs: 10_000 });
-    for (const id of ["s_run00001", "s_wait0001"]) {
-      reserve(id, hex("a"));
-      registry.request(gateway, id, sealed);
-    }
+    const { gatewayInbox, place, state } = setup([hex("a")], { queuedMs: 10_000 });
+    for (const id of ["s_run00001", "s_wait0001"]) place(id, hex("a"));
     vi.advanceTimersByTime(10_000);
     expect(rejected(gatewayInbox).map((m) => m.id)).toEqual(["s_wait0001"]);
     expect(state(hex("a"))).toMatchObject({ busy: true, waiting: 0 });
+  });
+});
+
+describe("DESIGN §7 The gateways' copies: the whole directory on link, then what changed, once a turn", () => {
+  it("a gateway linking gets every provider that takes sessions; changes in one turn arrive as one delta", async () => {
+    const { registry, place } = setup([hex("a"), hex("b")]);
+    const inbox: ToGateway[] = [];
+    const port = { send: (m: ToGateway) => inbox.push(m) };
+    registry.feed.subscribe(port);
+    expect(inbox).toEqual([{ t: "directory", reset: true, put: [expect.objectContaining({ id: hex("a"), busy: false }), expect.objectContaining({ id: hex("b") })], gone: [] }]);
+    place("s_one00001", hex("a"));
+    place("s_two00001", hex("b"));
+    place("s_three001", hex("a"));
+    registry.leave(hex("b"));
+    expect(inbox).toHaveLength(1);
+    await Promise.resolve();
+    expect(inbox.slice(1)).toEqual([{ t: "directory", put: [expect.objectContaining({ id: hex("a"), busy: true, waiting: 1, last_assigned: expect.any(Number) })], gone: [hex("b")] }]);
+    registry.feed.unsubscribe(port);
+    registry.end(hex("a"), "s_one00001", undefined);
+    await Promise.resolve();
+    expect(inbox).toHaveLength(2);
   });
 });

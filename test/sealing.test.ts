@@ -44,9 +44,9 @@ describe("DESIGN §5 Sealed sessions: the coordinator only relays ciphertext", (
 
     // the agent's `end` follows its last frame, so it may still be on the wire when the caller has its answer
     await expect.poll(() => agentTap.frames.some((f) => f.includes('"t":"end"')), { timeout: 10_000 }).toBe(true);
-    // the taps saw the whole session: the reservation, the sealed request, the sealed frames
+    // the taps saw the whole session: the directory, the sealed request placed, the sealed frames
     const frames = [...gatewayTap.frames, ...agentTap.frames].join("\n");
-    for (const kind of ['"t":"reserve"', '"t":"request"', '"t":"session"', '"t":"frame"', '"t":"end"']) expect(frames).toContain(kind);
+    for (const kind of ['"t":"directory"', '"t":"place"', '"t":"session"', '"t":"frame"', '"t":"end"']) expect(frames).toContain(kind);
     expect(frames).not.toContain(CANARY);
     if (answer.length >= 4) expect(frames).not.toContain(JSON.stringify(answer).slice(1, -1));
 

@@ -165,53 +165,53 @@ describe("Security: gateway links", () => {
   });
 });
 
-describe("Security: reservations cannot wedge a queue", () => {
-  it("a reserve never followed by its request is dropped after 5 s, the caller behind it is served, and /metrics counts it", async () => {
-    const agent = await cluster.startAgent("process", { args: SLOW });
-    try {
-      // the agent prints its advertising line as it sends it: wait until the directory has it
-      await waitForProvider(gateway, agent.providerId);
-      const { ws } = await rawLink(GATEWAY_PATH);
-      const reply = new Promise((resolve) => ws!.once("message", (d) => resolve(JSON.parse(String(d)))));
-      ws!.send(JSON.stringify({ t: "reserve", id: "s_wedge0001", alias: "qwen3-4b", floor: "process", pin: agent.providerId, exclude: [] }));
-      expect(await reply).toMatchObject({ t: "reserved", id: "s_wedge0001" });
-      await waitForProvider(gateway, agent.providerId, (r) => r?.waiting === 1);
-      const res = await post(gateway, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 2, provider: agent.providerId });
-      expect(res.status).toBe(200);
-      const metrics = await (await fetch(`${cluster.coordinator.url}/metrics`)).text();
-      expect(Number(/^svc_coordinator_reservations_dropped_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
-      ws!.close();
-    } finally {
-      await agent.stop();
-    }
-  }, 60_000);
+describe("Security: placements cannot wedge or flood a queue", () => {
+  it("a placement on a provider the directory does not hold is answered stale, after a delta saying it is gone", async () => {
+    const { ws } = await rawLink(GATEWAY_PATH);
+    const messages: { t: string; gone?: string[] }[] = [];
+    const stale = new Promise<void>((resolve) =>
+      ws!.on("message", (d) => {
+        messages.push(JSON.parse(String(d)) as (typeof messages)[number]);
+        if (messages.at(-1)!.t === "stale") resolve();
+      }),
+    );
+    const ghost = "e".repeat(64);
+    ws!.send(JSON.stringify({ t: "place", id: "s_ghost0001", provider: ghost, alias: "qwen3-4b", floor: "process", exclude: [], enc: "AAAA", ct: "AAAA" }));
+    await stale;
+    expect(messages.slice(-2)).toEqual([{ t: "directory", put: [], gone: [ghost], placed: ["s_ghost0001"] }, { t: "stale", id: "s_ghost0001" }]);
+    ws!.close();
+  });
 
-  it("20,000 reserves from one socket hold at most 64 places", async () => {
+  it("20,000 placements of garbage from one socket: the queue cap refuses the excess, the provider drains the rest, and a caller is served", async () => {
     const agent = await cluster.startAgent("process");
     try {
       await waitForProvider(gateway, agent.providerId);
       const { ws } = await rawLink(GATEWAY_PATH);
-      let answers = 0;
       let refused = 0;
+      let settled = 0;
+      let mostWaiting = 0;
       const all = new Promise<void>((resolve) =>
         ws!.on("message", (d) => {
-          const message = JSON.parse(String(d)) as { t: string; error?: { code: string } };
+          const message = JSON.parse(String(d)) as { t: string; error?: { code: string }; put?: { id: string; waiting: number }[] };
+          for (const entry of message.put ?? []) if (entry.id === agent.providerId) mostWaiting = Math.max(mostWaiting, entry.waiting);
           if (message.t === "rejected" && message.error?.code === "overloaded") refused++;
-          if (++answers === 20_000) resolve();
+          if (message.t === "rejected" || message.t === "end") if (++settled === 20_000) resolve();
         }),
       );
       for (let i = 0; i < 20_000; i++) {
-        ws!.send(JSON.stringify({ t: "reserve", id: `s_flood${String(i).padStart(6, "0")}`, alias: "qwen3-4b", floor: "process", pin: agent.providerId, exclude: [] }));
+        const id = `s_flood${String(i).padStart(6, "0")}`;
+        ws!.send(JSON.stringify({ t: "place", id, provider: agent.providerId, alias: "qwen3-4b", floor: "process", pin: agent.providerId, exclude: [], enc: "AAAA", ct: "AAAA" }));
       }
       await all;
-      // the provider's queue cap (32) or the link's reservation cap (64), whichever bites first
-      const held = 20_000 - refused;
-      expect(held).toBeGreaterThan(0);
-      expect(held).toBeLessThanOrEqual(64);
-      await waitForProvider(gateway, agent.providerId, (r) => r?.waiting === held);
+      // the provider's queue never held more than its cap (32), as the directory told this link throughout
+      expect(mostWaiting).toBe(32);
+      expect(refused).toBeGreaterThan(19_000);
       ws!.close();
-      // the link went, and its reservations with it
-      await waitForProvider(gateway, agent.providerId, (r) => r?.waiting === 0);
+      await waitForProvider(gateway, agent.providerId, (r) => r?.busy === false && r.waiting === 0);
+      const res = await post(gateway, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 2, provider: agent.providerId });
+      expect(res.status).toBe(200);
+      const metrics = await (await fetch(`${cluster.coordinator.url}/metrics`)).text();
+      expect(Number(/^svc_coordinator_overloaded_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(refused);
     } finally {
       await agent.stop();
     }

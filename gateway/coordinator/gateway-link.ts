@@ -1,6 +1,7 @@
-// One gateway's link at the coordinator: answers listings, reserves providers for sessions and relays their
-// sealed requests; everything it carries for a session is ciphertext. The same endpoint serves a gateway over
-// a WebSocket (JSON, checked with zod) and the gateway embedded in this process (objects, via its LocalFabric).
+// One gateway's link at the coordinator: feeds its copy of the directory, places its sealed requests on the
+// providers it chose (or says the choice is stale) and relays their sealed frames; everything it carries for a
+// session is ciphertext. The same endpoint serves a gateway over a WebSocket (JSON, checked with zod) and the
+// gateway embedded in this process (objects, via its LocalFabric).
 import type { Logger } from "pino";
 import type { WebSocket } from "ws";
 import { ApiError } from "../../src/errors.ts";
@@ -19,27 +20,40 @@ export interface GatewayEndpoint {
 /** The coordinator's side of a gateway link, whatever carries it. */
 export function gatewayEndpoint(send: (message: ToGateway) => void, registry: Registry, attestations: Attestations, log: Logger): GatewayEndpoint {
   const port: GatewayPort = { send };
+  const { feed } = registry;
 
-  function reserve(message: Extract<FromGateway, { t: "reserve" }>) {
+  function place(message: Extract<FromGateway, { t: "place" }>) {
+    let refusal: ToGateway;
     try {
-      const provider = registry.reserve(port, message);
-      log.debug({ session: message.id, provider: provider.id, alias: message.alias, waiting: provider.waiting }, "session queued");
-      port.send({ t: "reserved", id: message.id, provider });
+      if (registry.place(port, message) === "placed") {
+        log.debug({ session: message.id, provider: message.provider, alias: message.alias }, "session placed");
+        feed.settled(port, message.id);
+        return;
+      }
+      refusal = { t: "stale", id: message.id };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      port.send({ t: "rejected", id: message.id, error: toWireError(err) });
+      refusal = { t: "rejected", id: message.id, error: toWireError(err) };
     }
+    // the copy counted this placement on the chosen provider: its true entry goes first, so the gateway
+    // chooses again from a copy that already holds why this one was refused
+    feed.touch(message.provider);
+    feed.settled(port, message.id);
+    feed.flush();
+    port.send(refusal);
   }
 
+  feed.subscribe(port);
   return {
     receive: (message) => {
-      if (message.t === "list") port.send({ t: "listed", rid: message.rid, providers: registry.entries() });
-      else if (message.t === "attestation") port.send({ t: "attestation", rid: message.rid, record: attestations.get(message.id) ?? null });
-      else if (message.t === "reserve") reserve(message);
-      else if (message.t === "request") registry.request(port, message.id, { enc: message.enc, ct: message.ct, ...(message.whole ? { whole: true } : {}) });
+      if (message.t === "attestation") port.send({ t: "attestation", rid: message.rid, record: attestations.get(message.id) ?? null });
+      else if (message.t === "place") place(message);
       else registry.cancel(port, message.id);
     },
-    close: () => registry.dropGateway(port),
+    close: () => {
+      feed.unsubscribe(port);
+      registry.dropGateway(port);
+    },
   };
 }
 

@@ -68,12 +68,12 @@ export function coordinatorMetrics(registry: Registry, links: () => { agents: nu
     },
   });
   new Counter({
-    name: "svc_coordinator_reservations_dropped_total",
-    help: "Reservations dropped because their sealed request did not arrive in time, or their link held too many.",
+    name: "svc_coordinator_stale_choices_total",
+    help: "Sealed requests refused because the gateway's choice of provider no longer held (it left, changed, or another was less loaded); the gateway chose again.",
     registers,
     collect() {
       this.reset();
-      this.inc(registry.totals.reservationsDropped);
+      this.inc(registry.totals.staleChoices);
     },
   });
   new Counter({

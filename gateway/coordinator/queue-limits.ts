@@ -1,13 +1,8 @@
 // The bounds on the coordinator's queues (registry.ts) and their defaults, which `svc-gateway coordinator`'s
 // flags override.
-import { RESERVATION_WINDOW } from "../../src/wire.ts";
 
 /** The bounds that keep one gateway or one burst from wedging or flooding the queues. */
 export interface QueueLimits {
-  /** A reserved session whose sealed request has not arrived by then is dropped (the next in line runs). */
-  reservationMs: number;
-  /** Reservations one gateway link may hold before their sealed requests arrive. */
-  pendingPerLink: number;
   /** Sessions waiting in front of one provider (`--max-queue-per-provider`). */
   queuePerProvider: number;
   /** Sessions waiting for one alias over all its providers (`--max-queue-per-alias`). */
@@ -17,8 +12,6 @@ export interface QueueLimits {
 }
 
 export const DEFAULT_QUEUE_LIMITS: QueueLimits = {
-  reservationMs: 5_000,
-  pendingPerLink: RESERVATION_WINDOW,
   queuePerProvider: 32,
   queuePerAlias: 1_024,
   queuedMs: 120_000,

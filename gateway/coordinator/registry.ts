@@ -1,11 +1,13 @@
 // The coordinator's directory (DESIGN §1): live providers, one session at a time each with a FIFO queue in
-// front, and the relay of sealed bytes between a session's gateway and its provider. It also keeps the
-// queues bounded: a reservation whose sealed request never comes is dropped, queues have a cap and a
-// longest wait. Pure bookkeeping: the links hand it messages and ports to send on, so a unit test needs no socket.
+// front, and the relay of sealed bytes between a session's gateway and its provider. Gateways choose from their
+// copies (fed by `feed`); a placement is taken only while the choice still holds here, where every gateway's
+// placements meet. Queues have a cap and a longest wait. Pure bookkeeping: the links hand it messages and ports
+// to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
-import type { TrustLevel } from "../../src/trust.ts";
-import { toWireError, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
-import { ProviderIndex, route } from "./provider-index.ts";
+import { ProviderIndex, route } from "../../src/provider-index.ts";
+import { atOrAbove, type TrustLevel } from "../../src/trust.ts";
+import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
+import { DirectoryFeed } from "./directory-feed.ts";
 import { DEFAULT_QUEUE_LIMITS, UNKNOWN_SERVICE_MS, type QueueLimits } from "./queue-limits.ts";
 
 export { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
@@ -26,13 +28,8 @@ interface Session {
   id: string;
   alias: string;
   gateway: GatewayPort;
-  /** The sealed request, once the gateway has sent it. */
-  sealed?: Sealed;
-  /** When it was reserved (performance.now()). */
-  reservedAt: number;
-  /** Reserved, and its sealed request not arrived yet (counted against its link's pending limit). */
-  pending: boolean;
-  /** The reservation's deadline for its sealed request, then the queue's longest wait. */
+  sealed: Sealed;
+  /** The queue's longest wait. */
   deadline?: NodeJS.Timeout;
 }
 
@@ -60,7 +57,7 @@ interface Provider extends ProviderInfo {
   serviceMs?: number;
 }
 
-type Reserve = Extract<FromGateway, { t: "reserve" }>;
+type Place = Extract<FromGateway, { t: "place" }>;
 
 export class Registry {
   private readonly providers = new Map<string, Provider>();
@@ -69,11 +66,14 @@ export class Registry {
   private readonly sessions = new Map<string, { session: Session; provider: Provider }>();
   /** Sessions queued per alias, over all providers. */
   private readonly queuedByAlias = new Map<string, number>();
-  /** Reservations per gateway link still waiting for their sealed request. */
-  private readonly pending = new Map<GatewayPort, number>();
   private readonly limits: QueueLimits;
+  /** What the gateways' copies of the directory learn, as it changes. */
+  readonly feed = new DirectoryFeed(
+    (id) => this.entryOf(id),
+    () => [...this.providers.values()].filter((p) => !p.leaving).map(toDirectoryEntry),
+  );
   /** Running totals for the coordinator's metrics. */
-  readonly totals = { sessionsStarted: 0, framesRelayed: 0, reservationsDropped: 0, overloaded: 0 };
+  readonly totals = { sessionsStarted: 0, framesRelayed: 0, staleChoices: 0, overloaded: 0 };
 
   constructor(
     private readonly knownAliases: ReadonlySet<string>,
@@ -90,6 +90,7 @@ export class Registry {
     const provider: Provider = { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 };
     this.providers.set(info.id, provider);
     this.index.put(provider, 0);
+    this.feed.touch(info.id);
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */
@@ -98,6 +99,7 @@ export class Registry {
     if (!provider) return;
     Object.assign(provider, { trust, serial });
     if (!provider.leaving) this.index.put(provider, load(provider));
+    this.feed.touch(id);
   }
 
   /** Keeps the catalog's aliases among those advertised; returns the ones it dropped. */
@@ -106,6 +108,7 @@ export class Registry {
     if (!provider) return [];
     provider.model_ids = [...new Set(aliases.filter((a) => this.knownAliases.has(a)))];
     if (!provider.leaving) this.index.put(provider, load(provider));
+    this.feed.touch(id);
     return aliases.filter((a) => !this.knownAliases.has(a));
   }
 
@@ -118,6 +121,7 @@ export class Registry {
     if (!provider || (agent !== undefined && provider.agent !== agent)) return;
     this.providers.delete(id);
     this.index.delete(id);
+    this.feed.touch(id);
     if (provider.active) this.finish(provider.active, { t: "gone", id: provider.active.id, started: true, reason });
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
@@ -128,6 +132,7 @@ export class Registry {
     if (!provider || provider.leaving) return;
     provider.leaving = true;
     this.index.delete(id);
+    this.feed.touch(id);
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason: "the provider is leaving" });
   }
 
@@ -136,23 +141,50 @@ export class Registry {
     return [...this.providers.values()].filter((p) => !p.leaving).map(toEntry);
   }
 
-  /** Chooses a provider and puts the session in its queue at once, so concurrent choices see each other. */
-  reserve(gateway: GatewayPort, message: Reserve): ProviderEntry {
+  /** A provider as the gateways' copies see it; undefined once it takes no sessions. */
+  private entryOf(id: string): DirectoryEntry | undefined {
+    const provider = this.providers.get(id);
+    return provider && !provider.leaving ? toDirectoryEntry(provider) : undefined;
+  }
+
+  /**
+   * A sealed request on the provider its gateway chose: queued there (and started when the provider is free)
+   * while the choice still holds, or "stale" when the directory moved on (the gateway chooses again). Throws
+   * what a pinned request gets for a provider that cannot serve it, and 503 overloaded for a full queue.
+   */
+  place(gateway: GatewayPort, message: Place): "placed" | "stale" {
     if (this.sessions.has(message.id)) throw new ApiError("invalid_value", `Session id ${message.id} is already in use.`);
-    const pending = this.pending.get(gateway) ?? 0;
-    if (pending >= this.limits.pendingPerLink) {
-      this.totals.reservationsDropped++;
-      throw new ApiError("overloaded", `This gateway link already holds ${pending} reservations whose sealed requests have not arrived.`, { retryAfterS: 1 });
+    const provider = this.holds(message);
+    if (!provider) {
+      this.totals.staleChoices++;
+      return "stale";
     }
-    const provider = route(this.index, message, message.exclude, routable);
     this.admit(provider, message.alias);
-    const session: Session = { id: message.id, alias: message.alias, gateway, reservedAt: performance.now(), pending: true };
+    const sealed: Sealed = { enc: message.enc, ct: message.ct, ...(message.whole ? { whole: true } : {}) };
+    const session: Session = { id: message.id, alias: message.alias, gateway, sealed };
     provider.lastAssigned = Date.now();
     this.enqueue(provider, session);
     this.sessions.set(session.id, { session, provider });
-    this.pending.set(gateway, pending + 1);
-    session.deadline = setTimeout(() => this.expire(session.id, "its sealed request did not arrive in time"), this.limits.reservationMs).unref();
-    return toEntry(provider);
+    const why = `it waited ${Math.round(this.limits.queuedMs / 1000)} s in the queue`;
+    session.deadline = setTimeout(() => this.expire(session.id, why), this.limits.queuedMs).unref();
+    this.pump(provider);
+    return "placed";
+  }
+
+  /**
+   * The chosen provider, if routing here would still allow it (SPEC §4.1): the one a pin names, or one that
+   * serves the alias at or above the floor with no other less loaded; among equally loaded ones any will do.
+   */
+  private holds(message: Place): Provider | undefined {
+    if (message.pin !== undefined) {
+      const pinned = route(this.index, message, [], routable);
+      return pinned.id === message.provider ? pinned : undefined;
+    }
+    const chosen = this.providers.get(message.provider);
+    const { alias, floor, exclude } = message;
+    if (!chosen || chosen.leaving || !chosen.model_ids.includes(alias) || !atOrAbove(chosen.trust, floor) || exclude.includes(chosen.id)) return undefined;
+    const best = this.index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude));
+    return best && load(best) < load(chosen) ? undefined : chosen;
   }
 
   /** Throws 503 overloaded when the chosen provider's queue, or the alias's, is full. */
@@ -170,26 +202,12 @@ export class Registry {
     });
   }
 
-  /** The sealed request for a reserved session; it starts when its provider is free. */
-  request(gateway: GatewayPort, id: string, sealed: Sealed): void {
-    const found = this.sessions.get(id);
-    if (!found || found.session.gateway !== gateway || found.session.sealed) return;
-    const { session } = found;
-    session.sealed = sealed;
-    this.unpend(session);
-    clearTimeout(session.deadline);
-    const left = this.limits.queuedMs - (performance.now() - session.reservedAt);
-    session.deadline = setTimeout(() => this.expire(id, `it waited ${Math.round(this.limits.queuedMs / 1000)} s in the queue`), Math.max(0, left)).unref();
-    this.pump(found.provider);
-  }
-
-  /** A session that overstayed its reservation or its wait leaves the queue with 503 overloaded. */
+  /** A session that overstayed its wait leaves the queue with 503 overloaded. */
   private expire(id: string, why: string): void {
     const found = this.sessions.get(id);
     if (!found || found.provider.active === found.session) return;
     const { session, provider } = found;
-    if (!session.sealed) this.totals.reservationsDropped++;
-    else this.totals.overloaded++;
+    this.totals.overloaded++;
     const error = new ApiError("overloaded", `The request was dropped from provider ${provider.id}'s queue: ${why}; retry it.`, { retryAfterS: retryAfterOf(provider) });
     this.finish(session, { t: "rejected", id, error: toWireError(error) });
     this.pump(provider);
@@ -231,7 +249,7 @@ export class Registry {
     provider.active = undefined;
     const took = performance.now() - provider.startedAt;
     provider.serviceMs = provider.serviceMs === undefined ? took : 0.8 * provider.serviceMs + 0.2 * took;
-    this.index.reweigh(provider, load(provider));
+    this.reweigh(provider);
     this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
     this.pump(provider);
   }
@@ -246,44 +264,40 @@ export class Registry {
 
   private forget(session: Session): void {
     clearTimeout(session.deadline);
-    this.unpend(session);
     this.sessions.delete(session.id);
-  }
-
-  private unpend(session: Session): void {
-    if (!session.pending) return;
-    session.pending = false;
-    const count = this.pending.get(session.gateway) ?? 1;
-    if (count <= 1) this.pending.delete(session.gateway);
-    else this.pending.set(session.gateway, count - 1);
   }
 
   private enqueue(provider: Provider, session: Session): void {
     provider.queue.push(session);
     this.queuedByAlias.set(session.alias, (this.queuedByAlias.get(session.alias) ?? 0) + 1);
-    this.index.reweigh(provider, load(provider));
+    this.reweigh(provider);
   }
 
   private dequeue(provider: Provider, session: Session): void {
     const at = provider.queue.indexOf(session);
     if (at < 0) return;
     provider.queue.splice(at, 1);
-    this.index.reweigh(provider, load(provider));
+    this.reweigh(provider);
     const left = (this.queuedByAlias.get(session.alias) ?? 1) - 1;
     if (left === 0) this.queuedByAlias.delete(session.alias);
     else this.queuedByAlias.set(session.alias, left);
   }
 
+  /** Its load or last assignment changed: routing here and the gateways' copies follow. */
+  private reweigh(provider: Provider): void {
+    this.index.reweigh(provider, load(provider));
+    this.feed.touch(provider.id);
+  }
+
   private pump(provider: Provider): void {
     if (provider.active) return;
     const next = provider.queue[0];
-    // the head of the line may still be on its way from the gateway; it starts when its bytes arrive
-    if (!next?.sealed) return;
+    if (!next) return;
     this.dequeue(provider, next);
     clearTimeout(next.deadline);
     provider.active = next;
     provider.startedAt = performance.now();
-    this.index.reweigh(provider, load(provider));
+    this.reweigh(provider);
     this.totals.sessionsStarted++;
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
@@ -294,6 +308,10 @@ const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length;
 
 /** The record chooseProvider reads, for a pinned request's few candidates. */
 const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
+
+function toDirectoryEntry(p: Provider): DirectoryEntry {
+  return { ...toEntry(p), last_assigned: p.lastAssigned };
+}
 
 function toEntry(p: Provider): ProviderEntry {
   return {

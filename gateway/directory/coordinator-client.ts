@@ -1,7 +1,8 @@
 // The gateway's side of the coordinator (DESIGN §1): one reconnecting link that implements the Directory the
-// routes use. A session runs in named steps: reserve a provider, seal the request to its attested key, open
-// the sealed frames it sends back, check its receipt against what was sealed and relayed; an unpinned
-// request whose provider left before starting is re-routed to another.
+// routes use, with a copy of the directory the coordinator keeps current. A session runs in named steps: choose
+// a provider from the copy, seal the request to its attested key and place it there, open the sealed frames it
+// sends back, check its receipt against what was sealed and relayed. A choice the coordinator finds stale is
+// made again; an unpinned request whose provider left before starting is re-routed to another.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AttestationRecord } from "../../src/attestation-record.ts";
@@ -14,15 +15,20 @@ import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } f
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
 import { verifySignatureNative } from "../../src/signing.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
-import { Slots } from "../../src/slots.ts";
-import { RESERVATION_WINDOW, type FromGateway, type ProviderEntry, type ProviderRecord, type ToGateway } from "../../src/wire.ts";
+import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/wire.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
+import { DirectoryCopy, record } from "./directory-copy.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
+/** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */
+const MAX_STALE_CHOICES = 32;
 
-/** What a session attempt ends in: done, or handed back to be re-routed away from a provider that left. */
-type Outcome = { done: true } | { done: false; leftBy: string };
+/**
+ * What a session attempt ends in: done; handed back to be re-routed away from a provider that left; or a
+ * choice that no longer held, to be made again from the updated copy.
+ */
+type Outcome = { done: true } | { done: false; leftBy: string } | { done: false; stale: true };
 
 /** What the gateway sealed for one session: the receipt must cover exactly these bytes. */
 interface Sealed {
@@ -35,11 +41,11 @@ export class CoordinatorClient implements Directory {
   private readonly link: FabricLink;
   readonly url: string;
   private nextRid = 0;
-  private readonly lists = new Map<number, Mailbox<ProviderEntry[]>>();
+  private readonly copy = new DirectoryCopy();
+  /** Waiting for the first whole directory of this link. */
+  private readonly syncing = new Set<Mailbox<void>>();
   private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
   private readonly sessions = new Map<string, Mailbox<ToGateway>>();
-  /** Reservations awaiting their sealed request, kept within what the coordinator holds for one link. */
-  private readonly window = new Slots(RESERVATION_WINDOW);
 
   constructor(
     fabric: Fabric,
@@ -51,7 +57,8 @@ export class CoordinatorClient implements Directory {
         open: () => this.log.info({ coordinator: url }, "connected to the coordinator"),
         message: (message) => this.dispatch(message),
         closed: ({ error, wasOpen, retryMs }) => {
-          for (const box of [...this.lists.values(), ...this.attestations.values(), ...this.sessions.values()]) box.fail(this.unreachable());
+          this.copy.clear();
+          for (const box of [...this.syncing, ...this.attestations.values(), ...this.sessions.values()]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
           if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
           if (retryMs === undefined) return;
@@ -69,8 +76,10 @@ export class CoordinatorClient implements Directory {
 
   private dispatch(message: ToGateway | undefined): void {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
-    if (message.t === "listed") this.lists.get(message.rid)?.post(message.providers);
-    else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.record);
+    if (message.t === "directory") {
+      this.copy.apply(message);
+      for (const box of this.syncing) box.post();
+    } else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.record);
     else this.sessions.get(message.id)?.post(message);
   }
 
@@ -84,18 +93,24 @@ export class CoordinatorClient implements Directory {
   }
 
   async list(): Promise<ProviderRecord[]> {
-    const rid = this.nextRid++;
-    const box = new Mailbox<ProviderEntry[]>();
-    this.lists.set(rid, box);
+    await this.synced(AbortSignal.timeout(LIST_TIMEOUT_MS));
+    return this.copy.list();
+  }
+
+  /** Resolves once the copy holds the coordinator's directory (at once, but for a link that just opened). */
+  private async synced(signal: AbortSignal): Promise<void> {
+    if (!this.link.connected) throw this.unreachable();
+    if (this.copy.ready) return;
+    const box = new Mailbox<void>();
+    this.syncing.add(box);
     try {
-      this.send({ t: "list", rid });
-      const providers = await box.take(AbortSignal.timeout(LIST_TIMEOUT_MS));
-      return providers.map(record);
+      await box.take(AbortSignal.any([signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]));
     } catch (err) {
       if (err instanceof ApiError) throw err;
-      throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not answer in time; try again shortly.`);
+      if (signal.aborted && signal.reason instanceof Error && signal.reason.name !== "TimeoutError") throw err;
+      throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not send its directory in time; try again shortly.`);
     } finally {
-      this.lists.delete(rid);
+      this.syncing.delete(box);
     }
   }
 
@@ -116,28 +131,39 @@ export class CoordinatorClient implements Directory {
 
   async *open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
     const exclude: string[] = [];
+    let stale = 0;
     for (;;) {
       const outcome = yield* this.attempt(request, exclude, signal);
       if (outcome.done) return;
+      if ("stale" in outcome) {
+        if (++stale < MAX_STALE_CHOICES) continue;
+        throw new ApiError("overloaded", `The directory changed under each of ${stale} choices of provider for this request; retry it.`, { retryAfterS: 1 });
+      }
       // re-route: an unpinned request whose provider left before starting goes to another machine
       exclude.push(outcome.leftBy);
     }
   }
 
-  /** One provider's try at the session: reserve, seal, relay its frames, check its receipt. */
+  /** One provider's try at the session: choose, seal and place, relay its frames, check its receipt. */
   private async *attempt(request: SessionRequest, exclude: readonly string[], signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
     const id = `s_${randomBytes(12).toString("base64url")}`;
     const box = new Mailbox<ToGateway>();
     this.sessions.set(id, box);
     let finished = false;
     try {
-      const { provider, sealed } = await this.reserveAndSeal(id, box, request, exclude, signal);
+      const { provider, sealed } = await this.place(id, request, exclude, signal);
       yield { type: "provider", provider: record(provider) };
       const answer = new AnswerRecord();
       const sent = performance.now();
       let firstFrame: number | undefined;
       for (;;) {
         const message = await box.take(signal);
+        // whatever the coordinator said of the session, its own counts hold it now
+        this.copy.settle(id);
+        if (message.t === "stale") {
+          finished = true;
+          return { done: false, stale: true };
+        }
         if (message.t === "gone") {
           finished = true;
           // a pinned request never hops
@@ -183,40 +209,22 @@ export class CoordinatorClient implements Directory {
       }
     } finally {
       this.sessions.delete(id);
+      this.copy.settle(id);
       // hung up, or failed on our side: the queue spot or the running session is given back at once
       if (!finished) this.link.send({ t: "cancel", id });
     }
   }
 
-  /** Reserves and seals within the window, so a burst of requests never overruns the coordinator's limit. */
-  private async reserveAndSeal(id: string, box: Mailbox<ToGateway>, request: SessionRequest, exclude: readonly string[], signal: AbortSignal) {
-    const release = await this.window.acquire(signal);
-    try {
-      const reserving = performance.now();
-      const provider = await this.reserve(id, box, request, exclude, signal);
-      const sealing = performance.now();
-      request.timing?.add("route", sealing - reserving);
-      const sealed = await this.seal(id, request, provider);
-      request.timing?.add("seal", performance.now() - sealing);
-      return { provider, sealed };
-    } finally {
-      release();
-    }
-  }
-
-  /** Asks the coordinator to choose a provider and queue the session there. */
-  private async reserve(id: string, box: Mailbox<ToGateway>, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<ProviderEntry> {
-    this.send({ t: "reserve", id, alias: request.entry.alias, floor: request.floor, pin: request.pin, exclude: [...exclude] });
-    const reply = await box.take(signal);
-    if (reply.t === "rejected") throw rejection(reply.error);
-    if (reply.t !== "reserved") throw new ApiError("provider_unavailable", "The chosen provider went offline; try again.");
-    return reply.provider;
-  }
-
-  /** Seals the canonical request to the provider's attested key and sends it; the coordinator sees only ciphertext. */
-  private async seal(id: string, request: SessionRequest, provider: ProviderEntry): Promise<Sealed> {
+  /** Chooses a provider from the copy, seals the request to its attested key and places it there in one message. */
+  private async place(id: string, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
+    await this.synced(signal);
+    const routing = performance.now();
+    const { alias } = request.entry;
+    const provider = this.copy.choose(id, { alias, floor: request.floor, pin: request.pin }, exclude);
+    const sealing = performance.now();
+    request.timing?.add("route", sealing - routing);
     const plaintext: SessionPlaintext = {
-      model: request.entry.alias,
+      model: alias,
       messages: request.messages,
       max_tokens: request.max_tokens,
       temperature: request.temperature,
@@ -226,13 +234,18 @@ export class CoordinatorClient implements Directory {
       client_nonce: request.clientNonce,
     };
     const bytes = Buffer.from(canonicalJson(plaintext));
+    // the coordinator sees only ciphertext, and the choice it was made for, to check it still holds
     const { sealed, frames } = await sealRequest(provider.sealing_key, id, bytes);
-    this.send({ t: "request", id, ...sealed, ...(request.whole ? { whole: true } : {}) });
-    return { plaintext, bytes, frames };
+    this.send({
+      t: "place", id, provider: provider.id, alias, floor: request.floor, ...(request.pin === undefined ? {} : { pin: request.pin }),
+      exclude: [...exclude], ...sealed, ...(request.whole ? { whole: true } : {}),
+    });
+    request.timing?.add("seal", performance.now() - sealing);
+    return { provider, sealed: { plaintext, bytes, frames } };
   }
 
   /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-  private verified(raw: unknown, { request, provider, sealed, answer }: { request: SessionRequest; provider: ProviderEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
+  private verified(raw: unknown, { request, provider, sealed, answer }: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
     const verdict = verifyReceipt(raw, {
       // the key the directory attested, never just the one inside the receipt
       signingKey: provider.signing_key,
@@ -261,11 +274,6 @@ export class CoordinatorClient implements Directory {
   close(): Promise<void> {
     return this.link.close();
   }
-}
-
-function record(entry: ProviderEntry): ProviderRecord {
-  const { signing_key: _signing, sealing_key: _sealing, ...rest } = entry;
-  return rest;
 }
 
 /** A frame that does not open under this session's key, in order, is the provider's fault. */

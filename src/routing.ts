@@ -1,9 +1,9 @@
 // Which provider takes a request: the pinned one, or idle-first among those at or above the gateway's floor
 // that serve the alias (SPEC §4.1). The coordinator runs it, so that choices made for concurrent requests,
 // from any number of gateways, see each other.
-import { ApiError } from "../../src/errors.ts";
-import { atOrAbove, qualified, type TrustLevel } from "../../src/trust.ts";
-import type { ProviderRecord } from "../../src/wire.ts";
+import { ApiError } from "./errors.ts";
+import { atOrAbove, qualified, type TrustLevel } from "./trust.ts";
+import type { ProviderRecord } from "./wire.ts";
 
 /** A provider as routing sees it: its record plus when it was last given a session. */
 export interface Routable extends ProviderRecord {

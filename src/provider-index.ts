@@ -4,7 +4,7 @@
 // change of load, rung or aliases moves one provider in the heaps of its own aliases. A sorted list of ids
 // answers pin prefixes by binary search. It must choose exactly what chooseProvider would over the same
 // providers: test/provider-index.test.ts checks that on random sequences of directory changes.
-import { TRUST_LEVELS, type TrustLevel } from "../../src/trust.ts";
+import { TRUST_LEVELS, type TrustLevel } from "./trust.ts";
 import { chooseProvider, noProvider, type Routable, type RouteRequest } from "./routing.ts";
 
 /** What the index reads from a provider: read again whenever the registry calls `put` or `reweigh`. */

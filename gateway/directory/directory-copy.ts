@@ -1,0 +1,105 @@
+// The gateway's copy of the coordinator's directory (DESIGN §7), kept by the deltas the coordinator sends:
+// listings read it and routing chooses from it (the same index the coordinator routes with), so neither waits
+// on the coordinator. A choice counts on its provider here until the coordinator's delta counts it there.
+import { ProviderIndex, route } from "../../src/provider-index.ts";
+import type { RouteRequest } from "../../src/routing.ts";
+import type { DirectoryEntry, ProviderRecord } from "../../src/wire.ts";
+
+/** One provider of the copy, as the index reads it. */
+interface Copied {
+  id: string;
+  trust: DirectoryEntry["trust"];
+  model_ids: readonly string[];
+  lastAssigned: number;
+  entry: DirectoryEntry;
+  /** This gateway's placements on it that the coordinator's entry does not count yet. */
+  ours: number;
+}
+
+/** What the coordinator's `directory` message says. */
+export interface DirectoryDelta {
+  reset?: true;
+  put: DirectoryEntry[];
+  gone: string[];
+  placed?: string[];
+}
+
+export class DirectoryCopy {
+  private readonly providers = new Map<string, Copied>();
+  private index = new ProviderIndex<Copied>();
+  /** Placements not yet counted by the coordinator: session id → provider id. */
+  private readonly pending = new Map<string, string>();
+  private synced = false;
+
+  /** Whether the first whole directory has arrived since the link (re)opened. */
+  get ready(): boolean {
+    return this.synced;
+  }
+
+  apply(delta: DirectoryDelta): void {
+    if (delta.reset) this.clear();
+    this.synced = true;
+    for (const session of delta.placed ?? []) this.settle(session);
+    for (const entry of delta.put) {
+      let copied = this.providers.get(entry.id);
+      if (!copied) this.providers.set(entry.id, (copied = { id: entry.id, trust: entry.trust, model_ids: entry.model_ids, lastAssigned: 0, entry, ours: 0 }));
+      copied.entry = entry;
+      copied.trust = entry.trust;
+      copied.model_ids = entry.model_ids;
+      copied.lastAssigned = Math.max(copied.lastAssigned, entry.last_assigned);
+      this.index.put(copied, load(copied));
+    }
+    for (const id of delta.gone) {
+      this.providers.delete(id);
+      this.index.delete(id);
+    }
+  }
+
+  /** The link is down: nothing is known until the next whole directory. */
+  clear(): void {
+    this.providers.clear();
+    this.index = new ProviderIndex<Copied>();
+    this.pending.clear();
+    this.synced = false;
+  }
+
+  /** SPEC §2.4's listing: every provider that takes sessions, as the coordinator last said. */
+  list(): ProviderRecord[] {
+    return [...this.providers.values()].map(({ entry }) => record(entry));
+  }
+
+  /**
+   * Routing (SPEC §4.1) over the copy for session `session`, counted on the chosen provider until the
+   * coordinator's own count arrives, so concurrent choices here spread as they would there. Throws the
+   * errors routing throws.
+   */
+  choose(session: string, request: RouteRequest, exclude: readonly string[]): DirectoryEntry {
+    const chosen = route(this.index, request, exclude, view);
+    chosen.ours++;
+    chosen.lastAssigned = Date.now();
+    this.index.put(chosen, load(chosen));
+    this.pending.set(session, chosen.id);
+    return chosen.entry;
+  }
+
+  /** The session's placement is over (refused, failed before it was sent, or counted by the coordinator). */
+  settle(session: string): void {
+    const id = this.pending.get(session);
+    if (id === undefined) return;
+    this.pending.delete(session);
+    const copied = this.providers.get(id);
+    if (!copied) return;
+    copied.ours--;
+    this.index.put(copied, load(copied));
+  }
+}
+
+const load = (c: Copied): number => (c.entry.busy ? 1 : 0) + c.entry.waiting + c.ours;
+
+/** What chooseProvider reads for a pinned request's candidates. */
+const view = (c: Copied) => ({ ...record(c.entry), lastAssigned: c.lastAssigned });
+
+export function record(entry: DirectoryEntry): ProviderRecord {
+  const { signing_key: _signing, sealing_key: _sealing, last_assigned: _last, ...rest } = entry;
+  return rest;
+}
