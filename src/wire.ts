@@ -113,6 +113,8 @@ export const ToGatewaySchema = z.discriminatedUnion("t", [
   z.strictObject({
     t: z.literal("directory"),
     reset: z.literal(true).optional(),
+    /** The whole directory continues in the next message (the copy is not complete yet). */
+    more: z.literal(true).optional(),
     put: z.array(DirectoryEntrySchema),
     gone: z.array(Hex32),
     /** This gateway's placements (and refusals) that `put` already counts, so its copy stops counting them itself. */

@@ -19,6 +19,14 @@ describe("DESIGN §7 A gateway's copy of the directory", () => {
     expect(copy.list()).toEqual([{ id: hex("a"), model_ids: ["qwen3-4b"], trust: "process", busy: true, waiting: 2 }]);
   });
 
+  it("a whole directory in parts is ready only with its last part", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, more: true, put: [entry("a")], gone: [] });
+    expect(copy.ready).toBe(false);
+    copy.apply({ put: [entry("b")], gone: [] });
+    expect([copy.ready, copy.list().length]).toEqual([true, 2]);
+  });
+
   it("concurrent choices spread over idle providers: each counts on its provider until settled", () => {
     const copy = new DirectoryCopy();
     copy.apply({ reset: true, put: [entry("a"), entry("b"), entry("c")], gone: [] });

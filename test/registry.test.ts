@@ -182,4 +182,14 @@ describe("DESIGN §7 The gateways' copies: the whole directory on link, then wha
     await Promise.resolve();
     expect(inbox).toHaveLength(2);
   });
+
+  it("the whole directory of 2,500 providers goes in parts of 1,000, all but the last saying more", () => {
+    const ids = Array.from({ length: 2_500 }, (_, i) => i.toString(16).padStart(64, "0"));
+    const { registry } = setup(ids);
+    const inbox: ToGateway[] = [];
+    registry.feed.subscribe({ send: (m) => inbox.push(m) });
+    const parts = inbox.map((m) => (m.t === "directory" ? [m.reset ?? false, m.more ?? false, m.put.length] : m.t));
+    expect(parts).toEqual([[true, true, 1_000], [false, true, 1_000], [false, false, 500]]);
+    expect(new Set(inbox.flatMap((m) => (m.t === "directory" ? m.put.map((e) => e.id) : []))).size).toBe(2_500);
+  });
 });

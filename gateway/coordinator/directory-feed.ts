@@ -8,6 +8,9 @@ export interface FeedPort {
   send(message: ToGateway): void;
 }
 
+/** Providers per message of the whole directory (about 330 bytes each as JSON). */
+export const SNAPSHOT_PART = 1_000;
+
 export class DirectoryFeed {
   private readonly ports = new Map<FeedPort, string[]>();
   /** Providers changed since the last flush. */
@@ -23,10 +26,17 @@ export class DirectoryFeed {
     private readonly all: () => DirectoryEntry[],
   ) {}
 
-  /** A gateway linked: it gets the whole directory first, then every change. */
+  /**
+   * A gateway linked: it gets the whole directory first, then every change. The whole directory goes in
+   * parts, so 10,000 providers stay far below a link's largest message; all but the last say `more`.
+   */
   subscribe(port: FeedPort): void {
     this.ports.set(port, []);
-    port.send({ t: "directory", reset: true, put: this.all(), gone: [] });
+    const all = this.all();
+    for (let at = 0; at === 0 || at < all.length; at += SNAPSHOT_PART) {
+      const more = at + SNAPSHOT_PART < all.length;
+      port.send({ t: "directory", ...(at === 0 ? { reset: true as const } : {}), ...(more ? { more: true as const } : {}), put: all.slice(at, at + SNAPSHOT_PART), gone: [] });
+    }
   }
 
   unsubscribe(port: FeedPort): void {

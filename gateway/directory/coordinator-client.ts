@@ -78,7 +78,7 @@ export class CoordinatorClient implements Directory {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "directory") {
       this.copy.apply(message);
-      for (const box of this.syncing) box.post();
+      if (this.copy.ready) for (const box of this.syncing) box.post();
     } else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.record);
     else this.sessions.get(message.id)?.post(message);
   }

@@ -19,6 +19,7 @@ interface Copied {
 /** What the coordinator's `directory` message says. */
 export interface DirectoryDelta {
   reset?: true;
+  more?: true;
   put: DirectoryEntry[];
   gone: string[];
   placed?: string[];
@@ -31,14 +32,15 @@ export class DirectoryCopy {
   private readonly pending = new Map<string, string>();
   private synced = false;
 
-  /** Whether the first whole directory has arrived since the link (re)opened. */
+  /** Whether the whole directory has arrived since the link (re)opened. */
   get ready(): boolean {
     return this.synced;
   }
 
   apply(delta: DirectoryDelta): void {
     if (delta.reset) this.clear();
-    this.synced = true;
+    // the whole directory may come in parts: ready once its last part is in
+    if (!delta.more) this.synced = true;
     for (const session of delta.placed ?? []) this.settle(session);
     for (const entry of delta.put) {
       let copied = this.providers.get(entry.id);
