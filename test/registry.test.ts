@@ -64,6 +64,26 @@ describe("§8 One sealed session at a time per provider", () => {
     expect(new Set(chosen)).toEqual(new Set(ids));
   });
 
+  it("the provider's link is told when it is given work and when it has none left, to watch it at the busy rate meanwhile", () => {
+    const registry = new Registry(new Set(["qwen3-4b"]));
+    const told: boolean[] = [];
+    const port: AgentPort = { send: () => undefined, close: () => undefined, busy: (on) => told.push(on) };
+    registry.add({ id: hex("a"), trust: "process", signingKey: hex("1"), sealingKey: hex("2") }, port);
+    registry.advertise(hex("a"), ["qwen3-4b"]);
+    const gateway: GatewayPort = { send: () => undefined };
+    const reserve = (id: string) => registry.reserve(gateway, { t: "reserve", id, alias: "qwen3-4b", floor: "process", exclude: [] });
+    reserve("s_first001");
+    expect(told).toEqual([]); // reserved, its sealed request not here: nothing runs yet
+    registry.request(gateway, "s_first001", sealed);
+    reserve("s_second01");
+    registry.request(gateway, "s_second01", sealed);
+    expect(told).toEqual([true]);
+    registry.end(hex("a"), "s_first001", undefined);
+    expect(told).toEqual([true, true]); // the next in line started at once
+    registry.end(hex("a"), "s_second01", undefined);
+    expect(told).toEqual([true, true, false]);
+  });
+
   it("a provider that leaves fails its running session and hands its queue back, unstarted", () => {
     const { registry, gateway, gatewayInbox, reserve } = setup([hex("a")]);
     for (const id of ["s_first001", "s_second01"]) {

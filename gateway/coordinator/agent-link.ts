@@ -5,7 +5,8 @@ import type { Logger } from "pino";
 import { WebSocket } from "ws";
 import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/attestation.ts";
 import { attestationRecord } from "../../src/attestation-record.ts";
-import { keepAlive } from "../../src/heartbeat.ts";
+import { allowanceMs, idleHeartbeatMs } from "../../src/heartbeat.ts";
+import type { LivenessSweep } from "../../src/liveness-sweep.ts";
 import { providerIdOf } from "../../src/provider-id.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire.ts";
@@ -20,7 +21,10 @@ export interface AgentLinkOptions {
   anchors: TrustAnchors;
   admission: AdmissionPolicy;
   log: Logger;
+  /** The busy heartbeat interval (agents beat IDLE_HEARTBEAT_FACTOR times less often while idle). */
   heartbeatMs: number;
+  /** The coordinator's one watch over all its links. */
+  sweep: LivenessSweep;
   /** How often a connected agent must answer a fresh challenge. */
   rechallengeMs: number;
 }
@@ -32,12 +36,15 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   let outstanding: string | undefined;
   let answerTimer: NodeJS.Timeout | undefined;
   let provider: { id: string; signingKey: string; sealingKey: string } | undefined;
+  /** When the provider was last given a session, while it runs one (performance.now()). */
+  let busySince: number | undefined;
   const port: AgentPort = {
     send: jsonSender<ToAgent>(ws),
     close: (reason: string) => {
       log.warn({ reason }, "agent replaced");
       ws.close(4000, reason);
     },
+    busy: (on) => (busySince = on ? performance.now() : undefined),
   };
 
   const drop = (why: string) => {
@@ -111,10 +118,18 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   });
   // oversized frames (ws closes with 1009) and protocol garbage land here: that agent goes, the rest stay
   ws.on("error", (err) => drop(`link error: ${err.message}`));
-  const stopHeartbeat = keepAlive(ws, heartbeatMs, () => drop("missed heartbeat"));
+  // a busy agent beats at the busy rate, so its stream's failure is reported within SPEC time; an idle one
+  // beats at the idle rate, and its silence counts at the busy allowance only from the moment it is given work
+  const busyAllowance = allowanceMs(heartbeatMs);
+  const idleAllowance = allowanceMs(idleHeartbeatMs(heartbeatMs));
+  const stopWatching = options.sweep.watch(ws, {
+    allowanceMs: () => (busySince === undefined ? idleAllowance : busyAllowance),
+    since: () => busySince ?? -Infinity,
+    onDead: () => drop("missed heartbeat"),
+  });
   const rechallenge = setInterval(challenge, options.rechallengeMs);
   ws.on("close", (code) => {
-    stopHeartbeat();
+    stopWatching();
     clearInterval(rechallenge);
     clearTimeout(answerTimer);
     if (provider) {

@@ -14,6 +14,11 @@ export interface AgentPort {
   send(message: ToAgent): void;
   /** Ends the link (the provider is leaving the directory). */
   close(reason: string): void;
+  /**
+   * The provider was given a session (true), or has none running any more (false): its link watches it at the
+   * busy heartbeat rate while it works, so a stream's failure is reported within the SPEC's bound.
+   */
+  busy?(on: boolean): void;
 }
 /** A session's sealed request; `whole` asks the agent for the answer in one frame (a non-stream caller). */
 type Sealed = { enc: string; ct: string; whole?: true };
@@ -234,6 +239,7 @@ export class Registry {
     this.index.reweigh(provider, load(provider));
     this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
     this.pump(provider);
+    if (!provider.active) provider.agent.busy?.(false);
   }
 
   /** The session is over for the coordinator: out of its queue, its deadline cleared, its gateway told. */
@@ -285,6 +291,7 @@ export class Registry {
     provider.startedAt = performance.now();
     this.index.reweigh(provider, load(provider));
     this.totals.sessionsStarted++;
+    provider.agent.busy?.(true);
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
 }
