@@ -10,7 +10,8 @@
 // - an agent that dies mid-session is dropped within 6.5 s (5 s of silence, then the coordinator's next sweep tick
 //   of 1 s, which may run up to half a tick late), so its stream gets the SPEC's provider_error within 10 s;
 // - an idle agent that vanished leaves the directory within 21.5 s (20 s, then a tick); a request routed to it
-//   meanwhile makes it busy, so it goes within the busy bound counted from then;
+//   meanwhile makes it busy, so it goes within the busy bound counted from then, and the request, of which the
+//   gateway has seen no frame, is re-routed (unless pinned: then 503 provider_unavailable);
 // - a gateway link is judged at the busy rate (6.5 s); an agent judges the coordinator at the idle rate (20 s).
 import { WebSocket } from "ws";
 

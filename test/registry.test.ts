@@ -90,12 +90,23 @@ describe("§8 One sealed session at a time per provider", () => {
       reserve(id, hex("a"));
       registry.request(gateway, id, sealed);
     }
+    registry.frame(hex("a"), "s_first001", "ZnJhbWU=");
     registry.remove(hex("a"), "gone");
     expect(gatewayInbox).toEqual([
+      { t: "frame", id: "s_first001", data: "ZnJhbWU=" },
       { t: "gone", id: "s_first001", started: true, reason: "gone" },
       { t: "gone", id: "s_second01", started: false, reason: "gone" },
     ]);
     expect(registry.entries()).toEqual([]);
+  });
+
+  it("a running session of which the gateway has seen no frame goes back unstarted, so it can run elsewhere", () => {
+    const { registry, gateway, gatewayInbox, reserve, agents } = setup([hex("a")]);
+    reserve("s_first001", hex("a"));
+    registry.request(gateway, "s_first001", sealed);
+    expect(agents.get(hex("a"))!.map((m) => m.t)).toContain("session");
+    registry.remove(hex("a"), "missed heartbeat");
+    expect(gatewayInbox).toEqual([{ t: "gone", id: "s_first001", started: false, reason: "missed heartbeat" }]);
   });
 
   it("keeps only catalog aliases from an advertisement", () => {

@@ -37,6 +37,8 @@ interface Session {
   reservedAt: number;
   /** Reserved, and its sealed request not arrived yet (counted against its link's pending limit). */
   pending: boolean;
+  /** A frame of its answer has gone to the gateway: from then on it cannot be run elsewhere. */
+  relayed?: true;
   /** The reservation's deadline for its sealed request, then the queue's longest wait. */
   deadline?: NodeJS.Timeout;
 }
@@ -123,7 +125,10 @@ export class Registry {
     if (!provider || (agent !== undefined && provider.agent !== agent)) return;
     this.providers.delete(id);
     this.index.delete(id);
-    if (provider.active) this.finish(provider.active, { t: "gone", id: provider.active.id, started: true, reason });
+    // a running session of which the gateway has seen nothing may still go elsewhere: an idle agent that vanished
+    // is found out only once it is given work and stays silent (src/heartbeat.ts), and its caller should not pay for that
+    const active = provider.active;
+    if (active) this.finish(active, { t: "gone", id: active.id, started: active.relayed === true, reason });
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
 
@@ -225,6 +230,7 @@ export class Registry {
     const active = this.providers.get(providerId)?.active;
     if (active?.id !== id) return;
     this.totals.framesRelayed++;
+    active.relayed = true;
     active.gateway.send({ t: "frame", id, data });
   }
 
