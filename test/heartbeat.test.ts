@@ -173,10 +173,10 @@ describe("Faults: link liveness at the client end (the only end that pings)", ()
 describe("Faults: link liveness at the coordinator (one sweep, no pings)", () => {
   const TICK = sweepTickMs(BUSY);
 
-  function watched(sweep: LivenessSweep, socket: FakeSocket, allowance = allowanceMs(BUSY), since?: () => number) {
+  function watched(sweep: LivenessSweep, socket: FakeSocket, allowance = allowanceMs(BUSY)) {
     const dead = vi.fn();
-    const stop = sweep.watch(socket as unknown as WebSocket, { allowanceMs: () => allowance, ...(since ? { since } : {}), onDead: dead });
-    return { dead, stop };
+    const watch = sweep.watch(socket as unknown as WebSocket, { allowanceMs: allowance, onDead: dead });
+    return { dead, stop: watch.stop, allow: watch.allow };
   }
 
   it(`drops a silent link after its allowance and not before, within the bound (${deadPeerBoundMs(BUSY)} ms at ${BUSY} ms)`, () => {
@@ -225,24 +225,30 @@ describe("Faults: link liveness at the coordinator (one sweep, no pings)", () =>
   it("a busy link's allowance counts from when it became busy, not from its last idle beat", () => {
     const sweep = new LivenessSweep(TICK);
     const socket = new FakeSocket();
-    let busySince: number | undefined;
-    const dead = vi.fn();
-    sweep.watch(socket as unknown as WebSocket, {
-      allowanceMs: () => allowanceMs(busySince === undefined ? IDLE : BUSY),
-      since: () => busySince ?? -Infinity,
-      onDead: dead,
-    });
+    const { dead, allow } = watched(sweep, socket, allowanceMs(IDLE));
     vi.advanceTimersByTime(7_000); // last heard 7 s ago, more than the busy allowance
-    busySince = performance.now();
+    allow(allowanceMs(BUSY));
     vi.advanceTimersByTime(allowanceMs(BUSY));
     expect(dead).not.toHaveBeenCalled();
     vi.advanceTimersByTime(deadPeerBoundMs(BUSY) - allowanceMs(BUSY));
     expect(dead).toHaveBeenCalledTimes(1);
   });
 
+  it("back to idle, a link gets the idle allowance again", () => {
+    const sweep = new LivenessSweep(TICK);
+    const socket = new FakeSocket();
+    const { dead, allow, stop } = watched(sweep, socket, allowanceMs(BUSY));
+    vi.advanceTimersByTime(allowanceMs(BUSY) - 1_000);
+    allow(allowanceMs(IDLE));
+    vi.advanceTimersByTime(allowanceMs(IDLE) - allowanceMs(BUSY));
+    expect(dead).not.toHaveBeenCalled();
+    stop();
+  });
+
   it("one timer for the sweep, however many links it watches; none once they are gone", () => {
     const sweep = new LivenessSweep(TICK);
     const stops = Array.from({ length: 1_000 }, () => watched(sweep, new FakeSocket(), allowanceMs(IDLE)).stop);
+    expect(sweep.size).toBe(1_000);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(allowanceMs(IDLE) - TICK);
     expect(vi.getTimerCount()).toBe(1);
@@ -275,7 +281,7 @@ describe("Faults: link liveness at the coordinator (one sweep, no pings)", () =>
     stop();
   });
 
-  it("a socket not open yet is not judged", () => {
+  it("a socket not open yet is not judged; its silence counts from when it opens", () => {
     const sweep = new LivenessSweep(TICK);
     const socket = new FakeSocket();
     socket.readyState = WebSocket.CONNECTING;
@@ -283,18 +289,39 @@ describe("Faults: link liveness at the coordinator (one sweep, no pings)", () =>
     vi.advanceTimersByTime(60_000);
     expect(dead).not.toHaveBeenCalled();
     socket.readyState = WebSocket.OPEN;
-    vi.advanceTimersByTime(deadPeerBoundMs(BUSY));
+    socket.emit("open");
+    vi.advanceTimersByTime(allowanceMs(BUSY));
+    expect(dead).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(deadPeerBoundMs(BUSY) - allowanceMs(BUSY));
     expect(dead).toHaveBeenCalledTimes(1);
     stop();
+  });
+
+  it("links that come and go (slots freed and taken again): each verdict reaches its own link", () => {
+    const sweep = new LivenessSweep(TICK);
+    const first = Array.from({ length: 100 }, () => watched(sweep, new FakeSocket()));
+    for (const link of first.slice(0, 50)) link.stop();
+    const quiet = watched(sweep, new FakeSocket(), allowanceMs(BUSY));
+    const sockets = Array.from({ length: 100 }, () => new FakeSocket());
+    const second = sockets.map((socket) => watched(sweep, socket, allowanceMs(IDLE)));
+    expect(sweep.size).toBe(151);
+    every(BUSY, 2 * idlePeerBoundMs(BUSY), () => sockets.forEach((socket) => socket.emit("pong")));
+    expect(second.every(({ dead }) => dead.mock.calls.length === 0)).toBe(true);
+    expect(quiet.dead).toHaveBeenCalledTimes(1);
+    expect(first.slice(0, 50).every(({ dead }) => dead.mock.calls.length === 0)).toBe(true);
+    expect(first.slice(50).every(({ dead }) => dead.mock.calls.length === 1)).toBe(true);
+    expect(sweep.size).toBe(100);
   });
 
   it("stops watching when told: no verdict, no listeners left", () => {
     const sweep = new LivenessSweep(TICK);
     const socket = new FakeSocket();
-    const { dead, stop } = watched(sweep, socket);
+    socket.readyState = WebSocket.CONNECTING;
+    const { dead, stop, allow } = watched(sweep, socket);
     stop();
+    allow(1);
     vi.advanceTimersByTime(60_000);
     expect(dead).not.toHaveBeenCalled();
-    expect(socket.listenerCount("message") + socket.listenerCount("pong") + socket.listenerCount("ping")).toBe(0);
+    expect(["message", "pong", "ping", "open"].map((e) => socket.listenerCount(e))).toEqual([0, 0, 0, 0]);
   });
 });

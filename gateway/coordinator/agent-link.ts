@@ -36,21 +36,24 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   let outstanding: string | undefined;
   let answerTimer: NodeJS.Timeout | undefined;
   let provider: { id: string; signingKey: string; sealingKey: string } | undefined;
-  /** When the provider was last given a session, while it runs one (performance.now()). */
-  let busySince: number | undefined;
   const port: AgentPort = {
     send: jsonSender<ToAgent>(ws),
     close: (reason: string) => {
       log.warn({ reason }, "agent replaced");
       ws.close(4000, reason);
     },
-    busy: (on) => (busySince = on ? performance.now() : undefined),
+    busy: (on) => liveness.allow(on ? busyAllowance : idleAllowance),
   };
 
   const drop = (why: string) => {
     log.warn({ why }, "agent dropped");
     ws.terminate();
   };
+  // a busy agent beats at the busy rate, so its stream's failure is reported within SPEC time; an idle one at
+  // the idle rate. The sweep counts a newly busy agent's silence at the busy allowance from that moment
+  const busyAllowance = allowanceMs(heartbeatMs);
+  const idleAllowance = allowanceMs(idleHeartbeatMs(heartbeatMs));
+  const liveness = options.sweep.watch(ws, { allowanceMs: idleAllowance, onDead: () => drop("missed heartbeat") });
   const challenge = () => {
     outstanding = randomBytes(32).toString("hex");
     port.send({ t: "challenge", nonce: outstanding });
@@ -118,18 +121,9 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   });
   // oversized frames (ws closes with 1009) and protocol garbage land here: that agent goes, the rest stay
   ws.on("error", (err) => drop(`link error: ${err.message}`));
-  // a busy agent beats at the busy rate, so its stream's failure is reported within SPEC time; an idle one
-  // beats at the idle rate, and its silence counts at the busy allowance only from the moment it is given work
-  const busyAllowance = allowanceMs(heartbeatMs);
-  const idleAllowance = allowanceMs(idleHeartbeatMs(heartbeatMs));
-  const stopWatching = options.sweep.watch(ws, {
-    allowanceMs: () => (busySince === undefined ? idleAllowance : busyAllowance),
-    since: () => busySince ?? -Infinity,
-    onDead: () => drop("missed heartbeat"),
-  });
   const rechallenge = setInterval(challenge, options.rechallengeMs);
   ws.on("close", (code) => {
-    stopWatching();
+    liveness.stop();
     clearInterval(rechallenge);
     clearTimeout(answerTimer);
     if (provider) {

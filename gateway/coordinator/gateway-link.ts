@@ -57,10 +57,9 @@ export function acceptGateway(ws: WebSocket, registry: Registry, attestations: A
     endpoint.receive(message);
   });
   ws.on("error", (err) => log.warn({ why: err.message }, "gateway link error"));
-  const allowance = allowanceMs(heartbeatMs);
-  const stopWatching = sweep.watch(ws, { allowanceMs: () => allowance, onDead: () => ws.terminate() });
+  const liveness = sweep.watch(ws, { allowanceMs: allowanceMs(heartbeatMs), onDead: () => ws.terminate() });
   ws.on("close", () => {
-    stopWatching();
+    liveness.stop();
     endpoint.close();
     log.info("gateway disconnected");
   });
