@@ -19,7 +19,7 @@ import { addDoctorCommand } from "./doctor/command.ts";
 import type { VerifyFlags } from "./verify-command.ts";
 import type { AttestationFlags } from "./verify-attestation.ts";
 import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
 
 interface RunFlags extends StartFlags {
@@ -89,7 +89,7 @@ export function agentProgram(): Command {
     .addOption(new Option("--engine <kind>", "llama (serves models) or synthetic (benchmarks only: fixed tokens, no model, rung process)").choices(["llama", "synthetic"]).default("llama"))
     .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
     .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
-    .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
+    .addOption(new Option("--heartbeat-ms <ms>", `link heartbeat interval while running a session; ${IDLE_HEARTBEAT_FACTOR}x longer while idle`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
     .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
     .action(async (flags: RunFlags) => {
       // under a service manager the lines go to a rotating file; a failure to start is logged there too

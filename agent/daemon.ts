@@ -4,6 +4,7 @@
 import { signEvidence, type UnsignedEvidence } from "../src/attestation.ts";
 import { Backoff } from "../src/backoff.ts";
 import { keysDigest } from "../src/hardware-chain.ts";
+import { idleHeartbeatMs } from "../src/heartbeat.ts";
 import { Link } from "../src/link.ts";
 import type { ReleaseManifest } from "../src/release-manifest.ts";
 import type { TrustLevel } from "../src/trust.ts";
@@ -50,7 +51,17 @@ export class AgentDaemon {
   constructor(private readonly options: DaemonOptions) {
     const { coordinatorUrl, log } = options;
     this.link = new Link<ToAgent, FromAgent>(
-      { url: coordinatorUrl, path: AGENT_PATH, schema: ToAgentSchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs: options.heartbeatMs, backoff: new Backoff(250, 5_000), bearer: options.token },
+      {
+        url: coordinatorUrl,
+        path: AGENT_PATH,
+        schema: ToAgentSchema,
+        maxPayload: GATEWAY_MAX_FRAME_BYTES,
+        // the busy rate while a session runs (its failure must reach the caller within SPEC time), the idle one otherwise
+        heartbeatMs: options.heartbeatMs,
+        idleHeartbeatMs: idleHeartbeatMs(options.heartbeatMs),
+        backoff: new Backoff(250, 5_000),
+        bearer: options.token,
+      },
       {
         open: (connection) => {
           // sessions send on their own connection, so a frame of a dropped one never reaches the next
@@ -120,9 +131,13 @@ export class AgentDaemon {
     }
     const controller = new AbortController();
     const { keys, engine, store, aliases, faults, log } = this.options;
+    this.link.busy(true);
     const done = runSession(message, { keys, engine, store, advertised: aliases, grant, faults, send, log }, controller.signal)
       .catch((err: Error) => log(`session ${message.id} error: ${err.message}`))
-      .finally(() => (this.session = undefined));
+      .finally(() => {
+        this.session = undefined;
+        this.link.busy(false);
+      });
     this.session = { id: message.id, controller, done };
   }
 

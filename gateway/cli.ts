@@ -17,7 +17,7 @@ import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/cli-options.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
+import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/heartbeat.ts";
 import { onShutdownSignal } from "../src/shutdown.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
 
@@ -95,7 +95,7 @@ function coordinatorOptions(command: Command): Command {
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
     .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
-    .addOption(new Option("--heartbeat-ms <ms>", "link heartbeat interval").argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
+    .addOption(new Option("--heartbeat-ms <ms>", `busy link heartbeat interval: this gateway's, and the one the coordinator expects (idle agents: ${IDLE_HEARTBEAT_FACTOR}x longer)`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
     .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
 }
 

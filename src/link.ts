@@ -1,11 +1,11 @@
 // The one reconnecting WebSocket link to a coordinator, used by the agent daemon and the gateway's
-// coordinator client: connect, parse each message with the protocol's schema, keep the peer alive with
-// heartbeats, and reconnect with jittered backoff whenever the connection drops, until closed for good.
+// coordinator client: connect, parse each message with the protocol's schema, beat for the link's liveness (this
+// end is the one that pings, src/heartbeat.ts), and reconnect with jittered backoff whenever the connection drops.
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket } from "ws";
 import type { z } from "zod";
 import { Backoff } from "./backoff.ts";
-import { HANDSHAKE_TIMEOUT_MS, keepAlive } from "./heartbeat.ts";
+import { HANDSHAKE_TIMEOUT_MS, keepAlive, type KeepAlive } from "./heartbeat.ts";
 import { parseMessage } from "./wire.ts";
 import { jsonSender } from "./ws-send.ts";
 import { wsUrl } from "./ws-url.ts";
@@ -18,7 +18,10 @@ export interface LinkOptions<In> {
   /** What the peer may send; anything else reaches `message` as undefined. */
   schema: z.ZodType<In>;
   maxPayload: number;
+  /** The ping interval while busy (see `busy`), and always without `idleHeartbeatMs`. */
   heartbeatMs: number;
+  /** The longer ping interval while not busy (an agent with no session), when the link has one. */
+  idleHeartbeatMs?: number;
   backoff?: Backoff;
   /** The credential the coordinator admits this link by (`Authorization: Bearer …` on the upgrade). */
   bearer?: string;
@@ -52,6 +55,8 @@ export class Link<In, Out> {
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
   private readonly backoff: Backoff;
+  private heartbeat?: KeepAlive;
+  private working = false;
 
   constructor(
     private readonly options: LinkOptions<In>,
@@ -77,26 +82,43 @@ export class Link<In, Out> {
     clearTimeout(this.retryTimer);
   }
 
+  /**
+   * The owner is running work the coordinator watches at the busy heartbeat rate (an agent's session), or no
+   * longer: the link beats at `heartbeatMs` while busy, `idleHeartbeatMs` otherwise. Kept across reconnects.
+   */
+  busy(on: boolean): void {
+    this.working = on;
+    this.heartbeat?.busy(on);
+  }
+
   /** The next reconnect starts from the shortest delay again (call it once a connection proved good). */
   resetBackoff(): void {
     this.backoff.reset();
   }
 
   start(): void {
-    const { url, path, maxPayload, heartbeatMs, schema, bearer } = this.options;
+    const { url, path, maxPayload, heartbeatMs, idleHeartbeatMs, schema, bearer } = this.options;
     const headers = bearer === undefined ? undefined : { authorization: `Bearer ${bearer}` };
     const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, headers });
     this.ws = ws;
     const post = jsonSender<Out>(ws);
     let live = true;
-    const connection: Connection<Out> = { send: (message) => live && post(message) };
-    this.connection = connection;
     let wasOpen = false;
     let error: string | undefined;
-    const stopHeartbeat = keepAlive(ws, heartbeatMs, () => {
+    const heartbeat = keepAlive(ws, { busyMs: heartbeatMs, idleMs: idleHeartbeatMs }, () => {
       error = "the coordinator stopped answering heartbeats";
       ws.terminate();
     });
+    heartbeat.busy(this.working);
+    this.heartbeat = heartbeat;
+    const connection: Connection<Out> = {
+      send: (message) => {
+        if (!live) return;
+        post(message);
+        heartbeat.sent();
+      },
+    };
+    this.connection = connection;
     ws.on("open", () => {
       wasOpen = true;
       this.events.open?.(connection);
@@ -114,7 +136,7 @@ export class Link<In, Out> {
     });
     ws.on("close", (code, reason) => {
       live = false;
-      stopHeartbeat();
+      heartbeat.stop();
       const retryMs = this.stopped ? undefined : this.backoff.next();
       this.events.closed?.({ code, reason: reason.toString(), ...(error === undefined ? {} : { error }), wasOpen, ...(retryMs === undefined ? {} : { retryMs }) });
       if (retryMs !== undefined) this.retryTimer = setTimeout(() => this.start(), retryMs);

@@ -127,7 +127,7 @@ export const ToGatewaySchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("rejected"), id: SessionId, error: WireError }),
   z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),
   z.strictObject({ t: z.literal("end"), id: SessionId, error: z.string().optional() }),
-  /** The provider left: before the session started (`started` false) the gateway may route elsewhere. */
+  /** The provider left: before any of the session's frames was relayed (`started` false) the gateway may route elsewhere. */
   z.strictObject({ t: z.literal("gone"), id: SessionId, started: z.boolean(), reason: z.string() }),
 ]);
 export type ToGateway = z.infer<typeof ToGatewaySchema>;

@@ -57,17 +57,45 @@ describe("§8 One sealed session at a time per provider", () => {
     expect(state(hex("a"))).toMatchObject({ busy: false, waiting: 0 });
   });
 
+  it("the provider's link is told when it is given work and when it has none left, to watch it at the busy rate meanwhile", () => {
+    const registry = new Registry(new Set(["qwen3-4b"]));
+    const told: boolean[] = [];
+    const port: AgentPort = { send: () => undefined, close: () => undefined, busy: (on) => told.push(on) };
+    registry.add({ id: hex("a"), trust: "process", signingKey: hex("1"), sealingKey: hex("2") }, port);
+    registry.advertise(hex("a"), ["qwen3-4b"]);
+    const gateway: GatewayPort = { send: () => undefined };
+    const place = (id: string) => registry.place(gateway, { t: "place", id, provider: hex("a"), alias: "qwen3-4b", floor: "process", exclude: [], ...sealed });
+    expect(told).toEqual([]);
+    place("s_first001");
+    place("s_second01");
+    expect(told).toEqual([true]);
+    registry.end(hex("a"), "s_first001", undefined);
+    expect(told).toEqual([true, true]); // the next in line started at once
+    registry.end(hex("a"), "s_second01", undefined);
+    expect(told).toEqual([true, true, false]);
+  });
+
   it("a provider that leaves fails its running session and hands its queue back, unstarted", () => {
     const { registry, gateway, gatewayInbox, place } = setup([hex("a")]);
     for (const id of ["s_first001", "s_second01"]) {
       place(id, hex("a"));
     }
+    registry.frame(hex("a"), "s_first001", "ZnJhbWU=");
     registry.remove(hex("a"), "gone");
     expect(gatewayInbox).toEqual([
+      { t: "frame", id: "s_first001", data: "ZnJhbWU=" },
       { t: "gone", id: "s_first001", started: true, reason: "gone" },
       { t: "gone", id: "s_second01", started: false, reason: "gone" },
     ]);
     expect(registry.entries()).toEqual([]);
+  });
+
+  it("a running session of which the gateway has seen no frame goes back unstarted, so it can run elsewhere", () => {
+    const { registry, gatewayInbox, place, agents } = setup([hex("a")]);
+    place("s_first001", hex("a"));
+    expect(agents.get(hex("a"))!.map((m) => m.t)).toContain("session");
+    registry.remove(hex("a"), "missed heartbeat");
+    expect(gatewayInbox).toEqual([{ t: "gone", id: "s_first001", started: false, reason: "missed heartbeat" }]);
   });
 
   it("keeps only catalog aliases from an advertisement", () => {

@@ -1,8 +1,10 @@
 // Reliability, faults: graceful shutdown of gateway and agent, an agent that stalls (SIGSTOP, as a network
-// stall looks from outside), 1,000 concurrent streams through one gateway, and agent connect/disconnect
-// storms. Afterwards every provider is free, every request ended within a bound, and nothing leaked.
+// stall or a vanished machine looks from outside) mid-stream or idle, 1,000 concurrent streams through one
+// gateway, and agent connect/disconnect storms. Afterwards every provider is free, every request ended within a
+// bound, and nothing leaked. The production heartbeat is in force: no fixture shortens it.
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deadPeerBoundMs, DEFAULT_HEARTBEAT_MS, idlePeerBoundMs } from "../src/heartbeat.ts";
 import { listProviders, post, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
 import { followSse, readSse } from "./fixtures/sse.ts";
 import { startSwarm } from "./fixtures/swarm.ts";
@@ -106,6 +108,39 @@ describe("Reliability: an agent that stalls mid-stream (SIGSTOP)", () => {
       await gw.stop();
     }
   }, 60_000);
+});
+
+describe("Reliability: an idle agent that vanishes (SIGSTOP)", () => {
+  /** Room for a loaded box: the listing's poll, a timer or two late. */
+  const SLACK_MS = 4_000;
+
+  it(`leaves the listing within the idle bound (${idlePeerBoundMs(DEFAULT_HEARTBEAT_MS)} ms); a request routed to one meanwhile goes to another within the busy bound`, async () => {
+    const gw = await startGateway({ agents: 2, agentArgs: synthetic(3, 0) });
+    const [vanishing, staying] = [gw.agents[0]!, gw.agents[1]!];
+    const listed = async () => (await listProviders(gw)).some((p) => p.id === vanishing.providerId);
+    try {
+      vanishing.child.kill("SIGSTOP");
+      let stopped = Date.now();
+      await expect.poll(listed, { timeout: idlePeerBoundMs(DEFAULT_HEARTBEAT_MS) + SLACK_MS, interval: 250 }).toBe(false);
+      // judged at the idle allowance: a busy one would have dropped it within the busy bound
+      expect(Date.now() - stopped).toBeGreaterThan(deadPeerBoundMs(DEFAULT_HEARTBEAT_MS));
+      vanishing.child.kill("SIGCONT");
+      await waitForProvider(gw, vanishing.providerId);
+
+      // the staying agent is given work last, so the next unpinned request goes to the other, least recently used
+      expect((await chat(gw, { provider: staying.providerId, max_tokens: 3 })).status).toBe(200);
+      vanishing.child.kill("SIGSTOP");
+      stopped = Date.now();
+      const res = await chat(gw, { max_tokens: 3 });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-svc-provider")).toBe(staying.providerId);
+      expect(Date.now() - stopped).toBeLessThan(deadPeerBoundMs(DEFAULT_HEARTBEAT_MS) + SLACK_MS);
+      expect(await listed()).toBe(false);
+    } finally {
+      vanishing.child.kill("SIGCONT");
+      await gw.stop();
+    }
+  }, 90_000);
 });
 
 describe("Reliability: load and storms through one gateway", () => {

@@ -5,7 +5,8 @@ import type { Logger } from "pino";
 import { WebSocket } from "ws";
 import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/attestation.ts";
 import { attestationRecord } from "../../src/attestation-record.ts";
-import { keepAlive } from "../../src/heartbeat.ts";
+import { allowanceMs, idleHeartbeatMs } from "../../src/heartbeat.ts";
+import type { LivenessSweep } from "../../src/liveness-sweep.ts";
 import { providerIdOf } from "../../src/provider-id.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire.ts";
@@ -20,7 +21,10 @@ export interface AgentLinkOptions {
   anchors: TrustAnchors;
   admission: AdmissionPolicy;
   log: Logger;
+  /** The busy heartbeat interval (agents beat IDLE_HEARTBEAT_FACTOR times less often while idle). */
   heartbeatMs: number;
+  /** The coordinator's one watch over all its links. */
+  sweep: LivenessSweep;
   /** How often a connected agent must answer a fresh challenge. */
   rechallengeMs: number;
 }
@@ -38,12 +42,18 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
       log.warn({ reason }, "agent replaced");
       ws.close(4000, reason);
     },
+    busy: (on) => liveness.allow(on ? busyAllowance : idleAllowance),
   };
 
   const drop = (why: string) => {
     log.warn({ why }, "agent dropped");
     ws.terminate();
   };
+  // a busy agent beats at the busy rate, so its stream's failure is reported within SPEC time; an idle one at
+  // the idle rate. The sweep counts a newly busy agent's silence at the busy allowance from that moment
+  const busyAllowance = allowanceMs(heartbeatMs);
+  const idleAllowance = allowanceMs(idleHeartbeatMs(heartbeatMs));
+  const liveness = options.sweep.watch(ws, { allowanceMs: idleAllowance, onDead: () => drop("missed heartbeat") });
   const challenge = () => {
     outstanding = randomBytes(32).toString("hex");
     port.send({ t: "challenge", nonce: outstanding });
@@ -111,10 +121,9 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   });
   // oversized frames (ws closes with 1009) and protocol garbage land here: that agent goes, the rest stay
   ws.on("error", (err) => drop(`link error: ${err.message}`));
-  const stopHeartbeat = keepAlive(ws, heartbeatMs, () => drop("missed heartbeat"));
   const rechallenge = setInterval(challenge, options.rechallengeMs);
   ws.on("close", (code) => {
-    stopHeartbeat();
+    liveness.stop();
     clearInterval(rechallenge);
     clearTimeout(answerTimer);
     if (provider) {

@@ -5,7 +5,8 @@
 import type { Logger } from "pino";
 import type { WebSocket } from "ws";
 import { ApiError } from "../../src/errors.ts";
-import { keepAlive } from "../../src/heartbeat.ts";
+import { allowanceMs } from "../../src/heartbeat.ts";
+import type { LivenessSweep } from "../../src/liveness-sweep.ts";
 import { jsonSender } from "../../src/ws-send.ts";
 import { FromGatewaySchema, parseMessage, toWireError, type FromGateway, type ToGateway } from "../../src/wire.ts";
 import type { Attestations } from "./attestations.ts";
@@ -57,7 +58,8 @@ export function gatewayEndpoint(send: (message: ToGateway) => void, registry: Re
   };
 }
 
-export function acceptGateway(ws: WebSocket, registry: Registry, attestations: Attestations, log: Logger, heartbeatMs: number): void {
+/** `heartbeatMs` is the gateway's beat interval: it beats at the busy rate always (there are few gateways). */
+export function acceptGateway(ws: WebSocket, registry: Registry, attestations: Attestations, log: Logger, sweep: LivenessSweep, heartbeatMs: number): void {
   const endpoint = gatewayEndpoint(jsonSender<ToGateway>(ws), registry, attestations, log);
   ws.on("message", (data) => {
     const message = parseMessage(FromGatewaySchema, data);
@@ -69,9 +71,9 @@ export function acceptGateway(ws: WebSocket, registry: Registry, attestations: A
     endpoint.receive(message);
   });
   ws.on("error", (err) => log.warn({ why: err.message }, "gateway link error"));
-  const stopHeartbeat = keepAlive(ws, heartbeatMs, () => ws.terminate());
+  const liveness = sweep.watch(ws, { allowanceMs: allowanceMs(heartbeatMs), onDead: () => ws.terminate() });
   ws.on("close", () => {
-    stopHeartbeat();
+    liveness.stop();
     endpoint.close();
     log.info("gateway disconnected");
   });

@@ -16,6 +16,11 @@ export interface AgentPort {
   send(message: ToAgent): void;
   /** Ends the link (the provider is leaving the directory). */
   close(reason: string): void;
+  /**
+   * The provider was given a session (true), or has none running any more (false): its link watches it at the
+   * busy heartbeat rate while it works, so a stream's failure is reported within the SPEC's bound.
+   */
+  busy?(on: boolean): void;
 }
 /** A session's sealed request; `whole` asks the agent for the answer in one frame (a non-stream caller). */
 type Sealed = { enc: string; ct: string; whole?: true };
@@ -29,6 +34,8 @@ interface Session {
   alias: string;
   gateway: GatewayPort;
   sealed: Sealed;
+  /** A frame of its answer has gone to the gateway: from then on it cannot be run elsewhere. */
+  relayed?: true;
   /** The queue's longest wait. */
   deadline?: NodeJS.Timeout;
 }
@@ -122,7 +129,10 @@ export class Registry {
     this.providers.delete(id);
     this.index.delete(id);
     this.feed.touch(id);
-    if (provider.active) this.finish(provider.active, { t: "gone", id: provider.active.id, started: true, reason });
+    // a running session of which the gateway has seen nothing may still go elsewhere: an idle agent that vanished
+    // is found out only once it is given work and stays silent (src/heartbeat.ts), and its caller should not pay for that
+    const active = provider.active;
+    if (active) this.finish(active, { t: "gone", id: active.id, started: active.relayed === true, reason });
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });
   }
 
@@ -238,6 +248,7 @@ export class Registry {
     const active = this.providers.get(providerId)?.active;
     if (active?.id !== id) return;
     this.totals.framesRelayed++;
+    active.relayed = true;
     active.gateway.send({ t: "frame", id, data });
   }
 
@@ -252,6 +263,7 @@ export class Registry {
     this.reweigh(provider);
     this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
     this.pump(provider);
+    if (!provider.active) provider.agent.busy?.(false);
   }
 
   /** The session is over for the coordinator: out of its queue, its deadline cleared, its gateway told. */
@@ -299,6 +311,7 @@ export class Registry {
     provider.startedAt = performance.now();
     this.reweigh(provider);
     this.totals.sessionsStarted++;
+    provider.agent.busy?.(true);
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
 }

@@ -8,7 +8,8 @@ import type { TrustAnchors } from "../../src/attestation.ts";
 import { catalogBody, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { AGENT_MAX_FRAME_BYTES, AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, type ToGateway } from "../../src/wire.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../../src/heartbeat.ts";
+import { DEFAULT_HEARTBEAT_MS, sweepTickMs } from "../../src/heartbeat.ts";
+import { LivenessSweep } from "../../src/liveness-sweep.ts";
 import { DEFAULT_HTTP_TIMEOUTS, serverOptions } from "../http/timeouts.ts";
 import { answerOps, OPS_PATHS, type Ops } from "../http/ops.ts";
 import { asApiError, sendError, sendJson } from "../http/respond.ts";
@@ -51,6 +52,8 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
   const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
   const localLinks = new Set<GatewayEndpoint>();
+  // one timer for every link's liveness: the coordinator's idle cost must not grow with a timer per link
+  const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
 
   const ops: Ops = {
     registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size + localLinks.size })),
@@ -82,7 +85,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
       const token = bearerKey(req.headers.authorization);
       const { anchors, admission } = options;
       agents.handleUpgrade(req, socket, head, (ws) =>
-        acceptAgent(ws, remote, token, { registry, attestations, anchors, admission, log, heartbeatMs, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
+        acceptAgent(ws, remote, token, { registry, attestations, anchors, admission, log, heartbeatMs, sweep, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
       );
     } else if (path === GATEWAY_PATH) {
       const refusal = gatewayRefusal(options.admission, req.headers.authorization);
@@ -91,7 +94,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
         socket.end(`HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`);
         return;
       }
-      gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, attestations, log.child({ gateway: remote }), heartbeatMs));
+      gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, attestations, log.child({ gateway: remote }), sweep, heartbeatMs));
     } else {
       socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
     }
