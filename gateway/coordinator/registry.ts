@@ -6,63 +6,13 @@
 import { ApiError } from "../../src/errors.ts";
 import { ProviderIndex, route } from "../../src/provider-index.ts";
 import { atOrAbove, type TrustLevel } from "../../src/trust.ts";
-import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToAgent, type ToGateway } from "../../src/wire.ts";
+import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/wire.ts";
 import { DirectoryFeed } from "./directory-feed.ts";
-import { DEFAULT_QUEUE_LIMITS, UNKNOWN_SERVICE_MS, type QueueLimits } from "./queue-limits.ts";
+import { load, retryAfterOf, routable, toDirectoryEntry, toEntry, type AgentPort, type GatewayPort, type Provider, type ProviderInfo, type Session, type Sealed } from "./provider-state.ts";
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
 
 export { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
-
-export interface AgentPort {
-  send(message: ToAgent): void;
-  /** Ends the link (the provider is leaving the directory). */
-  close(reason: string): void;
-  /**
-   * The provider was given a session (true), or has none running any more (false): its link watches it at the
-   * busy heartbeat rate while it works, so a stream's failure is reported within the SPEC's bound.
-   */
-  busy?(on: boolean): void;
-}
-/** A session's sealed request; `whole` asks the agent for the answer in one frame (a non-stream caller). */
-type Sealed = { enc: string; ct: string; whole?: true };
-
-export interface GatewayPort {
-  send(message: ToGateway): void;
-}
-
-interface Session {
-  id: string;
-  alias: string;
-  gateway: GatewayPort;
-  sealed: Sealed;
-  /** A frame of its answer has gone to the gateway: from then on it cannot be run elsewhere. */
-  relayed?: true;
-  /** The queue's longest wait. */
-  deadline?: NodeJS.Timeout;
-}
-
-export interface ProviderInfo {
-  id: string;
-  name?: string;
-  trust: TrustLevel;
-  serial?: string;
-  signingKey: string;
-  sealingKey: string;
-}
-
-interface Provider extends ProviderInfo {
-  agent: AgentPort;
-  model_ids: string[];
-  /** When it was last given a session (routing's least-recently-used tie-break). */
-  lastAssigned: number;
-  /** The session the agent is running (busy until the agent says it ended). */
-  active?: Session;
-  queue: Session[];
-  /** The agent said it is leaving: no new sessions, out of the listing; its running session may finish. */
-  leaving: boolean;
-  /** When the running session started, and the moving average of how long sessions take here (ms). */
-  startedAt: number;
-  serviceMs?: number;
-}
+export type { AgentPort, GatewayPort, ProviderInfo } from "./provider-state.ts";
 
 type Place = Extract<FromGateway, { t: "place" }>;
 
@@ -314,32 +264,4 @@ export class Registry {
     provider.agent.busy?.(true);
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
   }
-}
-
-/** Routing's load: the running session and the queue in front of the provider. */
-const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length;
-
-/** The record chooseProvider reads, for a pinned request's few candidates. */
-const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
-
-function toDirectoryEntry(p: Provider): DirectoryEntry {
-  return { ...toEntry(p), last_assigned: p.lastAssigned };
-}
-
-function toEntry(p: Provider): ProviderEntry {
-  return {
-    id: p.id,
-    model_ids: [...p.model_ids],
-    trust: p.trust,
-    busy: p.active !== undefined,
-    waiting: p.queue.length,
-    ...(p.serial === undefined ? {} : { serial: p.serial }),
-    signing_key: p.signingKey,
-    sealing_key: p.sealingKey,
-  };
-}
-
-/** A slot frees when a running session ends: about one service time away. */
-function retryAfterOf(provider: Provider): number {
-  return (provider.serviceMs ?? UNKNOWN_SERVICE_MS) / 1000;
 }
