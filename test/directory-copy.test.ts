@@ -1,6 +1,9 @@
 // DESIGN §7, a gateway's copy of the directory: what the coordinator's deltas say, and its own choices counted
 // until the coordinator counts them, so concurrent requests at one gateway spread as SPEC §4.1 spreads them.
+import pino from "pino";
 import { describe, expect, it } from "vitest";
+import type { Fabric, FabricHandlers } from "../gateway/fabric/fabric.ts";
+import { CoordinatorClient } from "../gateway/directory/coordinator-client.ts";
 import { DirectoryCopy } from "../gateway/directory/directory-copy.ts";
 import type { DirectoryEntry } from "../src/wire.ts";
 
@@ -58,5 +61,23 @@ describe("DESIGN §7 A gateway's copy of the directory", () => {
     copy.clear();
     expect([copy.ready, copy.list()]).toEqual([false, []]);
     expect(() => copy.choose("s_two00001", request, [])).toThrow(/No provider at or above the process rung serves qwen3-4b/);
+  });
+});
+
+describe("DESIGN §7 The gateway's coordinator client and its copy", () => {
+  it("a listing asked for before the whole directory arrived waits for it, and answers from it", async () => {
+    let handlers: FabricHandlers | undefined;
+    const fabric: Fabric = {
+      where: "fake",
+      connect(h) {
+        handlers = h;
+        return { connected: true, send: () => true, close: async () => undefined };
+      },
+    };
+    const client = new CoordinatorClient(fabric, pino({ level: "silent" }));
+    const listing = client.list();
+    handlers!.message({ t: "directory", reset: true, more: true, put: [entry("a")], gone: [] });
+    handlers!.message({ t: "directory", put: [entry("b", { busy: true })], gone: [] });
+    expect((await listing).map((p) => [p.id, p.busy])).toEqual([[hex("a"), false], [hex("b"), true]]);
   });
 });

@@ -43,7 +43,7 @@ export class CoordinatorClient implements Directory {
   private nextRid = 0;
   private readonly copy = new DirectoryCopy();
   /** Waiting for the first whole directory of this link. */
-  private readonly syncing = new Set<Mailbox<void>>();
+  private readonly syncing = new Set<Mailbox<true>>();
   private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
   private readonly sessions = new Map<string, Mailbox<ToGateway>>();
 
@@ -78,7 +78,8 @@ export class CoordinatorClient implements Directory {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "directory") {
       this.copy.apply(message);
-      if (this.copy.ready) for (const box of this.syncing) box.post();
+      // a mailbox hands over defined items only: each waiter is woken with `true`
+      if (this.copy.ready) for (const box of this.syncing) box.post(true);
     } else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.record);
     else this.sessions.get(message.id)?.post(message);
   }
@@ -93,21 +94,24 @@ export class CoordinatorClient implements Directory {
   }
 
   async list(): Promise<ProviderRecord[]> {
-    await this.synced(AbortSignal.timeout(LIST_TIMEOUT_MS));
+    await this.synced();
     return this.copy.list();
   }
 
-  /** Resolves once the copy holds the coordinator's directory (at once, but for a link that just opened). */
-  private async synced(signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves once the copy holds the coordinator's whole directory: at once, but for a link that just opened,
+   * which gets LIST_TIMEOUT_MS to send it (and `signal`, the caller's, may give up sooner).
+   */
+  private async synced(signal?: AbortSignal): Promise<void> {
     if (!this.link.connected) throw this.unreachable();
     if (this.copy.ready) return;
-    const box = new Mailbox<void>();
+    const box = new Mailbox<true>();
     this.syncing.add(box);
+    const timeout = AbortSignal.timeout(LIST_TIMEOUT_MS);
     try {
-      await box.take(AbortSignal.any([signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]));
+      await box.take(signal === undefined ? timeout : AbortSignal.any([signal, timeout]));
     } catch (err) {
-      if (err instanceof ApiError) throw err;
-      if (signal.aborted && signal.reason instanceof Error && signal.reason.name !== "TimeoutError") throw err;
+      if (err instanceof ApiError || !timeout.aborted) throw err;
       throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not send its directory in time; try again shortly.`);
     } finally {
       this.syncing.delete(box);
