@@ -47,9 +47,7 @@ export class DirectoryFeed {
   touch(id: string): void {
     if (this.ports.size === 0) return;
     this.dirty.add(id);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    queueMicrotask(() => this.flush());
+    this.flushLater();
   }
 
   /** Session `id` was placed (or refused): the gateway's next delta says its copy need not count it any more. */
@@ -57,6 +55,11 @@ export class DirectoryFeed {
     const settled = this.ports.get(port);
     if (!settled) return;
     settled.push(sessionId);
+    this.flushLater();
+  }
+
+  /** One flush at the end of this turn, however many changes it saw. */
+  private flushLater(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     queueMicrotask(() => this.flush());
