@@ -1,5 +1,5 @@
-// A FIFO counting lock: up to `capacity` holders at a time (the engine's one generation, the gateway's window
-// of reservations in flight), waiters served in arrival order, and a waiter whose signal aborts leaves the
+// A FIFO counting lock: up to `capacity` holders at a time (the engine's one generation at a time), waiters
+// served in arrival order, and a waiter whose signal aborts leaves the
 // line at once without holding up the ones behind it.
 
 export type Release = () => void;

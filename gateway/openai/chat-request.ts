@@ -24,7 +24,7 @@ const TEXT_PART_TYPES = ["text", "input_text"] as const;
 const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 
 // A JSON escape such as "\ud800" can carry half a surrogate pair, which is no Unicode text: no UTF-8 encodes
-// it, so the sealed request's canonical JSON cannot hold it. Refused here, before a provider is reserved.
+// it, so the sealed request's canonical JSON cannot hold it. Refused here, before a provider is chosen.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 const Text = z.string().refine((text) => !LONE_SURROGATE.test(text), {
   message: "contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode",
