@@ -8,7 +8,8 @@ import { idleHeartbeatMs } from "../src/heartbeat.ts";
 import { Link } from "../src/link.ts";
 import type { ReleaseManifest } from "../src/release-manifest.ts";
 import type { TrustLevel } from "../src/trust.ts";
-import { AGENT_PATH, GATEWAY_MAX_FRAME_BYTES, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
+import { GATEWAY_MAX_FRAME_BYTES } from "../src/gateway-wire.ts";
+import { AGENT_PATH, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../src/wire.ts";
 import { runAttestor } from "./attestor.ts";
 import type { InferenceEngine } from "./inference.ts";
 import type { Faults } from "./faults.ts";
@@ -54,7 +55,7 @@ export class AgentDaemon {
       {
         url: coordinatorUrl,
         path: AGENT_PATH,
-        schema: ToAgentSchema,
+        read: (data) => parseMessage(ToAgentSchema, data),
         maxPayload: GATEWAY_MAX_FRAME_BYTES,
         // the busy rate while a session runs (its failure must reach the caller within SPEC time), the idle one otherwise
         heartbeatMs: options.heartbeatMs,

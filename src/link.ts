@@ -1,12 +1,10 @@
 // The one reconnecting WebSocket link to a coordinator, used by the agent daemon and the gateway's
-// coordinator client: connect, parse each message with the protocol's schema, beat for the link's liveness (this
+// coordinator client: connect, read each message with the protocol's reader, beat for the link's liveness (this
 // end is the one that pings, src/heartbeat.ts), and reconnect with jittered backoff whenever the connection drops.
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket } from "ws";
-import type { z } from "zod";
 import { Backoff } from "./backoff.ts";
 import { HANDSHAKE_TIMEOUT_MS, keepAlive, type KeepAlive } from "./heartbeat.ts";
-import { parseMessage } from "./wire.ts";
 import { jsonSender } from "./ws-send.ts";
 import { wsUrl } from "./ws-url.ts";
 
@@ -15,8 +13,8 @@ export interface LinkOptions<In> {
   url: string;
   /** The WebSocket path on it (`/v1/agent`, `/v1/gateway`). */
   path: string;
-  /** What the peer may send; anything else reaches `message` as undefined. */
-  schema: z.ZodType<In>;
+  /** Reads one message the peer sent: undefined for anything it may not send. */
+  read(data: unknown): In | undefined;
   maxPayload: number;
   /** The ping interval while busy (see `busy`), and always without `idleHeartbeatMs`. */
   heartbeatMs: number;
@@ -97,7 +95,7 @@ export class Link<In, Out> {
   }
 
   start(): void {
-    const { url, path, maxPayload, heartbeatMs, idleHeartbeatMs, schema, bearer } = this.options;
+    const { url, path, maxPayload, heartbeatMs, idleHeartbeatMs, bearer } = this.options;
     const headers = bearer === undefined ? undefined : { authorization: `Bearer ${bearer}` };
     const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, headers });
     this.ws = ws;
@@ -123,7 +121,7 @@ export class Link<In, Out> {
       wasOpen = true;
       this.events.open?.(connection);
     });
-    ws.on("message", (data) => this.events.message(parseMessage(schema, data), connection));
+    ws.on("message", (data) => this.events.message(this.options.read(data), connection));
     ws.on("error", (err) => (error ??= err.message));
     // a refused upgrade (401 on /v1/gateway) says why in its body; ws would report only the status
     ws.on("unexpected-response", (_req, res) => {

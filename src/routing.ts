@@ -3,7 +3,7 @@
 // from any number of gateways, see each other.
 import { ApiError } from "./errors.ts";
 import { atOrAbove, qualified, type TrustLevel } from "./trust.ts";
-import type { ProviderRecord } from "./wire.ts";
+import type { ProviderRecord } from "./gateway-wire.ts";
 
 /** A provider as routing sees it: its record plus when it was last given a session. */
 export interface Routable extends ProviderRecord {

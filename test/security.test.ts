@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { GATEWAY_PATH } from "../src/wire.ts";
+import { GATEWAY_PATH } from "../src/gateway-wire.ts";
 import { wsUrl } from "../src/ws-url.ts";
 import { runCli } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
@@ -180,6 +180,18 @@ describe("Security: placements cannot wedge or flood a queue", () => {
     await stale;
     expect(messages.slice(-2)).toEqual([{ t: "directory", put: [], gone: [ghost], placed: ["s_ghost0001"] }, { t: "stale", id: "s_ghost0001" }]);
     ws!.close();
+  });
+
+  it("a gateway message of the wrong shape closes that gateway's link with 1008, and the coordinator goes on", async () => {
+    const { ws } = await rawLink(GATEWAY_PATH);
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws!.once("close", (code, reason) => resolve({ code, reason: String(reason) })));
+    ws!.send(JSON.stringify({ t: "place", id: "not a session id!", provider: "e".repeat(64), alias: "qwen3-4b", floor: "process", exclude: [], enc: "AAAA", ct: "AAAA" }));
+    expect(await closed).toEqual({ code: 1008, reason: "invalid message" });
+    // a fresh link is fed the directory as ever
+    const { ws: next } = await rawLink(GATEWAY_PATH);
+    const first = await new Promise<{ t: string; reset?: boolean }>((resolve) => next!.once("message", (d) => resolve(JSON.parse(String(d)) as { t: string })));
+    expect(first).toMatchObject({ t: "directory", reset: true });
+    next!.close();
   });
 
   it("20,000 placements of garbage from one socket: the queue cap refuses the excess, the provider drains the rest, and a caller is served", async () => {

@@ -1,6 +1,6 @@
 // One gateway's link at the coordinator: feeds its copy of the directory, places its sealed requests on the
 // providers it chose (or says the choice is stale) and relays their sealed frames; everything it carries for a
-// session is ciphertext. The same endpoint serves a gateway over a WebSocket (JSON, checked with zod) and the
+// session is ciphertext. The same endpoint serves a gateway over a WebSocket (JSON, checked by hand: src/gateway-wire.ts) and the
 // gateway embedded in this process (objects, via its LocalFabric).
 import type { Logger } from "pino";
 import type { WebSocket } from "ws";
@@ -8,7 +8,7 @@ import { ApiError } from "../../src/errors.ts";
 import { allowanceMs } from "../../src/heartbeat.ts";
 import type { LivenessSweep } from "../../src/liveness-sweep.ts";
 import { jsonSender } from "../../src/ws-send.ts";
-import { FromGatewaySchema, parseMessage, toWireError, type FromGateway, type ToGateway } from "../../src/wire.ts";
+import { readFromGateway, toWireError, type FromGateway, type ToGateway } from "../../src/gateway-wire.ts";
 import type { Attestations } from "./attestations.ts";
 import type { GatewayPort, Registry } from "./registry.ts";
 
@@ -62,7 +62,7 @@ export function gatewayEndpoint(send: (message: ToGateway) => void, registry: Re
 export function acceptGateway(ws: WebSocket, registry: Registry, attestations: Attestations, log: Logger, sweep: LivenessSweep, heartbeatMs: number): void {
   const endpoint = gatewayEndpoint(jsonSender<ToGateway>(ws), registry, attestations, log);
   ws.on("message", (data) => {
-    const message = parseMessage(FromGatewaySchema, data);
+    const message = readFromGateway(data);
     if (!message) {
       log.warn("gateway sent a frame that is not a valid gateway message; closing its link");
       ws.close(1008, "invalid message");

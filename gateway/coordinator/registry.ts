@@ -6,7 +6,7 @@
 import { ApiError } from "../../src/errors.ts";
 import { ProviderIndex, route } from "../../src/provider-index.ts";
 import { atOrAbove, type TrustLevel } from "../../src/trust.ts";
-import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/wire.ts";
+import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/gateway-wire.ts";
 import { DirectoryFeed } from "./directory-feed.ts";
 import { load, retryAfterOf, routable, toDirectoryEntry, toEntry, type AgentPort, type GatewayPort, type Provider, type ProviderInfo, type Session, type Sealed } from "./provider-state.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";

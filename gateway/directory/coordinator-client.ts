@@ -5,7 +5,7 @@
 // made again; an unpinned request whose provider left before starting is re-routed to another.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { AttestationRecord } from "../../src/attestation-record.ts";
+import { AttestationRecordSchema, type AttestationRecord } from "../../src/attestation-record.ts";
 import { canonicalJson } from "../../src/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { sha256Hex } from "../../src/hash.ts";
@@ -15,7 +15,7 @@ import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } f
 import { sealRequest, type FrameCipher } from "../../src/seal.ts";
 import { verifySignatureNative } from "../../src/signing.ts";
 import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
-import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/wire.ts";
+import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/gateway-wire.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy, record } from "./directory-copy.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
@@ -80,8 +80,11 @@ export class CoordinatorClient implements Directory {
       this.copy.apply(message);
       // a mailbox hands over defined items only: each waiter is woken with `true`
       if (this.copy.ready) for (const box of this.syncing) box.post(true);
-    } else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.record);
-    else this.sessions.get(message.id)?.post(message);
+    } else if (message.t === "attestation") {
+      // published to whoever asks, so held to the public schema and its serial rule (rare: not a per-request message)
+      if (message.record !== null && !AttestationRecordSchema.safeParse(message.record).success) return this.log.warn("the coordinator sent an attestation record that breaks its schema; dropped");
+      this.attestations.get(message.rid)?.post(message.record);
+    } else this.sessions.get(message.id)?.post(message);
   }
 
   private send(message: FromGateway): void {

@@ -3,7 +3,7 @@
 // on the coordinator. A choice counts on its provider here until the coordinator's delta counts it there.
 import { ProviderIndex, route } from "../../src/provider-index.ts";
 import type { RouteRequest } from "../../src/routing.ts";
-import type { DirectoryEntry, ProviderRecord } from "../../src/wire.ts";
+import type { DirectoryEntry, ProviderRecord } from "../../src/gateway-wire.ts";
 
 /** One provider of the copy, as the index reads it. */
 interface Copied {

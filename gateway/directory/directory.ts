@@ -10,7 +10,7 @@ import type { Tooling } from "../../src/tools.ts";
 import type { ChatMessage } from "../../src/session-protocol.ts";
 import type { TrustLevel } from "../../src/trust.ts";
 import type { ServerTiming } from "../http/server-timing.ts";
-import type { ProviderRecord } from "../../src/wire.ts";
+import type { ProviderRecord } from "../../src/gateway-wire.ts";
 
 export interface SessionRequest {
   /** The catalog entry the request's model resolved to; the receipt must name its alias and pins. */

@@ -1,7 +1,7 @@
 // The fabric to a coordinator in another process (`--coordinator URL`): one reconnecting WebSocket on
-// `/v1/gateway`, JSON messages checked with zod at this boundary, the coordinator's secret on every connect.
+// `/v1/gateway`, JSON messages checked by hand (src/gateway-wire.ts: both ends are ours), the coordinator's secret on every connect.
 import { Link } from "../../src/link.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, ToGatewaySchema, type FromGateway, type ToGateway } from "../../src/wire.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, readToGateway, type FromGateway, type ToGateway } from "../../src/gateway-wire.ts";
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 
 export interface WebSocketFabricOptions {
@@ -21,7 +21,7 @@ export class WebSocketFabric implements Fabric {
   connect(handlers: FabricHandlers): FabricLink {
     const { url, heartbeatMs, secret } = this.options;
     const link = new Link<ToGateway, FromGateway>(
-      { url, path: GATEWAY_PATH, schema: ToGatewaySchema, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs, bearer: secret },
+      { url, path: GATEWAY_PATH, read: readToGateway, maxPayload: GATEWAY_MAX_FRAME_BYTES, heartbeatMs, bearer: secret },
       {
         open: () => {
           link.resetBackoff();
