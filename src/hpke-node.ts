@@ -5,6 +5,7 @@
 import { Dhkem, KemId, type DhkemPrimitives, type KemInterface } from "@hpke/common";
 import { HkdfSha256 } from "@hpke/core";
 import { createHmac, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, type KeyObject, type webcrypto } from "node:crypto";
+import { KeyCache } from "./key-cache.ts";
 
 // RFC 9180 §7.1.3 labels (the same bytes @hpke/common uses)
 const LABEL_DKP_PRK = new TextEncoder().encode("dkp_prk");
@@ -47,23 +48,12 @@ const keyObject = (key: Key): KeyObject => key as unknown as KeyObject;
 const asKey = (key: KeyObject): Key => key as unknown as Key;
 
 /** Public keys imported lately: a gateway seals to the same few providers' keys on every request. */
-const PUBLIC_KEYS = new Map<string, KeyObject>();
-const PUBLIC_KEYS_KEPT = 1024;
-
-function publicKey(x: string): KeyObject {
-  let key = PUBLIC_KEYS.get(x);
-  if (key === undefined) {
-    key = createPublicKey({ key: { kty: "OKP", crv: "X25519", x }, format: "jwk" });
-    if (PUBLIC_KEYS.size >= PUBLIC_KEYS_KEPT) PUBLIC_KEYS.delete(PUBLIC_KEYS.keys().next().value!);
-    PUBLIC_KEYS.set(x, key); // a KeyObject is immutable, so one may serve every seal
-  }
-  return key;
-}
+const PUBLIC_KEYS = new KeyCache(1024, (x) => createPublicKey({ key: { kty: "OKP", crv: "X25519", x }, format: "jwk" }));
 
 function fromRaw(raw: Buffer, isPublic: boolean): Key {
   if (raw.length !== 32) throw new Error(`X25519 keys are 32 bytes, not ${raw.length}`);
   const x = raw.toString("base64url");
-  if (isPublic) return asKey(publicKey(x));
+  if (isPublic) return asKey(PUBLIC_KEYS.get(x));
   // a JWK private key needs its public half; OpenSSL derives it from the raw scalar through PKCS#8 instead
   const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b656e04220420", "hex"), raw]);
   return asKey(createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" }));
