@@ -4,7 +4,7 @@
 import { signEvidence, type UnsignedEvidence } from "../src/attestation.ts";
 import { Backoff } from "../src/backoff.ts";
 import { keysDigest } from "../src/hardware-chain.ts";
-import { idleHeartbeatMs } from "../src/heartbeat.ts";
+import { AGENT_ASK_EVERY, idleHeartbeatMs } from "../src/heartbeat.ts";
 import { Link } from "../src/link.ts";
 import type { ReleaseManifest } from "../src/release-manifest.ts";
 import type { TrustLevel } from "../src/trust.ts";
@@ -60,6 +60,8 @@ export class AgentDaemon {
         // the busy rate while a session runs (its failure must reach the caller within SPEC time), the idle one otherwise
         heartbeatMs: options.heartbeatMs,
         idleHeartbeatMs: idleHeartbeatMs(options.heartbeatMs),
+        // it need not judge the coordinator fast (src/heartbeat.ts), and each answer costs the coordinator a write
+        askEvery: AGENT_ASK_EVERY,
         backoff: new Backoff(250, 5_000),
         bearer: options.token,
       },

@@ -20,6 +20,8 @@ export interface LinkOptions<In> {
   heartbeatMs: number;
   /** The longer ping interval while not busy (an agent with no session), when the link has one. */
   idleHeartbeatMs?: number;
+  /** The coordinator is asked for an answer once silent this many idle intervals (default 1: every beat asks; src/heartbeat.ts). */
+  askEvery?: number;
   backoff?: Backoff;
   /** The credential the coordinator admits this link by (`Authorization: Bearer …` on the upgrade). */
   bearer?: string;
@@ -95,7 +97,7 @@ export class Link<In, Out> {
   }
 
   start(): void {
-    const { url, path, maxPayload, heartbeatMs, idleHeartbeatMs, bearer } = this.options;
+    const { url, path, maxPayload, heartbeatMs, idleHeartbeatMs, askEvery, bearer } = this.options;
     const headers = bearer === undefined ? undefined : { authorization: `Bearer ${bearer}` };
     const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, headers });
     this.ws = ws;
@@ -103,7 +105,7 @@ export class Link<In, Out> {
     let live = true;
     let wasOpen = false;
     let error: string | undefined;
-    const heartbeat = keepAlive(ws, { busyMs: heartbeatMs, idleMs: idleHeartbeatMs }, () => {
+    const heartbeat = keepAlive(ws, { busyMs: heartbeatMs, idleMs: idleHeartbeatMs, askEvery }, () => {
       error = "the coordinator stopped answering heartbeats";
       ws.terminate();
     });

@@ -1,6 +1,6 @@
-// The coordinator's watch over all its links at once (docs/architecture.md "Faults"): it never pings and keeps no
-// timer per link (the client ends ping, src/heartbeat.ts); it notes when each link was last heard, and one shared
-// tick drops the links that have been silent longer than their allowance.
+// The coordinator's end of link liveness (docs/architecture.md "Faults"): it never pings and keeps no timer per link
+// (the client ends beat, src/heartbeat.ts); it notes when each link was last heard, answers only the beats that ask,
+// and one shared tick drops the links that have been silent longer than their allowance.
 import { WebSocket } from "ws";
 
 export interface WatchOptions {
@@ -24,6 +24,8 @@ interface Watched {
   ws: WebSocket;
   onDead: () => void;
   mark: () => void;
+  /** The ping listener: a beat is heard like any frame, and answered only when it asks (its servers set autoPong off). */
+  beat: (data: Buffer) => void;
   /** Its index in the sweep's arrays; -1 once it is no longer watched. */
   slot: number;
 }
@@ -54,14 +56,25 @@ export class LivenessSweep {
   /** Watches `ws` until `stop` (or its verdict). */
   watch(ws: WebSocket, options: WatchOptions): Watch {
     const slot = this.free.pop() ?? this.grow();
-    const link: Watched = { ws, onDead: options.onDead, slot, mark: () => (this.heard[link.slot] = performance.now()) };
+    const link: Watched = {
+      ws,
+      onDead: options.onDead,
+      slot,
+      mark: () => (this.heard[link.slot] = performance.now()),
+      beat: (data) => {
+        link.mark();
+        // a pong costs a write as dear as the beat's read, so most beats get none; and none while earlier
+        // writes wait, so a peer that asks without reading cannot pile answers up here
+        if (data.length > 0 && ws.bufferedAmount === 0) ws.pong(data);
+      },
+    };
     this.links[slot] = link;
     this.heard[slot] = performance.now();
     this.since[slot] = -Infinity;
     this.allowance[slot] = options.allowanceMs;
     // a number written per message is all a live link costs between ticks
     ws.on("message", link.mark);
-    ws.on("ping", link.mark);
+    ws.on("ping", link.beat);
     ws.on("pong", link.mark);
     // a socket not open yet is not judged (see judge); its silence counts from when it opens
     if (ws.readyState === WebSocket.CONNECTING) ws.once("open", link.mark);
@@ -98,7 +111,8 @@ export class LivenessSweep {
     this.links[link.slot] = undefined;
     this.free.push(link.slot);
     link.slot = -1;
-    for (const event of ["message", "ping", "pong", "open"]) link.ws.off(event, link.mark);
+    for (const event of ["message", "pong", "open"]) link.ws.off(event, link.mark);
+    link.ws.off("ping", link.beat);
     // no links, no timer: a process with nothing connected does not wake up
     if (--this.watched === 0) {
       clearTimeout(this.timer);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, post, type GatewayProcess } from "./fixtures/gateway.ts";
 import { readSse } from "./fixtures/sse.ts";
 
-/** Long enough for several busy heartbeat intervals (2 s) and their allowed silence (5 s) to pass under load (idle: 8 s and 20 s). */
+/** Long enough for several busy heartbeat intervals (2 s) and their allowed silence (4 s) to pass under load (idle: 4.5 s and 9 s). */
 const LOADED_MS = 20_000;
 
 let gw: GatewayProcess;

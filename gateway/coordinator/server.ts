@@ -50,8 +50,9 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const registry = new Registry(new Set(catalog.models.map((m) => m.alias)), options.limits);
   const attestations = new Attestations();
   const log = logger.child({ role: "coordinator" });
-  const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES });
-  const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES });
+  // no automatic pongs: the sweep answers only the beats that ask, since most need no answer (src/heartbeat.ts)
+  const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES, autoPong: false });
+  const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES, autoPong: false });
   const localLinks = new Set<GatewayEndpoint>();
   // one timer for every link's liveness: the coordinator's idle cost must not grow with a timer per link
   const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
