@@ -2,7 +2,8 @@
 // time-to-first-token histograms, tokens in and out, receipts that failed verification, and 429s by the limit
 // that gave them. Each gateway has its own registry, so an embedded coordinator or a second gateway in one
 // process never collides.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { processMetrics } from "./http/ops.ts";
 import type { RequestLog } from "./request-log.ts";
 
 /** From half a millisecond (the gateway's own cost) to a minute (a long generation). */
@@ -64,7 +65,7 @@ export class GatewayMetrics {
         this.set(coordinatorConnected() ? 1 : 0);
       },
     });
-    collectDefaultMetrics({ register: this.registry });
+    processMetrics(this.registry);
     // every series from the start, so a dashboard's rate() sees the first 429 rather than a new series
     for (const limit of RATE_LIMITS) this.rateLimitedTotal.inc({ limit }, 0);
   }

@@ -87,9 +87,13 @@ export type ToGateway =
   /** The provider left: before any of the session's frames was relayed (`started` false) the gateway may route elsewhere. */
   | { t: "gone"; id: string; started: boolean; reason: string };
 
-// Session ids travel on to the agent, whose zod schema holds them to this; checking here keeps a broken gateway
-// from breaking an agent's link. It is a short id, not sealed bytes: no pattern is ever matched over those.
-const SESSION_ID = /^[A-Za-z0-9_-]{8,64}$/;
+/**
+ * A session id, as both protocols hold it (an agent's zod schema too): checking it here keeps a broken gateway from
+ * breaking an agent's link. It is a short id, not sealed bytes: no pattern is ever matched over those.
+ */
+export const SESSION_ID = /^[A-Za-z0-9_-]{8,64}$/;
+/** The longest model alias either protocol carries. */
+export const MAX_ALIAS_LENGTH = 128;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -111,7 +115,7 @@ function object(data: unknown): Obj | undefined {
 }
 
 function isPlacement(m: Obj): boolean {
-  return isSessionId(m.id) && isStr(m.provider) && isStr(m.alias) && m.alias.length > 0 && m.alias.length <= 128 && isTrust(m.floor) && optional(m.pin, isStr) &&
+  return isSessionId(m.id) && isStr(m.provider) && isStr(m.alias) && m.alias.length > 0 && m.alias.length <= MAX_ALIAS_LENGTH && isTrust(m.floor) && optional(m.pin, isStr) &&
     isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true);
 }
 

@@ -3,7 +3,7 @@
 // parts, is src/gateway-wire.ts. Every session message carries only ciphertext for the prompt and tokens.
 import { z } from "zod";
 import { EvidenceSchema } from "./attestation.ts";
-import { GATEWAY_MAX_FRAME_BYTES } from "./gateway-wire.ts";
+import { GATEWAY_MAX_FRAME_BYTES, MAX_ALIAS_LENGTH, SESSION_ID } from "./gateway-wire.ts";
 import { Hex32 } from "./hex.ts";
 import { TRUST_LEVELS } from "./trust.ts";
 
@@ -11,11 +11,11 @@ export const AGENT_PATH = "/v1/agent";
 /** An agent's frames are small (a token, a receipt); anything bigger is a broken or hostile agent. */
 export const AGENT_MAX_FRAME_BYTES = 1024 * 1024;
 
-const SessionId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/);
+const SessionId = z.string().regex(SESSION_ID);
 // Sealed bytes as base64. No pattern is matched over them per message: the end that opens them checks their
 // AEAD tag, which any other character fails, so a regex here would only cost a pass over every frame.
 const Base64 = z.string().max(GATEWAY_MAX_FRAME_BYTES);
-const Alias = z.string().min(1).max(128);
+const Alias = z.string().min(1).max(MAX_ALIAS_LENGTH);
 const Trust = z.enum(TRUST_LEVELS);
 
 export const ToAgentSchema = z.discriminatedUnion("t", [

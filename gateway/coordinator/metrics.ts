@@ -1,7 +1,8 @@
 // The coordinator's Prometheus metrics (`GET /metrics`), read from the registry at scrape time: providers
 // by rung, each provider's busy state and queue depth, sessions started, frames relayed, open links.
-import { collectDefaultMetrics, Counter, Gauge, Registry as MetricsRegistry } from "prom-client";
+import { Counter, Gauge, Registry as MetricsRegistry } from "prom-client";
 import { TRUST_LEVELS } from "../../src/trust.ts";
+import { processMetrics } from "../http/ops.ts";
 import type { Registry } from "./registry.ts";
 
 export function coordinatorMetrics(registry: Registry, links: () => { agents: number; gateways: number }): MetricsRegistry {
@@ -85,8 +86,6 @@ export function coordinatorMetrics(registry: Registry, links: () => { agents: nu
       this.inc(registry.totals.overloaded);
     },
   });
-  // the event-loop delay histogram samples on a timer: prom-client's 10 ms default woke an idle coordinator 100
-  // times a second, 0.6 % of a core on a small VM; 100 ms still catches any stall worth a metric
-  collectDefaultMetrics({ register: metrics, eventLoopMonitoringPrecision: 100 });
+  processMetrics(metrics);
   return metrics;
 }
