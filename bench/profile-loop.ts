@@ -1,0 +1,56 @@
+// One request at a time through the whole path (HTTP → embedded gateway → one synthetic agent process and back),
+// for a CPU profile of each process: `npx tsx bench/profile-loop.ts --cpu-prof DIR`, then bench/profile-report.ts.
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import { AGENT_BIN } from "../test/fixtures/process.ts";
+import { writeTinyCatalog } from "../tiny-model/catalog.ts";
+import { LoadClient, type Sample } from "./load.ts";
+import { OPERATOR_KEY, profileInto, startBenchProcess, startGateway } from "./procs.ts";
+import { summarize } from "./stats.ts";
+
+const opts = new Command("tsx bench/profile-loop.ts")
+  .option("--cpu-prof <dir>", "write a V8 CPU profile of the gateway and the agent into this folder")
+  .option("--seconds <n>", "how long the measured loop runs, after 200 warm-up requests", "15")
+  .option("--stream", "stream the answers")
+  .option("--token-ms <n>", "the synthetic engine's pause before each of its 16 tokens", "0")
+  .parse()
+  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string }>();
+
+if (opts.cpuProf) profileInto(opts.cpuProf);
+const dir = mkdtempSync(join(os.tmpdir(), "svc-profile-"));
+const tiny = writeTinyCatalog(join(dir, "tiny"), [{ alias: "tiny-random", seed: 7, endOfTurn: "never" }], "svc-bench");
+const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "gateway" });
+const engine = ["--engine", "synthetic", "--synthetic-tokens", "16", "--synthetic-token-ms", opts.tokenMs];
+const agentArgs = ["start", "--coordinator", gateway.coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, "agent"), ...engine];
+const agent = startBenchProcess(dir, "agent", AGENT_BIN, agentArgs);
+try {
+  await agent.waitFor(/advertising/, 60_000);
+  const client = new LoadClient({ url: gateway.url, key: OPERATOR_KEY, model: tiny.catalog.default }, 1);
+  const body = { messages: [{ role: "user", content: "Write one sentence about the sea." }], max_tokens: 16, temperature: 0 };
+  const stream = opts.stream === true;
+  const one = async (): Promise<Sample> => {
+    const sample = await client.chat(body, stream, (why) => console.error(`profile-loop: ${why}`));
+    if (!sample.ok) throw new Error("a request failed; the gateway's and agent's logs are in " + dir);
+    return sample;
+  };
+  for (let i = 0; i < 200; i++) await one();
+  const before = [gateway.proc.usage().cpuMs, agent.usage().cpuMs];
+  const samples: Sample[] = [];
+  const started = performance.now();
+  while (performance.now() - started < Number(opts.seconds) * 1000) samples.push(await one());
+  const seconds = (performance.now() - started) / 1000;
+  const [gatewayMs, agentMs] = [gateway.proc.usage().cpuMs - before[0]!, agent.usage().cpuMs - before[1]!];
+  const whole = summarize(samples.map((s) => s.ms));
+  console.log(`${samples.length} requests, ${(samples.length / seconds).toFixed(0)} req/s, p50 ${whole.p50.toFixed(2)} ms, p99 ${whole.p99.toFixed(2)} ms`);
+  console.log(`CPU ms per request: gateway ${(gatewayMs / samples.length).toFixed(2)}, agent ${(agentMs / samples.length).toFixed(2)} (a profiler adds its own)`);
+  if (stream) {
+    const ttft = summarize(samples.map((s) => s.ttftMs!));
+    const gaps = summarize(samples.flatMap((s) => s.gapsMs ?? []));
+    console.log(`TTFT p50 ${ttft.p50.toFixed(2)} ms, gap p50 ${gaps.p50.toFixed(3)} ms`);
+  }
+} finally {
+  await agent.stop();
+  await gateway.proc.stop();
+}
