@@ -4,7 +4,7 @@
 // about 2.4 ms to seal and 1.6 ms to open a request (measured by `npm run bench`); these take well under 0.2.
 import { Dhkem, KemId, type DhkemPrimitives, type KemInterface } from "@hpke/common";
 import { HkdfSha256 } from "@hpke/core";
-import { createHmac, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, type KeyObject, type webcrypto } from "node:crypto";
+import { createHmac, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, type JsonWebKey, type KeyObject, type webcrypto } from "node:crypto";
 import { KeyCache } from "./key-cache.ts";
 
 // RFC 9180 §7.1.3 labels (the same bytes @hpke/common uses)
@@ -59,6 +59,17 @@ function fromRaw(raw: Buffer, isPublic: boolean): Key {
   return asKey(createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" }));
 }
 
+/**
+ * Node 20's key generator (a crypto job) shares a lock with the keys it makes, and its destructor takes that lock
+ * when the GC frees the job. Exporting such a key holds the lock while it allocates; if that allocation starts the
+ * GC that frees the job, the thread waits on itself forever (a tight seal loop hung in about 1 run in 6 here). So
+ * the generator encodes the public half itself and it is imported afresh: nothing exports a generated key.
+ */
+const generateX25519 = generateKeyPairSync as unknown as (
+  type: "x25519",
+  options: { publicKeyEncoding: { format: "jwk" } },
+) => { publicKey: JsonWebKey; privateKey: KeyObject };
+
 function toRaw(key: Key): ArrayBuffer {
   const jwk = keyObject(key).export({ format: "jwk" });
   const field = keyObject(key).type === "private" ? jwk.d : jwk.x;
@@ -79,8 +90,8 @@ class NodeX25519 implements DhkemPrimitives {
   }
 
   async generateKeyPair(): Promise<KeyPair> {
-    const { privateKey, publicKey } = generateKeyPairSync("x25519");
-    return { privateKey: asKey(privateKey), publicKey: asKey(publicKey) };
+    const { privateKey, publicKey } = generateX25519("x25519", { publicKeyEncoding: { format: "jwk" } });
+    return { privateKey: asKey(privateKey), publicKey: asKey(createPublicKey({ key: publicKey, format: "jwk" })) };
   }
 
   /** RFC 9180 §7.1.3 DeriveKeyPair for X25519, exactly as @hpke/core's own X25519 does it. */

@@ -31,7 +31,8 @@ export class Signer {
   }
 
   static generatePem(): string {
-    return generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString();
+    // encoded by the generator itself: exporting a generated key can deadlock node 20 (see src/hpke-node.ts)
+    return generateKeyPairSync("ed25519", { privateKeyEncoding: { format: "pem", type: "pkcs8" }, publicKeyEncoding: { format: "pem", type: "spki" } }).privateKey;
   }
 
   /** Lowercase hex signature over the domain-separated canonical form of `payload`. */
