@@ -1,16 +1,14 @@
 // Bench section 1, gateway overhead: the same requests at concurrency 1, alternating between the direct path
 // (the engine in this process) and the whole path (HTTP → gateway → coordinator → agent process, sealed,
 // with a signed receipt checked), for the synthetic engine and the tiny GGUF. Added = gateway − direct.
-import { join } from "node:path";
 import { Engine } from "../agent/engine.ts";
 import type { GenerateRequest, InferenceEngine } from "../agent/inference.ts";
 import { ModelStore } from "../agent/model-store.ts";
 import { SyntheticEngine } from "../agent/synthetic-engine.ts";
-import { AGENT_BIN } from "../test/fixtures/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
 import { LoadClient, type Sample } from "./load.ts";
-import { OPERATOR_KEY, startBenchProcess, startGateway } from "./procs.ts";
+import { OPERATOR_KEY, startAgent, startGateway } from "./procs.ts";
 import { summarize, type Summary, type Table } from "./stats.ts";
 
 const MESSAGES = [{ role: "user" as const, content: "Write one sentence about the sea." }];
@@ -37,21 +35,13 @@ export interface OverheadRow {
   gaps?: { direct: Summary; gateway: Summary };
 }
 
-async function agent(dir: string, name: string, coordinatorUrl: string, tiny: WrittenTinyCatalog, extra: string[]) {
-  const args = ["start", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, name), ...extra];
-  const proc = startBenchProcess(dir, name, AGENT_BIN, args);
-  const id = (await proc.waitFor(/as provider ([0-9a-f]{64})/, 60_000))[1]!;
-  await proc.waitFor(/advertising/, 60_000);
-  return { proc, id };
-}
-
 export async function gatewayOverhead(dir: string, tiny: WrittenTinyCatalog, quick: boolean): Promise<{ rows: OverheadRow[]; tables: Table[] }> {
   const alias = tiny.catalog.default;
   const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "overhead-gateway" });
   const synthetic = (ms: number) => ["--engine", "synthetic", "--synthetic-tokens", String(TOKENS), "--synthetic-token-ms", String(ms)];
-  const fast = await agent(dir, "agent-synthetic", gateway.coordinatorUrl, tiny, synthetic(0));
-  const paced = await agent(dir, "agent-synthetic-paced", gateway.coordinatorUrl, tiny, synthetic(STREAM_TOKEN_MS));
-  const real = await agent(dir, "agent-tiny-gguf", gateway.coordinatorUrl, tiny, []);
+  const fast = await startAgent(dir, "agent-synthetic", gateway.coordinatorUrl, tiny, synthetic(0));
+  const paced = await startAgent(dir, "agent-synthetic-paced", gateway.coordinatorUrl, tiny, synthetic(STREAM_TOKEN_MS));
+  const real = await startAgent(dir, "agent-tiny-gguf", gateway.coordinatorUrl, tiny, []);
   const sha256Of = (a: string) => tiny.catalog.models.find((m) => m.alias === a)!.sha256;
   const engine = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir }) });
   const cases: Case[] = [

@@ -2,8 +2,9 @@
 // processes, each one's output sent to a file in the run's folder (so reading logs costs the load generator
 // nothing), and optionally a V8 CPU profile of each.
 import { join } from "node:path";
-import { GATEWAY_BIN, startProcess, type Proc, type ProcOptions } from "../test/fixtures/process.ts";
+import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc, type ProcOptions } from "../test/fixtures/process.ts";
 import { startSwarm as startSwarmProcess } from "../test/fixtures/swarm.ts";
+import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 
 export const OPERATOR_KEY = "sk-svc_bench_operator_key";
 
@@ -50,6 +51,15 @@ export async function startGateway(dir: string, options: { coordinatorUrl?: stri
   const coordinatorUrl = options.coordinatorUrl ?? (await proc.waitFor(/embedded coordinator at (http:\/\/\S+) /, 60_000))[1]!;
   await proc.waitFor(/connected to the coordinator/, 60_000);
   return { proc, url, coordinatorUrl };
+}
+
+/** One `svc-agent start` process on the tiny catalog (`extra`: e.g. `--engine synthetic`), once it advertises. */
+export async function startAgent(dir: string, name: string, coordinatorUrl: string, tiny: WrittenTinyCatalog, extra: string[]) {
+  const args = ["start", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, name), ...extra];
+  const proc = startBenchProcess(dir, name, AGENT_BIN, args);
+  const id = (await proc.waitFor(/as provider ([0-9a-f]{64})/, 60_000))[1]!;
+  await proc.waitFor(/advertising/, 60_000);
+  return { proc, id };
 }
 
 /** N synthetic agents in one process (bench/swarm.ts), each with its own keys and WebSocket. */

@@ -4,10 +4,9 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
-import { AGENT_BIN } from "../test/fixtures/process.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { LoadClient, type Sample } from "./load.ts";
-import { OPERATOR_KEY, profileInto, startBenchProcess, startGateway } from "./procs.ts";
+import { OPERATOR_KEY, profileInto, startAgent, startGateway } from "./procs.ts";
 import { summarize } from "./stats.ts";
 
 const opts = new Command("tsx bench/profile-loop.ts")
@@ -23,10 +22,8 @@ const dir = mkdtempSync(join(os.tmpdir(), "svc-profile-"));
 const tiny = writeTinyCatalog(join(dir, "tiny"), [{ alias: "tiny-random", seed: 7, endOfTurn: "never" }], "svc-bench");
 const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "gateway" });
 const engine = ["--engine", "synthetic", "--synthetic-tokens", "16", "--synthetic-token-ms", opts.tokenMs];
-const agentArgs = ["start", "--coordinator", gateway.coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, "agent"), ...engine];
-const agent = startBenchProcess(dir, "agent", AGENT_BIN, agentArgs);
+const { proc: agent } = await startAgent(dir, "agent", gateway.coordinatorUrl, tiny, engine);
 try {
-  await agent.waitFor(/advertising/, 60_000);
   const client = new LoadClient({ url: gateway.url, key: OPERATOR_KEY, model: tiny.catalog.default }, 1);
   const body = { messages: [{ role: "user", content: "Write one sentence about the sea." }], max_tokens: 16, temperature: 0 };
   const stream = opts.stream === true;

@@ -1,5 +1,5 @@
-// Reads the V8 CPU profiles that `npm run bench -- --cpu-prof DIR` writes and prints, for each process, where its
-// busy time went: the stages of a request (inclusive time) and the hottest functions (self time).
+// Reads the V8 CPU profiles that `npm run bench -- --cpu-prof DIR` (or bench/profile-loop.ts) writes and prints,
+// for each process, where its busy time went: by component and by function (self time), by step (inclusive).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Command } from "commander";
