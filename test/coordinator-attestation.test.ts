@@ -80,8 +80,8 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
     await agent.waitFor(new RegExp(`granted rung ${rung}`));
     await agent.waitFor(why);
     await cluster.coordinator.waitForLog((l) => l.msg === "agent granted" && l.provider === agent.providerId && JSON.stringify(l.refusals).match(why) !== null);
-    const listed = (await providers()).find((p) => p.id === agent.providerId);
-    expect(listed?.trust).toBe(rung);
+    // the gateway's listing comes from its copy of the directory, which the coordinator feeds a turn after its log
+    await expect.poll(async () => (await providers()).find((p) => p.id === agent.providerId)?.trust).toBe(rung);
     await agent.stop();
   }
   const hardware = (attestor: string) => ["--release-manifest", cluster.manifestPath, "--attestor", attestor];
