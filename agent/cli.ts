@@ -4,23 +4,23 @@
 import { Command, Option } from "commander";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
-import { catalogFrom } from "./catalog-source.ts";
-import { catalogTable } from "./catalog-view.ts";
-import { memoryGb } from "./machine.ts";
-import { DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "./model-store.ts";
-import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
-import { downloadBar } from "./progress-bar.ts";
-import { DEFAULT_HUB_URL } from "./pull.ts";
-import { VerifiedFiles } from "./verified-files.ts";
-import { addStartOptions, type StartFlags } from "./start-options.ts";
-import { RotatingLog } from "./log-file.ts";
+import { catalogFrom } from "./models/catalog-source.ts";
+import { catalogTable } from "./models/catalog-view.ts";
+import { memoryGb } from "./daemon/machine.ts";
+import { DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "./models/store.ts";
+import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
+import { downloadBar } from "./models/progress-bar.ts";
+import { DEFAULT_HUB_URL } from "./models/pull.ts";
+import { VerifiedFiles } from "./models/verified-files.ts";
+import { addStartOptions, type StartFlags } from "./daemon/start-options.ts";
+import { RotatingLog } from "./daemon/log-file.ts";
 import { addServiceCommand } from "./service/command.ts";
 import { addDoctorCommand } from "./doctor/command.ts";
-import type { VerifyFlags } from "./verify-command.ts";
-import type { AttestationFlags } from "./verify-attestation.ts";
-import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/cli-options.ts";
-import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/heartbeat.ts";
-import { onShutdownSignal } from "../src/shutdown.ts";
+import type { VerifyFlags } from "./verify/command.ts";
+import type { AttestationFlags } from "./verify/attestation.ts";
+import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/process/cli-options.ts";
+import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
+import { onShutdownSignal } from "../src/process/shutdown.ts";
 
 interface RunFlags extends StartFlags {
   heartbeatMs: number;
@@ -67,7 +67,7 @@ export function agentProgram(): Command {
     .option("--data-dir <dir>", "agent state (remembers verified files)", DEFAULT_DATA_DIR)
     .option("--hub-url <url>", "model hub to download from", DEFAULT_HUB_URL)
     .action(async (alias: string, opts: { catalog?: string; modelsDir: string; dataDir: string; hubUrl: string }) => {
-      const { pull } = await import("./pull.ts");
+      const { pull } = await import("./models/pull.ts");
       const catalog = await catalogFrom(opts);
       const entry = findAlias(catalog, alias);
       if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
@@ -99,7 +99,7 @@ export function agentProgram(): Command {
         if (file) file.write(text);
         else console.log(text);
       };
-      const [{ startAgent }, { parseFaults }] = await Promise.all([import("./start.ts"), import("./faults.ts")]);
+      const [{ startAgent }, { parseFaults }] = await Promise.all([import("./daemon/start.ts"), import("./daemon/test-faults.ts")]);
       const agent = await startAgent({
         coordinatorUrl: flags.coordinator,
         catalogPath: flags.catalog,
@@ -153,10 +153,10 @@ export function agentProgram(): Command {
       if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
       if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });
       if (flags.attestation === undefined && (flags.roots ?? flags.releaseKeys) !== undefined) command.error("--roots and --release-keys go with --attestation", { exitCode: USAGE_EXIT });
-      const { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile } = await import("./verify-command.ts");
+      const { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile } = await import("./verify/command.ts");
       try {
         if (flags.attestation !== undefined) {
-          const { ATTESTATION_EXIT, verifyAttestationFile } = await import("./verify-attestation.ts");
+          const { ATTESTATION_EXIT, verifyAttestationFile } = await import("./verify/attestation.ts");
           process.exitCode = ATTESTATION_EXIT[await verifyAttestationFile(flags.attestation, flags, (line) => console.log(line))];
           return;
         }
@@ -172,6 +172,6 @@ export function agentProgram(): Command {
   program
     .command("measure")
     .description("print this installed build's code measurement (SHA-256 over its code files), for a release manifest")
-    .action(async () => console.log((await import("../src/measure.ts")).measure()));
+    .action(async () => console.log((await import("../src/trust/measure.ts")).measure()));
   return program;
 }

@@ -1,6 +1,6 @@
 // The direct path: the same request run on an engine in this process, with no gateway, coordinator, sealing
 // or receipt, timed the way the load generator times the gateway path.
-import type { GenerateRequest, InferenceEngine } from "../agent/inference.ts";
+import type { GenerateRequest, InferenceEngine } from "../agent/engine/inference.ts";
 import type { Sample } from "./load.ts";
 
 export async function directSample(engine: InferenceEngine, request: GenerateRequest): Promise<Sample> {

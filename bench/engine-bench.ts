@@ -4,11 +4,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getLlama, resolveChatWrapper, type LlamaModel } from "node-llama-cpp";
-import { DEFAULT_CONTEXT_SIZE, Engine } from "../agent/engine.ts";
-import { defaultThreads } from "../agent/machine.ts";
-import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/model-store.ts";
-import { renderPrompt } from "../agent/prompt.ts";
-import type { ChatMessage } from "../src/session-protocol.ts";
+import { DEFAULT_CONTEXT_SIZE, Engine } from "../agent/engine/engine.ts";
+import { defaultThreads } from "../agent/daemon/machine.ts";
+import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/models/store.ts";
+import { renderPrompt } from "../agent/engine/prompt.ts";
+import type { ChatMessage } from "../src/session/sealed-request.ts";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { percentile, type Table } from "./stats.ts";

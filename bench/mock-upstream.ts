@@ -3,8 +3,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
-import type { ChatMessage } from "../src/session-protocol.ts";
-import { SyntheticEngine } from "../agent/synthetic-engine.ts";
+import type { ChatMessage } from "../src/session/sealed-request.ts";
+import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
 
 /** The words svc's synthetic agents give; none is paced, as in the overhead's fast case. */
 export const MOCK_TOKENS = 16;

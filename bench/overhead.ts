@@ -1,10 +1,10 @@
 // Bench section 1, gateway overhead: the same requests at concurrency 1, alternating between the direct path
 // (the engine in this process) and the whole path (HTTP → gateway → coordinator → agent process, sealed,
 // with a signed receipt checked), for the synthetic engine and the tiny GGUF. Added = gateway − direct.
-import { Engine } from "../agent/engine.ts";
-import type { GenerateRequest, InferenceEngine } from "../agent/inference.ts";
-import { ModelStore } from "../agent/model-store.ts";
-import { SyntheticEngine } from "../agent/synthetic-engine.ts";
+import { Engine } from "../agent/engine/engine.ts";
+import type { GenerateRequest, InferenceEngine } from "../agent/engine/inference.ts";
+import { ModelStore } from "../agent/models/store.ts";
+import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
 import { LoadClient, type Sample } from "./load.ts";

@@ -3,15 +3,15 @@
 // --engine synthetic`; only the process is shared, since 1,000 Node processes would not fit on one machine.
 import { Command } from "commander";
 import { randomBytes } from "node:crypto";
-import { AgentDaemon } from "../agent/daemon.ts";
-import { ModelStore } from "../agent/model-store.ts";
-import { SyntheticEngine } from "../agent/synthetic-engine.ts";
+import { AgentDaemon } from "../agent/daemon/coordinator-link.ts";
+import { ModelStore } from "../agent/models/store.ts";
+import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
 import { loadCatalog } from "../src/catalog.ts";
-import { nonNegativeInteger, positiveInteger } from "../src/cli-options.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../src/heartbeat.ts";
-import { providerIdOf } from "../src/provider-id.ts";
-import { sealingKeyPair } from "../src/seal.ts";
-import { Signer } from "../src/signing.ts";
+import { nonNegativeInteger, positiveInteger } from "../src/process/cli-options.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
+import { providerIdOf } from "../src/receipt/provider-id.ts";
+import { sealingKeyPair } from "../src/crypto/seal.ts";
+import { Signer } from "../src/crypto/signing.ts";
 
 const opts = new Command("swarm")
   .requiredOption("--coordinator <url>")

@@ -2,12 +2,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
-import { collect, limitOverride, positiveInteger } from "../src/cli-options.ts";
-import { Hex32 } from "../src/hex.ts";
-import { measure } from "../src/measure.ts";
-import { signManifest } from "../src/release-manifest.ts";
-import { Signer } from "../src/signing.ts";
+import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
+import { collect, limitOverride, positiveInteger } from "../src/process/cli-options.ts";
+import { Hex32 } from "../src/receipt/hex.ts";
+import { measure } from "../src/trust/measure.ts";
+import { signManifest } from "../src/trust/release-manifest.ts";
+import { Signer } from "../src/crypto/signing.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
 import { listKeys, setKeyLimits, withKeyStore } from "./keys/keys-admin.ts";
 import { usageReport } from "./keys/usage-report.ts";

@@ -4,10 +4,10 @@
 // so `--help` and the key commands start quickly.
 import { Command, InvalidArgumentError, Option } from "commander";
 import { join } from "node:path";
-import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
-import { makePrivateDataDir } from "./keys/file-modes.ts";
+import { makePrivateDataDir } from "./keys/private-files.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { enrollmentLookup } from "./keys/provider-tokens.ts";
 import { addAdminCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
@@ -16,10 +16,10 @@ import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
-import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/cli-options.ts";
-import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/heartbeat.ts";
-import { onShutdownSignal } from "../src/shutdown.ts";
-import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
+import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
+import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
+import { onShutdownSignal } from "../src/process/shutdown.ts";
+import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
 
 interface CoordinatorFlags {
   host: string;
@@ -147,7 +147,7 @@ export function gatewayProgram(): Command {
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
   ).action(async (flags: ServeFlags) => {
-    const [{ serve }, { oidcSettings }] = await Promise.all([import("./serve.ts"), import("./web/oidc.ts")]);
+    const [{ serve }, { oidcSettings }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts")]);
     const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
     const oidc =
       flags.oidcIssuer === undefined

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Catalog } from "../src/catalog.ts";
 import type { Authenticator, Principal } from "./keys/auth.ts";
 import type { Admission, Limiter } from "./keys/limiter.ts";
-import type { TrustLevel } from "../src/trust.ts";
+import type { TrustLevel } from "../src/receipt/rungs.ts";
 import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";

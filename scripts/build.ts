@@ -9,7 +9,7 @@ const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
 /** Built beside dist/ and swapped in when whole, so a process running dist/ meanwhile never sees half a build. */
 const NEXT = join(ROOT, `dist.next-${process.pid}`);
-/** The package entry's values; index.d.ts declares them, with the types from src/receipt-types.ts. */
+/** The package entry's values; index.d.ts declares them, with the types from src/receipt/types.ts. */
 const ENTRY = ["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "verifyReceipt", "readSavedResponse", "verifySavedResponse"];
 
 rmSync(NEXT, { recursive: true, force: true });
@@ -20,7 +20,7 @@ execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "-
 
 writeFileSync(
   join(NEXT, "index.js"),
-  `// The package entry: the offline receipt verifier (RECEIPTS.md), src/verifier.ts; written by scripts/build.ts.\nexport { ${ENTRY.join(", ")} } from "./src/verifier.js";\n`,
+  `// The package entry: the offline receipt verifier (RECEIPTS.md), src/receipt/index.ts; written by scripts/build.ts.\nexport { ${ENTRY.join(", ")} } from "./src/verifier.js";\n`,
 );
 // its imports (./src/receipt-types.js) resolve to the emitted declarations beside it
 copyFileSync(join(ROOT, "index.d.ts"), join(NEXT, "index.d.ts"));

@@ -3,7 +3,7 @@
 // separate processes on this box, the way `npm start` does inside. Nothing is started here.
 import { Command } from "commander";
 import { join } from "node:path";
-import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
+import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { DEMO_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
 
 const opts = new Command("npm run demo")

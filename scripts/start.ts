@@ -8,12 +8,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { DEFAULT_DATA_DIR } from "../src/data-dir.ts";
-import { onShutdownSignal } from "../src/shutdown.ts";
+import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
+import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
-import { serve } from "../gateway/serve.ts";
+import { serve } from "../gateway/start.ts";
 import { loadCatalog } from "../src/catalog.ts";
-import { port } from "../src/cli-options.ts";
+import { port } from "../src/process/cli-options.ts";
 import { DEMO_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
 
 const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));

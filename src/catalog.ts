@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { ApiError } from "./errors.ts";
-import { hexChars } from "./hex.ts";
-import { PACKAGE_ROOT } from "./package-root.ts";
+import { hexChars } from "./receipt/hex.ts";
+import { PACKAGE_ROOT } from "./process/package-root.ts";
 import { describeIssues } from "./validation.ts";
 
 /** `model` value that always means the catalog default (SPEC §1). */

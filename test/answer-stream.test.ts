@@ -1,9 +1,9 @@
-// The answer pipeline (agent/answer-stream.ts) as a unit: decoded text in, content, reasoning and OpenAI tool-call
+// The answer pipeline (agent/engine/answer/answer-stream.ts) as a unit: decoded text in, content, reasoning and OpenAI tool-call
 // events out, whatever the split of the text into pieces. Stop cuts first, then the think block, then calls.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AnswerStream, type AnswerEvent, type AnswerOptions } from "../agent/answer-stream.ts";
-import { AnswerRecord } from "../src/answer-record.ts";
+import { AnswerStream, type AnswerEvent, type AnswerOptions } from "../agent/engine/answer/answer-stream.ts";
+import { AnswerRecord } from "../src/receipt/answer-record.ts";
 
 const ids = () => {
   let n = 0;
@@ -84,7 +84,7 @@ describe("the answer pipeline", () => {
   });
 });
 
-describe("the answer as both ends assemble it (src/answer-record.ts)", () => {
+describe("the answer as both ends assemble it (src/receipt/answer-record.ts)", () => {
   it("content is null for a turn that only calls tools, a string otherwise", () => {
     const record = new AnswerRecord();
     record.add({ type: "tool_call", index: 0, id: "c", name: "f" });

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AttestationRecord } from "../src/attestation-record.ts";
+import type { AttestationRecord } from "../src/trust/attestation-record.ts";
 import { Attestations } from "../gateway/coordinator/attestations.ts";
 import type { AgentPort } from "../gateway/coordinator/registry.ts";
 import { runCli } from "./fixtures/cli.ts";

@@ -2,11 +2,11 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signEvidence, verifyEvidence, type TrustAnchors, type UnsignedEvidence } from "../src/attestation.ts";
-import { keysDigest, loadRoots, splitPem } from "../src/hardware-chain.ts";
-import { signManifest } from "../src/release-manifest.ts";
-import { sealingKeyPair } from "../src/seal.ts";
-import { Signer } from "../src/signing.ts";
+import { signEvidence, verifyEvidence, type TrustAnchors, type UnsignedEvidence } from "../src/trust/attestation.ts";
+import { keysDigest, loadRoots, splitPem } from "../src/trust/hardware-chain.ts";
+import { signManifest } from "../src/trust/release-manifest.ts";
+import { sealingKeyPair } from "../src/crypto/seal.ts";
+import { Signer } from "../src/crypto/signing.ts";
 import { ATTESTOR, makeTestCa, type TestCa } from "./fixtures/test-ca.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 import { rmSync } from "node:fs";

@@ -1,6 +1,6 @@
 // Reconnects with jittered backoff (issue: agents reconnect "with jittered backoff when the link drops").
 import { describe, expect, it } from "vitest";
-import { Backoff } from "../src/backoff.ts";
+import { Backoff } from "../src/link/backoff.ts";
 
 describe("Agent reconnects: jittered exponential backoff", () => {
   it("waits between half and all of a cap that doubles up to the maximum, and starts over after a reset", () => {

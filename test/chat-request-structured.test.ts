@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { parseChatRequest } from "../gateway/openai/chat-request.ts";
 import { schemaParam } from "../gateway/openai/response-format.ts";
-import { canonicalJson } from "../src/canonical-json.ts";
+import { canonicalJson } from "../src/receipt/canonical-json.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
 
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };

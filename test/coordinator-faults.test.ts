@@ -2,8 +2,8 @@
 // bad agent sending garbage and oversized frames. Real processes on loopback, standalone coordinator.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { AGENT_PATH } from "../src/wire.ts";
-import { wsUrl } from "../src/ws-url.ts";
+import { AGENT_PATH } from "../src/wire/agent.ts";
+import { wsUrl } from "../src/link/ws-url.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
 import { get, listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";
 import { followSse } from "./fixtures/sse.ts";

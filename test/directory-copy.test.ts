@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Fabric, FabricHandlers } from "../gateway/fabric/fabric.ts";
 import { CoordinatorClient } from "../gateway/directory/coordinator-client.ts";
 import { DirectoryCopy } from "../gateway/directory/directory-copy.ts";
-import type { DirectoryEntry } from "../src/gateway-wire.ts";
+import type { DirectoryEntry } from "../src/wire/gateway.ts";
 
 const hex = (c: string) => c.repeat(64);
 const entry = (c: string, over: Partial<DirectoryEntry> = {}): DirectoryEntry => ({

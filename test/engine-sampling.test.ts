@@ -2,8 +2,8 @@
 // Its weights are random, so these check mechanics (same seed same text, a stop ends before itself, a bias
 // forces a token), never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateRequest } from "../agent/engine.ts";
-import { ModelStore } from "../agent/model-store.ts";
+import { Engine, type GenerateRequest } from "../agent/engine/engine.ts";
+import { ModelStore } from "../agent/models/store.ts";
 import { ApiError } from "../src/errors.ts";
 import { askEngine, collect } from "./fixtures/engine-request.ts";
 import { makeTinyCatalog } from "./fixtures/tiny-catalog.ts";

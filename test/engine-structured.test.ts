@@ -1,11 +1,11 @@
 // Structured output on real llama.cpp with the tiny qwen3 model: the response_format's grammar constrains the
 // random weights, so whatever they write parses as JSON and validates. Mechanics only, never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateRequest } from "../agent/engine.ts";
-import { ModelStore } from "../agent/model-store.ts";
+import { Engine, type GenerateRequest } from "../agent/engine/engine.ts";
+import { ModelStore } from "../agent/models/store.ts";
 import { ApiError } from "../src/errors.ts";
-import { validate } from "../src/json-schema-validate.ts";
-import type { ResponseFormat } from "../src/sampling.ts";
+import { validate } from "../src/schema/validate.ts";
+import type { ResponseFormat } from "../src/session/sampling.ts";
 import { askEngine, collect } from "./fixtures/engine-request.ts";
 import { makeTinyCatalog } from "./fixtures/tiny-catalog.ts";
 

@@ -1,10 +1,10 @@
 // Tool calling and reasoning on real llama.cpp with tiny random-weight qwen3 models: grammars force the calls,
 // so whatever the weights write, the mechanics hold. Mechanics only, never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateRequest } from "../agent/engine.ts";
-import { ModelStore } from "../agent/model-store.ts";
-import { validate } from "../src/json-schema-validate.ts";
-import type { FunctionTool } from "../src/tools.ts";
+import { Engine, type GenerateRequest } from "../agent/engine/engine.ts";
+import { ModelStore } from "../agent/models/store.ts";
+import { validate } from "../src/schema/validate.ts";
+import type { FunctionTool } from "../src/session/tools.ts";
 import { askEngine, collect } from "./fixtures/engine-request.ts";
 import { makeTinyCatalog } from "./fixtures/tiny-catalog.ts";
 

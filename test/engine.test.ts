@@ -2,10 +2,10 @@
 import { appendFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Engine } from "../agent/engine.ts";
-import { defaultThreads } from "../agent/machine.ts";
-import { ModelFileError, ModelStore } from "../agent/model-store.ts";
-import { VerifiedFiles } from "../agent/verified-files.ts";
+import { Engine } from "../agent/engine/engine.ts";
+import { defaultThreads } from "../agent/daemon/machine.ts";
+import { ModelFileError, ModelStore } from "../agent/models/store.ts";
+import { VerifiedFiles } from "../agent/models/verified-files.ts";
 import { ApiError } from "../src/errors.ts";
 import { askEngine as ask, collect } from "./fixtures/engine-request.ts";
 import { makeTinyCatalog } from "./fixtures/tiny-catalog.ts";

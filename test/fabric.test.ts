@@ -2,7 +2,7 @@
 // coordinator endpoint: objects handed over as they are (no JSON), in order, never inside the other side's call.
 import { describe, expect, it, vi } from "vitest";
 import { LocalFabric, type GatewayEndpoint } from "../gateway/fabric/local.ts";
-import type { FromGateway, ToGateway } from "../src/gateway-wire.ts";
+import type { FromGateway, ToGateway } from "../src/wire/gateway.ts";
 
 /** A coordinator that records what it receives and lets the test answer through the link's send. */
 function fakeCoordinator() {

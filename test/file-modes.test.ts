@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { makePrivateDataDir, PRIVATE_FILES } from "../gateway/keys/file-modes.ts";
+import { makePrivateDataDir, PRIVATE_FILES } from "../gateway/keys/private-files.ts";
 import { SqliteKeyStore, STORE_FILE } from "../gateway/keys/sqlite-store.ts";
 import { loadCookieSecret } from "../gateway/web/session.ts";
 import { startSettingsGateway, type SettingsGateway } from "./fixtures/settings-gateway.ts";

@@ -1,8 +1,8 @@
-// Fewer sealed frames (agent/frame-batcher.ts): pieces of one tick go out together; a non-stream answer rides
+// Fewer sealed frames (agent/daemon/frame-batcher.ts): pieces of one tick go out together; a non-stream answer rides
 // with its receipt; a burst too large for one frame goes out at once. A unit: frames are collected, not sealed.
 import { describe, expect, it } from "vitest";
-import { FrameBatcher, MAX_BATCH_CHARS } from "../agent/frame-batcher.ts";
-import type { SessionFrame } from "../src/session-protocol.ts";
+import { FrameBatcher, MAX_BATCH_CHARS } from "../agent/daemon/frame-batcher.ts";
+import type { SessionFrame } from "../src/session/sealed-request.ts";
 
 const done: Extract<SessionFrame, { type: "done" }> = { type: "done", receipt: { r: 1 }, first_token_ms: 1 };
 const delta = (text: string) => ({ type: "delta" as const, text });

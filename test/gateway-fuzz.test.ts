@@ -2,7 +2,7 @@
 // answers 200 or a 4xx SPEC §2.7 envelope, never a 5xx, never crashes, and leaves its provider free.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyReceipt } from "../src/receipt.ts";
+import { verifyReceipt } from "../src/receipt/receipt.ts";
 import { listProviders, post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 import { readSse } from "./fixtures/sse.ts";
 

@@ -2,7 +2,7 @@
 // `for await`, and §7 errors surfacing as the SDK's error classes with their status.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyReceipt } from "../src/receipt.ts";
+import { verifyReceipt } from "../src/receipt/receipt.ts";
 import { startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 
 let gw: GatewayProcess;

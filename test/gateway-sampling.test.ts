@@ -3,10 +3,10 @@
 // covered by the receipt (request_sha256 over the sealed bytes, response_sha256 over what was returned).
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/canonical-json.ts";
-import { sha256Hex } from "../src/hash.ts";
-import type { Receipt } from "../src/receipt.ts";
-import { verifySavedResponse } from "../src/saved-response.ts";
+import { canonicalJson } from "../src/receipt/canonical-json.ts";
+import { nodeSha256Hex } from "../src/crypto/sha256-node.ts";
+import type { Receipt } from "../src/receipt/receipt.ts";
+import { verifySavedResponse } from "../src/receipt/saved-response.ts";
 import { post, startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 
 const MESSAGES = [{ role: "user", content: "Say something." }];
@@ -27,7 +27,7 @@ async function complete(body: Record<string, unknown>) {
 
 /** What the gateway sealed, rebuilt from the request and the receipt's nonces: its hash must be request_sha256. */
 function sealedHash(receipt: Receipt, fields: Record<string, unknown>): string {
-  return sha256Hex(canonicalJson({ model: "qwen3-4b", messages: MESSAGES, max_tokens: 40, ...fields, nonce: receipt.gateway_nonce, client_nonce: null }));
+  return nodeSha256Hex(canonicalJson({ model: "qwen3-4b", messages: MESSAGES, max_tokens: 40, ...fields, nonce: receipt.gateway_nonce, client_nonce: null }));
 }
 
 describe("§2.1 stop in a stream (SPEC §3)", () => {
@@ -52,7 +52,7 @@ describe("§2.1 stop in a stream (SPEC §3)", () => {
 
     const receipt = final.svc_receipt as Receipt;
     expect(receipt.finish_reason).toBe("stop");
-    expect(receipt.response_sha256).toBe(sha256Hex(before));
+    expect(receipt.response_sha256).toBe(nodeSha256Hex(before));
     // the stop travelled in the sealed request, normalised to a list
     expect(receipt.request_sha256).toBe(sealedHash(receipt, { temperature: 0, stop: [stop] }));
     // and a saved transcript re-verifies offline

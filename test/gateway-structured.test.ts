@@ -3,8 +3,8 @@
 // covers exactly the normalised JSON returned. Mechanics only, never what the text says.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validate } from "../src/json-schema-validate.ts";
-import { verifyReceipt } from "../src/receipt.ts";
+import { validate } from "../src/schema/validate.ts";
+import { verifyReceipt } from "../src/receipt/receipt.ts";
 import { startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 
 let gw: GatewayProcess;

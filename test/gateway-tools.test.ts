@@ -4,10 +4,10 @@
 import OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { splitThink } from "../agent/think-splitter.ts";
-import { validate } from "../src/json-schema-validate.ts";
-import { verifyReceipt, type Receipt } from "../src/receipt.ts";
-import { verifySavedResponse } from "../src/saved-response.ts";
+import { splitThink } from "../agent/engine/answer/think-splitter.ts";
+import { validate } from "../src/schema/validate.ts";
+import { verifyReceipt, type Receipt } from "../src/receipt/receipt.ts";
+import { verifySavedResponse } from "../src/receipt/saved-response.ts";
 import { startGateway, type GatewayProcess } from "./fixtures/gateway.ts";
 
 let gw: GatewayProcess;

@@ -1,7 +1,7 @@
-// The gateway link's hand-written checks (src/gateway-wire.ts): every message our own parts send reads back as
+// The gateway link's hand-written checks (src/wire/gateway.ts): every message our own parts send reads back as
 // itself, and a message of the wrong shape reads as undefined, whichever field is wrong.
 import { describe, expect, it } from "vitest";
-import { MAX_EXCLUDED, readFromGateway, readToGateway, type DirectoryEntry, type FromGateway, type ToGateway } from "../src/gateway-wire.ts";
+import { MAX_EXCLUDED, readFromGateway, readToGateway, type DirectoryEntry, type FromGateway, type ToGateway } from "../src/wire/gateway.ts";
 
 const KEY = "a".repeat(64);
 const entry: DirectoryEntry = { id: KEY, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, signing_key: KEY, sealing_key: KEY, last_assigned: 12 };

@@ -3,7 +3,7 @@
 // a coordinator silent past its allowance, so a loaded machine's late answer never drops a live link.
 import { describe, expect, it, vi } from "vitest";
 import type { WebSocket } from "ws";
-import { AGENT_ASK_EVERY, askAfterMs, keepAlive, peerAllowanceMs } from "../src/heartbeat.ts";
+import { AGENT_ASK_EVERY, askAfterMs, keepAlive, peerAllowanceMs } from "../src/link/heartbeat.ts";
 import { answering, BUSY, every, FakeSocket, IDLE, stallFor, useFakeClock } from "./fixtures/heartbeat-fakes.ts";
 
 useFakeClock();

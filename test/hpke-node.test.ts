@@ -6,7 +6,7 @@ import { CipherSuite, HkdfSha256 } from "@hpke/core";
 import { DhkemX25519HkdfSha256 } from "@hpke/dhkem-x25519";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { nodeDhkemX25519, NodeHkdfSha256 } from "../src/hpke-node.ts";
+import { nodeDhkemX25519, NodeHkdfSha256 } from "../src/crypto/hpke-node.ts";
 
 const stock = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Chacha20Poly1305() });
 const native = new CipherSuite({ kem: nodeDhkemX25519(), kdf: new NodeHkdfSha256(), aead: new Chacha20Poly1305() });

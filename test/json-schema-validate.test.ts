@@ -1,7 +1,7 @@
-// The after-generation checker (src/json-schema-validate.ts) and the JSON text normaliser (agent/json-text.ts).
+// The after-generation checker (src/schema/validate.ts) and the JSON text normaliser (agent/engine/grammar/json-text.ts).
 import { describe, expect, it } from "vitest";
-import { resolveLocalRef, validate } from "../src/json-schema-validate.ts";
-import { normalizeJsonText } from "../agent/json-text.ts";
+import { resolveLocalRef, validate } from "../src/schema/validate.ts";
+import { normalizeJsonText } from "../agent/engine/grammar/json-text.ts";
 
 const ok = (value: unknown, schema: unknown) => expect(validate(value, schema), JSON.stringify(value)).toEqual([]);
 const bad = (value: unknown, schema: unknown, path = "") =>

@@ -1,13 +1,13 @@
-// JSON-schema keywords against node-llama-cpp's grammar (src/json-schema.ts): the evidence table. For every
+// JSON-schema keywords against node-llama-cpp's grammar (src/schema/prepare.ts): the evidence table. For every
 // ENFORCED or REWRITTEN keyword, the real grammar of the normalised schema, sampled from the tiny random model at
 // temperature 1 with several seeds, yields JSON that passes validate() against the ORIGINAL schema; every
 // UNSUPPORTED keyword is what strictRefusal() names, at its path; annotations change nothing.
 import { LlamaGrammarEvaluationState, type LlamaGrammar, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classifyKeywords, normalize, prepareSchema, SchemaError, strictRefusal } from "../src/json-schema.ts";
-import { validate } from "../src/json-schema-validate.ts";
-import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "../agent/json-grammar.ts";
-import { normalizeJsonText } from "../agent/json-text.ts";
+import { classifyKeywords, normalize, prepareSchema, SchemaError, strictRefusal } from "../src/schema/prepare.ts";
+import { validate } from "../src/schema/validate.ts";
+import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "../agent/engine/grammar/json-grammar.ts";
+import { normalizeJsonText } from "../agent/engine/grammar/json-text.ts";
 import { generate, loadTinyLlama, userPrompt, type TinyLlama } from "./fixtures/tiny-llama.ts";
 
 const SEEDS = [1, 2, 3];

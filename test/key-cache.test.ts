@@ -1,7 +1,7 @@
-// The imported-key cache behind sealing and receipt checks (src/key-cache.ts): one import per key, bounded.
+// The imported-key cache behind sealing and receipt checks (src/crypto/key-cache.ts): one import per key, bounded.
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { KeyCache } from "../src/key-cache.ts";
+import { KeyCache } from "../src/crypto/key-cache.ts";
 
 describe("Performance: a provider's key is imported once, and the cache stays bounded", () => {
   const loaded: string[] = [];

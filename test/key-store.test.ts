@@ -10,7 +10,7 @@ import { describeLimits, listKeys, setKeyLimits, withKeyStore } from "../gateway
 import { displayPrefix, newSecret, secretHash } from "../gateway/keys/secret.ts";
 import { SqliteKeyStore, STORE_FILE } from "../gateway/keys/sqlite-store.ts";
 import { LIMITS_REFRESH_MS, UserKeys } from "../gateway/keys/user-keys.ts";
-import { sha256Hex } from "../src/hash.ts";
+import { nodeSha256Hex } from "../src/crypto/sha256-node.ts";
 
 const dirs: string[] = [];
 function freshDir(): string {
@@ -32,7 +32,7 @@ describe("§5 Authentication: the key store", () => {
     expect(Buffer.from(secret.slice(7), "base64url")).toHaveLength(32);
     expect(newSecret()).not.toBe(secret);
     expect(displayPrefix(secret)).toBe(`${secret.slice(0, 11)}…`);
-    expect(secretHash(secret)).toBe(sha256Hex(secret));
+    expect(secretHash(secret)).toBe(nodeSha256Hex(secret));
   });
 
   it("the gateway creates the schema in WAL mode, and reopening migrates nothing twice", () => {

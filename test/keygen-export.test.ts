@@ -28,9 +28,9 @@ vi.mock("node:crypto", async (importOriginal) => {
 });
 
 const { generateKeyPairSync } = await import("node:crypto");
-const { openRequest, sealingKeyPair, sealRequest } = await import("../src/seal.ts");
-const { nodeDhkemX25519 } = await import("../src/hpke-node.ts");
-const { Signer } = await import("../src/signing.ts");
+const { openRequest, sealingKeyPair, sealRequest } = await import("../src/crypto/seal.ts");
+const { nodeDhkemX25519 } = await import("../src/crypto/hpke-node.ts");
+const { Signer } = await import("../src/crypto/signing.ts");
 
 describe("DESIGN §5 Sealed sessions: no generated key is exported (a node 20 deadlock)", () => {
   it("the check itself: exporting a key straight from generateKeyPairSync fails", () => {

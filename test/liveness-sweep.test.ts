@@ -2,8 +2,8 @@
 // drops those silent past their allowance (two intervals), and only the beats that ask get an answer.
 import { describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
-import { allowanceMs, ASK, deadPeerBoundMs, idlePeerBoundMs, sweepTickMs } from "../src/heartbeat.ts";
-import { LivenessSweep } from "../src/liveness-sweep.ts";
+import { allowanceMs, ASK, deadPeerBoundMs, idlePeerBoundMs, sweepTickMs } from "../src/link/heartbeat.ts";
+import { LivenessSweep } from "../gateway/coordinator/liveness-sweep.ts";
 import { BUSY, every, FakeSocket, IDLE, QUIET, stallFor, useFakeClock } from "./fixtures/heartbeat-fakes.ts";
 
 useFakeClock();

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LOG_KEEP, RotatingLog } from "../agent/log-file.ts";
+import { LOG_KEEP, RotatingLog } from "../agent/daemon/log-file.ts";
 import { AGENT_BIN, startProcess } from "./fixtures/process.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 

@@ -1,6 +1,6 @@
 // Threads (issue: foundation): the default comes from the physical cores, less one for the event loop.
 import { describe, expect, it } from "vitest";
-import { defaultThreads, memoryGb, physicalCores } from "../agent/machine.ts";
+import { defaultThreads, memoryGb, physicalCores } from "../agent/daemon/machine.ts";
 
 describe("machine facts", () => {
   it("default threads are the physical cores less one, at least one", () => {

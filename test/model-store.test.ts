@@ -2,7 +2,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ModelFileError, ModelStore, parseModelOverrides } from "../agent/model-store.ts";
+import { ModelFileError, ModelStore, parseModelOverrides } from "../agent/models/store.ts";
 import { makeTinyCatalog, tempDir } from "./fixtures/tiny-catalog.ts";
 
 describe("ModelStore", () => {

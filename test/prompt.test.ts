@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { getLlama, type ChatWrapper, type Llama, type LlamaModel, resolveChatWrapper } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renderPrompt, renderPromptText } from "../agent/prompt.ts";
+import { renderPrompt, renderPromptText } from "../agent/engine/prompt.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 import { writeTinyModel } from "../tiny-model/gguf.ts";
 

@@ -4,12 +4,12 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DirectoryCopy } from "../gateway/directory/directory-copy.ts";
-import { ProviderIndex } from "../src/provider-index.ts";
+import { ProviderIndex } from "../gateway/routing/provider-index.ts";
 import { Registry, type AgentPort, type GatewayPort } from "../gateway/coordinator/registry.ts";
-import { chooseProvider, type Routable } from "../src/routing.ts";
+import { chooseProvider, type Routable } from "../gateway/routing/routing.ts";
 import { ApiError } from "../src/errors.ts";
-import { TRUST_LEVELS, type TrustLevel } from "../src/trust.ts";
-import type { ToAgent } from "../src/wire.ts";
+import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
+import type { ToAgent } from "../src/wire/agent.ts";
 import { routable } from "./fixtures/routable.ts";
 
 const ALIASES = ["qwen3-4b", "qwen3-8b", "gemma-3"];

@@ -6,11 +6,11 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/canonical-json.ts";
-import { providerIdOf } from "../src/provider-id.ts";
-import { sha256Hex } from "../src/hash.ts";
-import { newReceiptId, payloadOf, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt.ts";
-import { SIGNATURE_DOMAINS, Signer, verifySignature, verifySignatureNative } from "../src/signing.ts";
+import { canonicalJson } from "../src/receipt/canonical-json.ts";
+import { providerIdOf } from "../src/receipt/provider-id.ts";
+import { nodeSha256Hex } from "../src/crypto/sha256-node.ts";
+import { newReceiptId, payloadOf, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../src/receipt/receipt.ts";
+import { SIGNATURE_DOMAINS, Signer, verifySignature, verifySignatureNative } from "../src/crypto/signing.ts";
 import { browserBundle } from "../gateway/web/verify/bundle.ts";
 
 interface Vector {
@@ -51,8 +51,8 @@ const payload: ReceiptPayload = {
   model_hub_id: "Qwen/Qwen3-4B-GGUF",
   model_revision: "a".repeat(40),
   model_sha256: "b".repeat(64),
-  request_sha256: sha256Hex(requestBytes),
-  response_sha256: sha256Hex(content),
+  request_sha256: nodeSha256Hex(requestBytes),
+  response_sha256: nodeSha256Hex(content),
   usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
   finish_reason: "stop",
   gateway_nonce: "c".repeat(32),
@@ -65,7 +65,7 @@ const gatewayView = {
   providerId: payload.provider_id,
   trustLevel: "transparent" as const,
   model: { alias: "qwen3-4b", hub_id: "Qwen/Qwen3-4B-GGUF", revision: "a".repeat(40), sha256: "b".repeat(64) },
-  requestSha256: sha256Hex(requestBytes),
+  requestSha256: nodeSha256Hex(requestBytes),
   content,
   gatewayNonce: "c".repeat(32),
   clientNonce: "my-nonce_0123456789",
@@ -87,11 +87,11 @@ describe("RECEIPTS.md test vectors", () => {
       const signer = Signer.fromSeed(Buffer.from(v.seed!, "hex"));
       expect(v.receipt.signing_key, v.name).toBe(signer.publicKey);
       expect(canonicalJson(payloadOf(v.receipt)), v.name).toBe(v.jcs);
-      expect(v.receipt.request_sha256, v.name).toBe(sha256Hex(v.request!));
-      expect(v.receipt.response_sha256, v.name).toBe(sha256Hex(v.content));
+      expect(v.receipt.request_sha256, v.name).toBe(nodeSha256Hex(v.request!));
+      expect(v.receipt.response_sha256, v.name).toBe(nodeSha256Hex(v.content));
       if (v.receipt.version === 2) {
-        expect(v.receipt.tool_calls_sha256, v.name).toBe(v.tool_calls ? sha256Hex(canonicalJson(v.tool_calls)) : null);
-        expect(v.receipt.reasoning_sha256, v.name).toBe(v.reasoning === undefined ? null : sha256Hex(v.reasoning));
+        expect(v.receipt.tool_calls_sha256, v.name).toBe(v.tool_calls ? nodeSha256Hex(canonicalJson(v.tool_calls)) : null);
+        expect(v.receipt.reasoning_sha256, v.name).toBe(v.reasoning === undefined ? null : nodeSha256Hex(v.reasoning));
       }
       // recomputed from first principles, not through our Signer: PKCS#8 wrapping of the raw seed
       const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(v.seed!, "hex")]);
@@ -173,12 +173,12 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
   });
 
   it("a receipt replayed on another request fails the request hash, both nonces and the content", () => {
-    const next = { ...gatewayView, requestSha256: sha256Hex("another request"), gatewayNonce: "d".repeat(32), clientNonce: "another-nonce-0123", content: "another answer" };
+    const next = { ...gatewayView, requestSha256: nodeSha256Hex("another request"), gatewayNonce: "d".repeat(32), clientNonce: "another-nonce-0123", content: "another answer" };
     expect(failed(receipt, next)).toEqual(["request_sha256", "response_sha256", "gateway_nonce", "client_nonce"]);
   });
 
   it("a wrong response hash, correctly signed, fails against the content relayed", () => {
-    const wrong = signReceipt(key, { ...payload, response_sha256: sha256Hex(`${content}!`) });
+    const wrong = signReceipt(key, { ...payload, response_sha256: nodeSha256Hex(`${content}!`) });
     expect(failed(wrong, gatewayView)).toEqual(["response_sha256"]);
   });
 
@@ -223,11 +223,11 @@ describe("RECEIPTS.md v2: receipts that cover tool calls and reasoning", () => {
   const v2 = signReceipt(key, {
     ...payload,
     version: 2,
-    response_sha256: sha256Hex(""),
+    response_sha256: nodeSha256Hex(""),
     finish_reason: "tool_calls",
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 3 } },
-    tool_calls_sha256: sha256Hex(canonicalJson(calls)),
-    reasoning_sha256: sha256Hex("hm"),
+    tool_calls_sha256: nodeSha256Hex(canonicalJson(calls)),
+    reasoning_sha256: nodeSha256Hex("hm"),
   });
   const answer = { content: "", toolCalls: calls, reasoning: "hm", signingKey: key.publicKey };
 
@@ -252,18 +252,18 @@ describe("RECEIPTS.md v2: receipts that cover tool calls and reasoning", () => {
   });
 });
 
-describe("src/verifier.ts: one verifier module set for node and browsers", () => {
+describe("src/receipt/index.ts: one verifier module set for node and browsers", () => {
   const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
   it("bundles for a browser with no node: module and no Buffer, and the bundle verifies every RECEIPTS.md vector", async () => {
-    const { code, inputs } = await browserBundle(source("../src/verifier.ts"), "esm");
-    expect(inputs).toEqual(expect.arrayContaining(["src/receipt.ts", "src/saved-response.ts", "src/canonical-json.ts", "src/sha256.ts", "src/signature.ts", "src/provider-id.ts"]));
+    const { code, inputs } = await browserBundle(source("../src/receipt/index.ts"), "esm");
+    expect(inputs).toEqual(expect.arrayContaining(["src/receipt/receipt.ts", "src/receipt/saved-response.ts", "src/receipt/canonical-json.ts", "src/receipt/sha256.ts", "src/receipt/signature.ts", "src/receipt/provider-id.ts"]));
     expect(inputs.filter((f) => f.startsWith("node_modules/@noble/")).length).toBeGreaterThan(0);
     expect(code).not.toMatch(/\bBuffer\b/);
     // the exact bytes a browser gets, run here
     const dir = mkdtempSync(join(tmpdir(), "svc-verifier-"));
     writeFileSync(join(dir, "verifier.mjs"), code);
-    const bundled = (await import(pathToFileURL(join(dir, "verifier.mjs")).href)) as typeof import("../src/verifier.ts");
+    const bundled = (await import(pathToFileURL(join(dir, "verifier.mjs")).href)) as typeof import("../src/receipt/index.ts");
     rmSync(dir, { recursive: true });
     const { vectors } = vectorsFromDoc();
     for (const v of vectors.filter((v) => v.valid)) {
@@ -278,7 +278,7 @@ describe("src/verifier.ts: one verifier module set for node and browsers", () =>
   });
 
   it("a browser build refuses node's crypto, so the signing side (node:crypto) could never slip into the set", async () => {
-    await expect(browserBundle(source("../src/signing.ts"))).rejects.toThrow(/node:crypto/);
+    await expect(browserBundle(source("../src/crypto/signing.ts"))).rejects.toThrow(/node:crypto/);
   });
 });
 

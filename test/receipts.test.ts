@@ -4,11 +4,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerIdOf } from "../src/provider-id.ts";
+import { providerIdOf } from "../src/receipt/provider-id.ts";
 import type * as PackageEntry from "../index.js";
-import { payloadOf, signReceipt, verifyReceipt, type Receipt } from "../src/receipt.ts";
-import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
-import { Signer } from "../src/signing.ts";
+import { payloadOf, signReceipt, verifyReceipt, type Receipt } from "../src/receipt/receipt.ts";
+import { readSavedResponse, verifySavedResponse } from "../src/receipt/saved-response.ts";
+import { Signer } from "../src/crypto/signing.ts";
 import { runCli, runNode, type CliResult } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
 import { listProviders, post, waitForProvider, type AgentProcess } from "./fixtures/gateway.ts";

@@ -2,8 +2,8 @@
 // a FIFO queue per provider, exact counts, hang-ups leaving at once, and departures handed back.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Registry, type AgentPort, type GatewayPort, type QueueLimits } from "../gateway/coordinator/registry.ts";
-import type { ToGateway } from "../src/gateway-wire.ts";
-import type { ToAgent } from "../src/wire.ts";
+import type { ToGateway } from "../src/wire/gateway.ts";
+import type { ToAgent } from "../src/wire/agent.ts";
 
 const hex = (c: string) => c.repeat(64);
 const sealed = { enc: "ZW5j", ct: "Y3Q=" };

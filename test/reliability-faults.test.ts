@@ -4,7 +4,7 @@
 // bound, and nothing leaked. The production heartbeat is in force: no fixture shortens it.
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deadPeerBoundMs, DEFAULT_HEARTBEAT_MS, idlePeerBoundMs } from "../src/heartbeat.ts";
+import { deadPeerBoundMs, DEFAULT_HEARTBEAT_MS, idlePeerBoundMs } from "../src/link/heartbeat.ts";
 import { listProviders, post, startGateway, waitForProvider, type GatewayProcess } from "./fixtures/gateway.ts";
 import { followSse, readSse } from "./fixtures/sse.ts";
 import { startSwarm } from "./fixtures/swarm.ts";

@@ -1,8 +1,8 @@
 // SPEC §4.1 routing and §2.4's trust floor as chooseProvider applies them to a directory listing.
 import { describe, expect, it } from "vitest";
-import { chooseProvider } from "../src/routing.ts";
+import { chooseProvider } from "../gateway/routing/routing.ts";
 import { servableAliases } from "../gateway/openai/listing.ts";
-import { qualified } from "../src/trust.ts";
+import { qualified } from "../src/receipt/rungs.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
 import { routable } from "./fixtures/routable.ts";
 

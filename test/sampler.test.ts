@@ -2,8 +2,8 @@
 // request to evaluate() options, every setting explicit, OpenAI's defaults where the caller set nothing.
 import type { Token, Tokenizer } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import type { GenerateRequest } from "../agent/inference.ts";
-import { llamaSeed, samplerOptions, type SamplerContext } from "../agent/sampler.ts";
+import type { GenerateRequest } from "../agent/engine/inference.ts";
+import { llamaSeed, samplerOptions, type SamplerContext } from "../agent/engine/sampler.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
 import { askEngine } from "./fixtures/engine-request.ts";
 

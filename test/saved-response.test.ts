@@ -1,9 +1,9 @@
 // What `svc-agent verify` and `verifySavedResponse` read (RECEIPTS.md "Verifying a receipt"): a saved
 // non-stream body, a receipt alone, or an SSE transcript, checked against the content in the same file.
 import { describe, expect, it } from "vitest";
-import { signReceipt } from "../src/receipt.ts";
-import { readSavedResponse, verifySavedResponse } from "../src/saved-response.ts";
-import { Signer } from "../src/signing.ts";
+import { signReceipt } from "../src/receipt/receipt.ts";
+import { readSavedResponse, verifySavedResponse } from "../src/receipt/saved-response.ts";
+import { Signer } from "../src/crypto/signing.ts";
 import { receiptPayload } from "./fixtures/receipt-payload.ts";
 
 const key = Signer.fromSeed(Buffer.alloc(32, 9));

@@ -2,7 +2,7 @@
 // session's exported key, bound to that one request.
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { openRequest, sealingKeyPair, sealRequest } from "../src/seal.ts";
+import { openRequest, sealingKeyPair, sealRequest } from "../src/crypto/seal.ts";
 
 const plaintext = Buffer.from('{"messages":[{"content":"canary","role":"user"}]}');
 

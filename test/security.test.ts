@@ -4,8 +4,8 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { GATEWAY_PATH } from "../src/gateway-wire.ts";
-import { wsUrl } from "../src/ws-url.ts";
+import { GATEWAY_PATH } from "../src/wire/gateway.ts";
+import { wsUrl } from "../src/link/ws-url.ts";
 import { runCli } from "./fixtures/cli.ts";
 import { startCluster, type Cluster } from "./fixtures/cluster.ts";
 import { get, post, startAgent, startGateway, waitForProvider } from "./fixtures/gateway.ts";

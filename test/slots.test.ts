@@ -1,6 +1,6 @@
 // DESIGN §5 "a provider runs one session at a time; the rest wait in FIFO order": the engine's lock.
 import { describe, expect, it } from "vitest";
-import { Slots } from "../src/slots.ts";
+import { Slots } from "../agent/engine/slots.ts";
 
 describe("one session at a time", () => {
   it("grants turns in arrival order", async () => {

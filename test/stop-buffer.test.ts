@@ -2,7 +2,7 @@
 // releases it. Whatever the split, the deltas joined are the text before the first stop, and no delta ever
 // carries a byte of a stop that later completes.
 import { describe, expect, it } from "vitest";
-import { StopBuffer } from "../agent/stop-buffer.ts";
+import { StopBuffer } from "../agent/engine/answer/stop-buffer.ts";
 
 /** Feeds the pieces in order; what was sent, delta by delta, and whether a stop ended it. */
 function run(stops: string[], pieces: string[]) {

@@ -1,9 +1,9 @@
-// Reasoning split (agent/think-splitter.ts): Qwen3's `<think>\n…\n</think>\n\n` shape, whole and streamed, and the
+// Reasoning split (agent/engine/answer/think-splitter.ts): Qwen3's `<think>\n…\n</think>\n\n` shape, whole and streamed, and the
 // no-think prompt that makes it unnecessary.
 import fc from "fast-check";
 import { QwenChatWrapper } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { splitThink, ThinkSplitter, type ThinkOptions, type ThinkSplit } from "../agent/think-splitter.ts";
+import { splitThink, ThinkSplitter, type ThinkOptions, type ThinkSplit } from "../agent/engine/answer/think-splitter.ts";
 
 function streamed(pieces: string[], options?: ThinkOptions): ThinkSplit {
   const splitter = new ThinkSplitter(options);

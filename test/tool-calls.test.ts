@@ -1,12 +1,12 @@
-// Generated text to OpenAI tool calls (agent/tool-calls.ts), whole and streamed, and the special-token ban
-// (agent/special-tokens.ts) that keeps `<think>` out of grammar-constrained arguments.
+// Generated text to OpenAI tool calls (agent/engine/answer/tool-calls.ts), whole and streamed, and the special-token ban
+// (agent/engine/special-tokens.ts) that keeps `<think>` out of grammar-constrained arguments.
 import fc from "fast-check";
 import { LlamaGrammarEvaluationState, TokenBias, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validate } from "../src/json-schema-validate.ts";
-import { argumentTokenBan, singleToken } from "../agent/special-tokens.ts";
-import { parseToolCalls, ToolCallStream, type ParsedToolCalls, type ToolCallEvent } from "../agent/tool-calls.ts";
-import { composeToolCallGrammar, toolArgsGbnf } from "../agent/tool-grammar.ts";
+import { validate } from "../src/schema/validate.ts";
+import { argumentTokenBan, singleToken } from "../agent/engine/special-tokens.ts";
+import { parseToolCalls, ToolCallStream, type ParsedToolCalls, type ToolCallEvent } from "../agent/engine/answer/tool-calls.ts";
+import { composeToolCallGrammar, toolArgsGbnf } from "../agent/engine/grammar/tool-grammar.ts";
 import { generate, loadTinyLlama, userPrompt, type TinyLlama } from "./fixtures/tiny-llama.ts";
 
 const ids = () => {

@@ -1,8 +1,8 @@
-// Forced Qwen3 tool calls (agent/tool-grammar.ts): the composed grammar, sampled from the tiny random model at
+// Forced Qwen3 tool calls (agent/engine/grammar/tool-grammar.ts): the composed grammar, sampled from the tiny random model at
 // temperature 1, yields only well-formed calls to allowed tools whose arguments validate against their schemas.
 import { LlamaGrammarEvaluationState, TokenBias, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validate } from "../src/json-schema-validate.ts";
+import { validate } from "../src/schema/validate.ts";
 import {
   composeToolCallBodyGrammar,
   composeToolCallGrammar,
@@ -11,7 +11,7 @@ import {
   toolArgsGbnf,
   TOOL_CALL_OPEN,
   type GrammarTool,
-} from "../agent/tool-grammar.ts";
+} from "../agent/engine/grammar/tool-grammar.ts";
 import { generate, loadTinyLlama, userPrompt, type TinyLlama } from "./fixtures/tiny-llama.ts";
 
 const SEEDS = [1, 2, 3, 4];

@@ -1,8 +1,8 @@
-// OpenAI tool-call history into QwenChatWrapper (agent/tool-history.ts), checked byte for byte against the official
+// OpenAI tool-call history into QwenChatWrapper (agent/engine/tool-history.ts), checked byte for byte against the official
 // Qwen3 chat template rendered by @huggingface/jinja (what llama.cpp and transformers render), and its 400s.
 import { Template } from "@huggingface/jinja";
 import { describe, expect, it } from "vitest";
-import { qwenWrapper, toToolHistory, type FunctionTool, type HistoryMessage } from "../agent/tool-history.ts";
+import { qwenWrapper, toToolHistory, type FunctionTool, type HistoryMessage } from "../agent/engine/tool-history.ts";
 import { QWEN3_OFFICIAL_TEMPLATE } from "./fixtures/qwen3-template.ts";
 
 const TOOLS: FunctionTool[] = [

@@ -7,9 +7,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { providerIdOf } from "../src/provider-id.ts";
-import { newReceiptId, signReceipt, type ReceiptPayload } from "../src/receipt.ts";
-import { Signer } from "../src/signing.ts";
+import { providerIdOf } from "../src/receipt/provider-id.ts";
+import { newReceiptId, signReceipt, type ReceiptPayload } from "../src/receipt/receipt.ts";
+import { Signer } from "../src/crypto/signing.ts";
 import { runCli } from "./fixtures/cli.ts";
 import { receiptPayload } from "./fixtures/receipt-payload.ts";
 

@@ -1,9 +1,9 @@
 // `svc-agent doctor`: what a provider runs when something is wrong. Runs every check in order, prints one
 // line each (✓ or ✗ with the fix) or, with --json, all of them as data; exits 0 only when the agent can serve.
 import { Command, Option } from "commander";
-import { collect, httpUrl, positiveNumber } from "../../src/cli-options.ts";
-import { DEFAULT_DATA_DIR } from "../../src/data-dir.ts";
-import { DEFAULT_MODELS_DIR } from "../model-store.ts";
+import { collect, httpUrl, positiveNumber } from "../../src/process/cli-options.ts";
+import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
+import { DEFAULT_MODELS_DIR } from "../models/store.ts";
 import { formatCheck, readyToServe } from "./check.ts";
 import type { DoctorFlags } from "./run.ts";
 

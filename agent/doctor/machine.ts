@@ -3,11 +3,11 @@
 import { existsSync, readFileSync, statfsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Catalog } from "../../src/catalog.ts";
-import { octal, openMode } from "../../src/file-modes.ts";
-import { PACKAGE_ROOT } from "../../src/package-root.ts";
-import type { OnBytes } from "../../src/hash.ts";
-import { keysPath } from "../keys.ts";
-import { ModelFileError, type ModelStore } from "../model-store.ts";
+import { octal, openMode } from "../../src/process/file-modes.ts";
+import { PACKAGE_ROOT } from "../../src/process/package-root.ts";
+import type { OnBytes } from "../../src/crypto/sha256-node.ts";
+import { keysPath } from "../daemon/identity.ts";
+import { ModelFileError, type ModelStore } from "../models/store.ts";
 import { fail, gb, pass, type Check } from "./check.ts";
 
 export function nodeCheck(version = process.versions.node): Check {

@@ -1,16 +1,16 @@
 // `svc-agent doctor`'s trust checks: the attestor runs and its chain verifies here, and the rung this
-// machine's evidence earns, judged with src/attestation.ts as a coordinator judges it. A coordinator's trust
+// machine's evidence earns, judged with src/trust/attestation.ts as a coordinator judges it. A coordinator's trust
 // anchors live with the operator: `--release-keys` and `--roots` bring them; without them doctor says what
 // it assumed.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { signEvidence, verifyEvidence, type TrustAnchors } from "../../src/attestation.ts";
-import { keysDigest, loadRoots, parseCertificate, verifyChain } from "../../src/hardware-chain.ts";
-import { measure } from "../../src/measure.ts";
-import { loadManifest, loadReleaseKeys, type ReleaseManifest } from "../../src/release-manifest.ts";
-import { runAttestor } from "../attestor.ts";
-import type { AgentKeys } from "../keys.ts";
-import { BUNDLED_MANIFEST_PATH } from "../start.ts";
+import { signEvidence, verifyEvidence, type TrustAnchors } from "../../src/trust/attestation.ts";
+import { keysDigest, loadRoots, parseCertificate, verifyChain } from "../../src/trust/hardware-chain.ts";
+import { measure } from "../../src/trust/measure.ts";
+import { loadManifest, loadReleaseKeys, type ReleaseManifest } from "../../src/trust/release-manifest.ts";
+import { runAttestor } from "../daemon/attestor.ts";
+import type { AgentKeys } from "../daemon/identity.ts";
+import { BUNDLED_MANIFEST_PATH } from "../daemon/start.ts";
 import { fail, pass, type Check } from "./check.ts";
 
 export interface TrustInput {

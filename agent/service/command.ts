@@ -5,9 +5,9 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { DEFAULT_DATA_DIR } from "../../src/data-dir.ts";
-import { positiveInteger } from "../../src/cli-options.ts";
-import { addStartOptions, type StartFlags } from "../start-options.ts";
+import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
+import { positiveInteger } from "../../src/process/cli-options.ts";
+import { addStartOptions, type StartFlags } from "../daemon/start-options.ts";
 import { install, managerFor, status, uninstall, type Manager, type ServicePlatform } from "./manager.ts";
 import { SERVICE_NAME, serviceSpec, type GivenOption } from "./spec.ts";
 

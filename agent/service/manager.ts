@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { makeDirs } from "../../src/make-dir.ts";
+import { makeDirs } from "../../src/process/make-dir.ts";
 import { launchdPlist, launchdState, launchdTarget, plistPath, plistProgram } from "./launchd.ts";
 import { logFileIn, type ServiceSpec } from "./spec.ts";
 import type { ServiceState } from "./state.ts";

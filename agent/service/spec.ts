@@ -2,7 +2,7 @@
 // absolute paths, the environment it needs and where its output goes. The launchd and systemd writers turn
 // one ServiceSpec into their file; nothing here touches the disk.
 import { join, resolve } from "node:path";
-import { PATH_OPTIONS } from "../start-options.ts";
+import { PATH_OPTIONS } from "../daemon/start-options.ts";
 
 /** The launchd label and the systemd unit's name. */
 export const SERVICE_NAME = "svc-agent";

@@ -1,7 +1,7 @@
 // Who may join the coordinator. An agent needs an enrollment token the operator issued, or evidence at the
 // hardware rung, or the operator's `--open-enrollment`. A gateway needs the shared gateway secret; without
 // one configured, only a coordinator that listens on loopback alone takes gateways at all.
-import type { TrustLevel } from "../../src/trust.ts";
+import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import { bearerKey, SecretSet } from "../http/bearer.ts";
 
 /** An operator-issued enrollment, as the key store reports a live token. */

@@ -1,6 +1,6 @@
 // The evidence each connected provider was last granted its rung for, kept beside the registry (which holds
 // the rung itself) so gateways can show it: `GET /v1/providers/{id}/attestation`.
-import type { AttestationRecord } from "../../src/attestation-record.ts";
+import type { AttestationRecord } from "../../src/trust/attestation-record.ts";
 import type { AgentPort } from "./registry.ts";
 
 export class Attestations {

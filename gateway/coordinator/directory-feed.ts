@@ -1,7 +1,7 @@
 // The directory as the gateways' copies learn it (DESIGN §7): the whole of it when a gateway links, then the
 // providers that changed (load, rung, aliases, presence), gathered for the rest of the turn and sent as one
 // message per gateway, so a burst of changes costs one message and a copy is never more than a turn behind.
-import type { DirectoryEntry, ToGateway } from "../../src/gateway-wire.ts";
+import type { DirectoryEntry, ToGateway } from "../../src/wire/gateway.ts";
 
 /** A gateway link as the feed sees it. */
 export interface FeedPort {

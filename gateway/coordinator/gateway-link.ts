@@ -1,14 +1,14 @@
 // One gateway's link at the coordinator: feeds its copy of the directory, places its sealed requests on the
 // providers it chose (or says the choice is stale) and relays their sealed frames; everything it carries for a
-// session is ciphertext. The same endpoint serves a gateway over a WebSocket (JSON, checked by hand: src/gateway-wire.ts) and the
+// session is ciphertext. The same endpoint serves a gateway over a WebSocket (JSON, checked by hand: src/wire/gateway.ts) and the
 // gateway embedded in this process (objects, via its LocalFabric).
 import type { Logger } from "pino";
 import type { WebSocket } from "ws";
 import { ApiError } from "../../src/errors.ts";
-import { allowanceMs } from "../../src/heartbeat.ts";
-import type { LivenessSweep } from "../../src/liveness-sweep.ts";
-import { jsonSender } from "../../src/ws-send.ts";
-import { readFromGateway, toWireError, type FromGateway, type ToGateway } from "../../src/gateway-wire.ts";
+import { allowanceMs } from "../../src/link/heartbeat.ts";
+import type { LivenessSweep } from "./liveness-sweep.ts";
+import { jsonSender } from "../../src/link/ws-send.ts";
+import { readFromGateway, toWireError, type FromGateway, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Attestations } from "./attestations.ts";
 import type { GatewayPort, Registry } from "./registry.ts";
 

@@ -1,7 +1,7 @@
 // The coordinator's Prometheus metrics (`GET /metrics`), read from the registry at scrape time: providers
 // by rung, each provider's busy state and queue depth, sessions started, frames relayed, open links.
 import { Counter, Gauge, Registry as MetricsRegistry } from "prom-client";
-import { TRUST_LEVELS } from "../../src/trust.ts";
+import { TRUST_LEVELS } from "../../src/receipt/rungs.ts";
 import { processMetrics } from "../http/ops.ts";
 import type { Registry } from "./registry.ts";
 

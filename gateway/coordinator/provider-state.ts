@@ -1,8 +1,8 @@
 // What the coordinator's registry keeps per provider and per session, the ports it talks through, and how a
 // provider reads to routing, to the listing and to the gateways' copies of the directory.
-import type { TrustLevel } from "../../src/trust.ts";
-import type { DirectoryEntry, ProviderEntry, ToGateway } from "../../src/gateway-wire.ts";
-import type { ToAgent } from "../../src/wire.ts";
+import type { TrustLevel } from "../../src/receipt/rungs.ts";
+import type { DirectoryEntry, ProviderEntry, ToGateway } from "../../src/wire/gateway.ts";
+import type { ToAgent } from "../../src/wire/agent.ts";
 import { UNKNOWN_SERVICE_MS } from "./queue-limits.ts";
 
 export interface AgentPort {

@@ -4,9 +4,9 @@
 // placements meet. Queues have a cap and a longest wait. Pure bookkeeping: the links hand it messages and ports
 // to send on, so a unit test needs no socket.
 import { ApiError } from "../../src/errors.ts";
-import { ProviderIndex, route } from "../../src/provider-index.ts";
-import { atOrAbove, type TrustLevel } from "../../src/trust.ts";
-import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/gateway-wire.ts";
+import { ProviderIndex, route } from "../routing/provider-index.ts";
+import { atOrAbove, type TrustLevel } from "../../src/receipt/rungs.ts";
+import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/wire/gateway.ts";
 import { DirectoryFeed } from "./directory-feed.ts";
 import { load, retryAfterOf, routable, toDirectoryEntry, toEntry, type AgentPort, type GatewayPort, type Provider, type ProviderInfo, type Session, type Sealed } from "./provider-state.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
@@ -80,7 +80,7 @@ export class Registry {
     this.index.delete(id);
     this.feed.touch(id);
     // a running session of which the gateway has seen nothing may still go elsewhere: an idle agent that vanished
-    // is found out only once it is given work and stays silent (src/heartbeat.ts), and its caller should not pay for that
+    // is found out only once it is given work and stays silent (src/link/heartbeat.ts), and its caller should not pay for that
     const active = provider.active;
     if (active) this.finish(active, { t: "gone", id: active.id, started: active.relayed === true, reason });
     for (const session of [...provider.queue]) this.finish(session, { t: "gone", id: session.id, started: false, reason });

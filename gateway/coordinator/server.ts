@@ -4,13 +4,13 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
-import type { TrustAnchors } from "../../src/attestation.ts";
+import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import { catalogBody, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, type ToGateway } from "../../src/gateway-wire.ts";
-import { AGENT_MAX_FRAME_BYTES, AGENT_PATH } from "../../src/wire.ts";
-import { DEFAULT_HEARTBEAT_MS, sweepTickMs } from "../../src/heartbeat.ts";
-import { LivenessSweep } from "../../src/liveness-sweep.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, type ToGateway } from "../../src/wire/gateway.ts";
+import { AGENT_MAX_FRAME_BYTES, AGENT_PATH } from "../../src/wire/agent.ts";
+import { DEFAULT_HEARTBEAT_MS, sweepTickMs } from "../../src/link/heartbeat.ts";
+import { LivenessSweep } from "./liveness-sweep.ts";
 import { DEFAULT_HTTP_TIMEOUTS, serverOptions } from "../http/timeouts.ts";
 import { answerOps, OPS_PATHS, type Ops } from "../http/ops.ts";
 import { asApiError, sendError, sendJson } from "../http/respond.ts";
@@ -50,7 +50,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const registry = new Registry(new Set(catalog.models.map((m) => m.alias)), options.limits);
   const attestations = new Attestations();
   const log = logger.child({ role: "coordinator" });
-  // no automatic pongs: the sweep answers only the beats that ask, since most need no answer (src/heartbeat.ts)
+  // no automatic pongs: the sweep answers only the beats that ask, since most need no answer (src/link/heartbeat.ts)
   const agents = new WebSocketServer({ noServer: true, maxPayload: AGENT_MAX_FRAME_BYTES, autoPong: false });
   const gateways = new WebSocketServer({ noServer: true, maxPayload: GATEWAY_MAX_FRAME_BYTES, autoPong: false });
   const localLinks = new Set<GatewayEndpoint>();

@@ -1,9 +1,9 @@
 // Starts a coordinator on a port: what `svc-gateway coordinator` runs alone and `svc-gateway serve` embeds.
 import type { Logger } from "pino";
-import type { TrustAnchors } from "../../src/attestation.ts";
+import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import type { Catalog } from "../../src/catalog.ts";
-import { loadRoots } from "../../src/hardware-chain.ts";
-import { loadReleaseKeys } from "../../src/release-manifest.ts";
+import { loadRoots } from "../../src/trust/hardware-chain.ts";
+import { loadReleaseKeys } from "../../src/trust/release-manifest.ts";
 import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
 import { isLoopbackHost, type Enrollment } from "./admission.ts";

@@ -5,17 +5,17 @@
 // made again; an unpinned request whose provider left before starting is re-routed to another.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { AttestationRecordSchema, type AttestationRecord } from "../../src/attestation-record.ts";
-import { canonicalJson } from "../../src/canonical-json.ts";
+import { AttestationRecordSchema, type AttestationRecord } from "../../src/trust/attestation-record.ts";
+import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
-import { sha256Hex } from "../../src/hash.ts";
-import { Mailbox } from "../../src/mailbox.ts";
-import { AnswerRecord } from "../../src/answer-record.ts";
-import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/verifier.ts";
-import { sealRequest, type FrameCipher } from "../../src/seal.ts";
-import { verifySignatureNative } from "../../src/signing.ts";
-import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session-protocol.ts";
-import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/gateway-wire.ts";
+import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
+import { Mailbox } from "./mailbox.ts";
+import { AnswerRecord } from "../../src/receipt/answer-record.ts";
+import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/receipt/index.ts";
+import { sealRequest, type FrameCipher } from "../../src/crypto/seal.ts";
+import { verifySignatureNative } from "../../src/crypto/signing.ts";
+import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session/sealed-request.ts";
+import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy, record } from "./directory-copy.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
@@ -261,7 +261,7 @@ export class CoordinatorClient implements Directory {
       trustLevel: provider.trust,
       ...(provider.serial === undefined ? {} : { serial: provider.serial }),
       model: request.entry,
-      requestSha256: sha256Hex(sealed.bytes),
+      requestSha256: nodeSha256Hex(sealed.bytes),
       content: answer.content,
       toolCalls: answer.toolCalls,
       reasoning: answer.reasoning,

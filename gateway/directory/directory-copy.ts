@@ -1,9 +1,9 @@
 // The gateway's copy of the coordinator's directory (DESIGN §7), kept by the deltas the coordinator sends:
 // listings read it and routing chooses from it (the same index the coordinator routes with), so neither waits
 // on the coordinator. A choice counts on its provider here until the coordinator's delta counts it there.
-import { ProviderIndex, route } from "../../src/provider-index.ts";
-import type { RouteRequest } from "../../src/routing.ts";
-import type { DirectoryEntry, ProviderRecord } from "../../src/gateway-wire.ts";
+import { ProviderIndex, route } from "../routing/provider-index.ts";
+import type { RouteRequest } from "../routing/routing.ts";
+import type { DirectoryEntry, ProviderRecord } from "../../src/wire/gateway.ts";
 
 /** One provider of the copy, as the index reads it. */
 interface Copied {

@@ -1,16 +1,16 @@
 // What the HTTP layer needs from the provider side: list the live providers, run a session on one. The
 // coordinator client implements it (tests may fake it), so the routes never change with where providers live.
-import type { AttestationRecord } from "../../src/attestation-record.ts";
+import type { AttestationRecord } from "../../src/trust/attestation-record.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
-import type { Receipt } from "../../src/receipt.ts";
-import type { AnswerPiece, AnswerRecord } from "../../src/answer-record.ts";
-import type { Sampling } from "../../src/sampling.ts";
-import type { Tooling } from "../../src/tools.ts";
-import type { ChatMessage } from "../../src/session-protocol.ts";
-import type { TrustLevel } from "../../src/trust.ts";
+import type { Receipt } from "../../src/receipt/receipt.ts";
+import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
+import type { Sampling } from "../../src/session/sampling.ts";
+import type { Tooling } from "../../src/session/tools.ts";
+import type { ChatMessage } from "../../src/session/sealed-request.ts";
+import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { ServerTiming } from "../http/server-timing.ts";
-import type { ProviderRecord } from "../../src/gateway-wire.ts";
+import type { ProviderRecord } from "../../src/wire/gateway.ts";
 
 export interface SessionRequest {
   /** The catalog entry the request's model resolved to; the receipt must name its alias and pins. */

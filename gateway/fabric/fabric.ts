@@ -1,6 +1,6 @@
-// What a gateway and a coordinator say to each other (src/wire.ts's gateway messages), whatever carries it
+// What a gateway and a coordinator say to each other (src/wire/agent.ts's gateway messages), whatever carries it
 // (DESIGN §7): in-process objects to an embedded coordinator, a WebSocket to a remote one, NATS later.
-import type { FromGateway, ToGateway } from "../../src/gateway-wire.ts";
+import type { FromGateway, ToGateway } from "../../src/wire/gateway.ts";
 
 export interface FabricClosed {
   /** Why, when the link failed rather than closed. */

@@ -1,7 +1,7 @@
 // The fabric to the coordinator embedded in this process (the default): messages handed over as objects, with
 // no socket, no JSON and no schema check between two parts of one program. Each side is called on a later
 // microtask, as a socket would, so neither runs inside the other's call.
-import type { FromGateway, ToGateway } from "../../src/gateway-wire.ts";
+import type { FromGateway, ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 
 /** The coordinator's side of one gateway link (gateway/coordinator/gateway-link.ts). */

@@ -1,7 +1,7 @@
 // The fabric to a coordinator in another process (`--coordinator URL`): one reconnecting WebSocket on
-// `/v1/gateway`, JSON messages checked by hand (src/gateway-wire.ts: both ends are ours), the coordinator's secret on every connect.
-import { Link } from "../../src/link.ts";
-import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, readToGateway, type FromGateway, type ToGateway } from "../../src/gateway-wire.ts";
+// `/v1/gateway`, JSON messages checked by hand (src/wire/gateway.ts: both ends are ours), the coordinator's secret on every connect.
+import { Link } from "../../src/link/link.ts";
+import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, readToGateway, type FromGateway, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 
 export interface WebSocketFabricOptions {

@@ -1,5 +1,5 @@
 // How long a client may take to deliver a request. A slow head or a slow body (slowloris) holds a socket and
-// memory for nothing; Node cuts it with 408 request_timeout (see server.ts's clientError answer).
+// memory for nothing; Node cuts it with 408 request_timeout (see gateway/routes.ts's clientError answer).
 import type { ServerOptions } from "node:http";
 
 export interface HttpTimeouts {

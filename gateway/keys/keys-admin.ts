@@ -3,7 +3,7 @@
 // LIMITS_REFRESH_MS, so no restart is needed.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { makePrivateDataDir } from "./file-modes.ts";
+import { makePrivateDataDir } from "./private-files.ts";
 import type { KeyLimits, KeyStore } from "./key-store.ts";
 import { SqliteKeyStore, STORE_FILE } from "./sqlite-store.ts";
 

@@ -2,7 +2,7 @@
 // (`svc-prov_`), each a prefix and 32 random bytes in base64url. Only a secret's SHA-256 is kept; the short
 // display prefix lets a person tell them apart without the secret.
 import { randomBytes } from "node:crypto";
-import { sha256Hex } from "../../src/hash.ts";
+import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 
 export const SECRET_PREFIX = "sk-svc_";
 export const PROVIDER_TOKEN_PREFIX = "svc-prov_";
@@ -16,7 +16,7 @@ export function newSecret(prefix = SECRET_PREFIX): string {
 
 /** The stored form of a secret; lookups go through this, never through the secret itself. */
 export function secretHash(secret: string): string {
-  return sha256Hex(secret);
+  return nodeSha256Hex(secret);
 }
 
 /** `sk-svc_ab12…`: enough to recognise a key, far too little to use it. */

@@ -3,7 +3,7 @@
 // never by scanning.
 import Database from "better-sqlite3";
 import { join } from "node:path";
-import { privateDatabaseFile } from "./file-modes.ts";
+import { privateDatabaseFile } from "./private-files.ts";
 import type { DailyUsage, KeyActivity, KeyLimits, KeyListing, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 import { SqliteUsage, USAGE_MIGRATION } from "./sqlite-usage.ts";

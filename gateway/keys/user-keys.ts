@@ -2,7 +2,7 @@
 // disk, revocation that evicts at once, last-used and usage counts (per key, and per key, provider and UTC
 // day) written in batches, not per request, and each key's rate-limit overrides, re-read now and then so
 // `svc-gateway keys limit` reaches a running gateway.
-import type { Usage } from "../../src/receipt-types.ts";
+import type { Usage } from "../../src/receipt/types.ts";
 import { secretHash } from "./secret.ts";
 import type { DailyUsage, KeyActivity, KeyLimits, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
 import { utcDay } from "./usage.ts";

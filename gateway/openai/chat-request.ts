@@ -2,11 +2,11 @@
 // 400 with its own stable code and the offending field's path, and what comes out is already normalised.
 import { z } from "zod";
 import { ApiError } from "../../src/errors.ts";
-import { CLIENT_NONCE_PATTERN } from "../../src/receipt.ts";
-import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/sampling.ts";
-import type { ChatMessage } from "../../src/session-protocol.ts";
+import { CLIENT_NONCE_PATTERN } from "../../src/receipt/receipt.ts";
+import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/session/sampling.ts";
+import type { ChatMessage } from "../../src/session/sealed-request.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
-import { MAX_CALL_ID_LENGTH, type Tooling } from "../../src/tools.ts";
+import { MAX_CALL_ID_LENGTH, type Tooling } from "../../src/session/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";

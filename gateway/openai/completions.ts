@@ -2,10 +2,10 @@
 // provider, run the session and answer as one JSON body or as the SSE sequence of SPEC §3.
 import { resolveModel, type CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
-import type { Receipt } from "../../src/receipt.ts";
+import type { Receipt } from "../../src/receipt/receipt.ts";
 import { parseChatRequest, parseReceiptNonce, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
 import type { SessionEvent, SessionRequest } from "../directory/directory.ts";
-import type { AnswerPiece, AnswerRecord } from "../../src/answer-record.ts";
+import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import {
   completionBody,
   newCompletionMeta,

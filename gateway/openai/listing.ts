@@ -1,7 +1,7 @@
 // GET /v1/models and GET /v1/providers (SPEC §4.2, §4.3): what qualified providers offer right now.
 import { ApiError } from "../../src/errors.ts";
-import { qualified, type TrustLevel } from "../../src/trust.ts";
-import type { ProviderRecord } from "../../src/gateway-wire.ts";
+import { qualified, type TrustLevel } from "../../src/receipt/rungs.ts";
+import type { ProviderRecord } from "../../src/wire/gateway.ts";
 import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";

@@ -2,7 +2,7 @@
 // its rung, for anyone to re-check offline (`svc-agent verify --attestation`). It shows the providers that
 // GET /v1/providers lists (at or above the floor), found by whole id or unique prefix as a pin is.
 import { ApiError } from "../../src/errors.ts";
-import { qualified } from "../../src/trust.ts";
+import { qualified } from "../../src/receipt/rungs.ts";
 import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";

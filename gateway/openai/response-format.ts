@@ -1,11 +1,11 @@
 // `response_format` (OpenAI structured output), checked at the gateway before any provider is used: the shape,
 // a schema svc can compile into a grammar, and, under `strict: true`, no keyword the grammar cannot enforce.
-// What comes out is sealed as it is (src/sampling.ts); the agent compiles the grammar (agent/json-grammar.ts).
+// What comes out is sealed as it is (src/session/sampling.ts); the agent compiles the grammar (agent/engine/grammar/json-grammar.ts).
 import { z } from "zod";
-import { canonicalJson } from "../../src/canonical-json.ts";
+import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
-import { prepareSchema, SchemaError, type KeywordUse } from "../../src/json-schema.ts";
-import { SCHEMA_NAME, type ResponseFormat } from "../../src/sampling.ts";
+import { prepareSchema, SchemaError, type KeywordUse } from "../../src/schema/prepare.ts";
+import { SCHEMA_NAME, type ResponseFormat } from "../../src/session/sampling.ts";
 
 /** What callers send: OpenAI's three types; null means "not set" as elsewhere, extra keys are ignored. */
 export const ResponseFormatBody = z.discriminatedUnion("type", [

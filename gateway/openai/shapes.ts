@@ -1,8 +1,8 @@
 // The OpenAI response objects we send (SPEC §2.2, §2.3): a completion body and the stream's chunks. Pure
 // functions of plain values, so framing tests need no server.
 import { randomBytes } from "node:crypto";
-import type { AnswerPiece, AnswerRecord } from "../../src/answer-record.ts";
-import type { FinishReason, Receipt } from "../../src/receipt.ts";
+import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
+import type { FinishReason, Receipt } from "../../src/receipt/receipt.ts";
 
 export interface CompletionMeta {
   id: string;

@@ -1,9 +1,9 @@
 // The tool-calling and reasoning fields of a chat request (OpenAI's `tools`, `tool_choice`, `parallel_tool_calls`;
 // llama-server's `reasoning_format` and `chat_template_kwargs`; `reasoning_effort`), checked before any provider
-// is used and reduced to what is sealed (src/tools.ts): only what changes the answer, only when set.
+// is used and reduced to what is sealed (src/session/tools.ts): only what changes the answer, only when set.
 import { z } from "zod";
 import { ApiError } from "../../src/errors.ts";
-import { historyProblems, MAX_CALL_ID_LENGTH, MAX_TOOLS, TOOL_NAME, type FunctionTool, type Tooling, type ToolHistoryMessage } from "../../src/tools.ts";
+import { historyProblems, MAX_CALL_ID_LENGTH, MAX_TOOLS, TOOL_NAME, type FunctionTool, type Tooling, type ToolHistoryMessage } from "../../src/session/tools.ts";
 import { checkSchema } from "./response-format.ts";
 
 /** `reasoning_format` values: llama-server's `deepseek` and `auto` also return the reasoning apart. */

@@ -1,6 +1,6 @@
 // What the page /verify shows for a pasted or dropped file: the verdict and each check's result in plain words,
 // including the checks a saved file cannot support. Pure, and bundled into the page's script with the verifier.
-import { checkSavedResponse, readSavedResponse, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../../../src/verifier.ts";
+import { checkSavedResponse, readSavedResponse, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../../../src/receipt/index.ts";
 
 /** The catalog's pins for one alias, as the gateway puts them in the page. */
 export interface ModelPin {

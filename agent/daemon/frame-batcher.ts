@@ -1,0 +1,61 @@
+// Fewer sealed frames per session: pieces produced in the same tick go out as one frame, and a non-stream
+// (`whole`) session sends its whole answer in the frame that carries the receipt. Every frame is sealed and
+// relayed through the coordinator, so each one saved is an AEAD seal, a JSON round and two socket writes.
+import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
+import type { SessionFrame } from "../../src/session/sealed-request.ts";
+
+/** A buffer this large goes out at once, whatever the mode: an agent frame must stay well under 1 MiB sealed. */
+export const MAX_BATCH_CHARS = 64 * 1024;
+
+export class FrameBatcher {
+  private pieces: AnswerPiece[] = [];
+  private chars = 0;
+  private scheduled?: NodeJS.Immediate;
+
+  constructor(
+    private readonly send: (frame: SessionFrame) => void,
+    /** The caller takes the answer in one piece: hold everything for the done frame. */
+    private readonly whole: boolean,
+  ) {}
+
+  push(piece: AnswerPiece): void {
+    this.pieces.push(piece);
+    this.chars += "text" in piece ? piece.text.length : piece.name.length + piece.id.length;
+    if (this.chars >= MAX_BATCH_CHARS) this.flush();
+    else if (!this.whole) this.scheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Sends what is held: one piece as itself, several as one `pieces` frame. */
+  flush(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    const pieces = this.take();
+    if (pieces.length === 1) this.send(pieces[0]!);
+    else if (pieces.length > 1) this.send({ type: "pieces", pieces });
+  }
+
+  /** The last frame: a whole session's answer rides with its receipt; a stream's pieces go first. */
+  done(frame: Extract<SessionFrame, { type: "done" }>): void {
+    if (!this.whole) {
+      this.flush();
+      this.send(frame);
+      return;
+    }
+    const pieces = this.take();
+    this.send(pieces.length > 0 ? { ...frame, pieces } : frame);
+  }
+
+  /** Stops a pending flush (the session was cancelled: nothing more goes out). */
+  drop(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    this.take();
+  }
+
+  private take(): AnswerPiece[] {
+    const pieces = this.pieces;
+    this.pieces = [];
+    this.chars = 0;
+    return pieces;
+  }
+}

@@ -1,0 +1,141 @@
+// Runs one sealed session on the agent (DESIGN §5): opens the request with the agent's sealing key, runs it
+// on the engine, seals every frame back to the gateway under the session's key and ends with a signed receipt.
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiError } from "../../src/errors.ts";
+import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
+import { AnswerRecord } from "../../src/receipt/answer-record.ts";
+import { newReceiptId, reasoningSha256, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
+import { openRequest, type FrameCipher } from "../../src/crypto/seal.ts";
+import { SessionPlaintextSchema, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
+import type { TrustLevel } from "../../src/receipt/rungs.ts";
+import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
+import type { GenerateEvent, InferenceEngine } from "../engine/inference.ts";
+import { FrameBatcher } from "./frame-batcher.ts";
+import { faultyReceipt, type Faults } from "./test-faults.ts";
+import type { AgentKeys } from "./identity.ts";
+import { ModelFileError, type ModelStore } from "../models/store.ts";
+
+export interface SessionContext {
+  keys: AgentKeys;
+  engine: InferenceEngine;
+  store: ModelStore;
+  /** The aliases this agent advertises; it serves nothing else. */
+  advertised: readonly string[];
+  /** The rung the coordinator granted on this connection. */
+  grant: { rung: TrustLevel; serial?: string };
+  faults: Faults;
+  send(message: FromAgent): void;
+  log(line: string): void;
+}
+
+type SessionMessage = Extract<ToAgent, { t: "session" }>;
+
+export async function runSession(message: SessionMessage, ctx: SessionContext, signal: AbortSignal): Promise<void> {
+  const { id } = message;
+  const started = Date.now();
+  const taken = performance.now();
+  let frames: FrameCipher | undefined;
+  let endError: string | undefined;
+  const emit = (frame: SessionFrame) => ctx.send({ t: "frame", id, data: frames!.seal(JSON.stringify(frame)) });
+  const batch = new FrameBatcher(emit, message.whole === true);
+  ctx.log(`session ${id} start (${message.alias})`);
+  try {
+    const opened = await openRequest(ctx.keys.sealing, id, message);
+    frames = opened.frames;
+    const request = SessionPlaintextSchema.parse(JSON.parse(opened.plaintext.toString("utf8")));
+    if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
+      throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
+    }
+    let deltas = 0;
+    let firstTokenMs: number | undefined;
+    // exactly what the gateway will return, which the receipt covers
+    const answer = new AnswerRecord();
+    for await (const event of ctx.engine.generate({ ...request, signal })) {
+      if (event.type !== "done") {
+        if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
+          throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
+        }
+        deltas++;
+        firstTokenMs ??= performance.now() - taken;
+        answer.add(event);
+        batch.push(event);
+        if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
+        continue;
+      }
+      const payload = receiptPayload(ctx, request, event, nodeSha256Hex(opened.plaintext), answer);
+      const receipt = signReceipt(ctx.keys.signer, payload);
+      batch.done({
+        type: "done",
+        receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt,
+        first_token_ms: Math.round((firstTokenMs ?? performance.now() - taken) * 100) / 100,
+      });
+      const seconds = (Date.now() - started) / 1000;
+      ctx.log(`session ${id} end: ${event.finish_reason}, ${event.completion_tokens} tokens in ${seconds.toFixed(2)} s (${(event.completion_tokens / seconds).toFixed(1)} tok/s)`);
+    }
+  } catch (err) {
+    if (signal.aborted) {
+      batch.drop();
+      ctx.log(`session ${id} end: cancelled`);
+    } else if (frames) {
+      const error = reportable(err);
+      batch.flush(); // what the caller already has in a stream comes before the error
+      emit({ type: "error", code: error.code, message: error.message, param: error.param });
+      ctx.log(`session ${id} end: ${error.code}: ${error.message}`);
+    } else {
+      // without the session key nothing can be said to the gateway in private; the coordinator learns only this
+      endError = "the sealed request did not open with this provider's key";
+      ctx.log(`session ${id} end: ${endError}`);
+    }
+  } finally {
+    ctx.send({ t: "end", id, ...(endError === undefined ? {} : { error: endError }) });
+  }
+}
+
+type Done = Extract<GenerateEvent, { type: "done" }>;
+
+/**
+ * DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer.
+ * A request that offered tools or asked for reasoning apart gets a v2 receipt, which covers those too.
+ */
+function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Done, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
+  const entry = ctx.store.entry(request.model);
+  const { grant } = ctx;
+  const usage = {
+    prompt_tokens: done.prompt_tokens,
+    completion_tokens: done.completion_tokens,
+    total_tokens: done.prompt_tokens + done.completion_tokens,
+  };
+  const common = {
+    id: newReceiptId(),
+    created: Math.floor(Date.now() / 1000),
+    provider_id: ctx.keys.providerId,
+    trust_level: grant.rung,
+    ...(grant.rung === "hardware" && grant.serial !== undefined ? { serial: grant.serial } : {}),
+    model_id: entry.alias,
+    model_hub_id: entry.hub_id,
+    model_revision: entry.revision,
+    model_sha256: done.model_sha256,
+    request_sha256: requestSha256,
+    response_sha256: nodeSha256Hex(answer.content),
+    gateway_nonce: request.nonce,
+    client_nonce: request.client_nonce,
+  };
+  if (request.tools === undefined && request.reasoning_format === undefined) {
+    if (done.finish_reason === "tool_calls") throw new Error("the engine reported tool calls for a request without tools");
+    return { version: RECEIPT_VERSION, ...common, usage, finish_reason: done.finish_reason };
+  }
+  return {
+    version: RECEIPT_VERSION_TOOLS,
+    ...common,
+    usage: done.reasoning_tokens === undefined ? usage : { ...usage, completion_tokens_details: { reasoning_tokens: done.reasoning_tokens } },
+    finish_reason: done.finish_reason,
+    tool_calls_sha256: toolCallsSha256(answer.toolCalls),
+    reasoning_sha256: reasoningSha256(answer.reasoning),
+  };
+}
+
+function reportable(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const why = err instanceof ModelFileError ? err.message : "the provider failed while serving the request";
+  return new ApiError("provider_error", `Provider error: ${why}.`);
+}

@@ -1,0 +1,117 @@
+// `svc-agent start`: loads (or creates) the provider's keys, works out which aliases it can serve and
+// which rung evidence it holds, then keeps it connected to the coordinator.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { loadCatalog, type Catalog } from "../../src/catalog.ts";
+import { measure, PACKAGE_ROOT } from "../../src/trust/measure.ts";
+import { loadManifest } from "../../src/trust/release-manifest.ts";
+import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
+import { AgentDaemon } from "./coordinator-link.ts";
+import { Engine } from "../engine/engine.ts";
+import type { Faults } from "./test-faults.ts";
+import { lockDataDir } from "./data-dir-lock.ts";
+import { loadOrCreateKeys } from "./identity.ts";
+import { memoryGb } from "./machine.ts";
+import { ModelStore, parseModelOverrides } from "../models/store.ts";
+import { SyntheticEngine } from "../engine/synthetic-engine.ts";
+import { VerifiedFiles } from "../models/verified-files.ts";
+
+/** A release ships its signed manifest here; `--release-manifest` points elsewhere. */
+export const BUNDLED_MANIFEST_PATH = join(PACKAGE_ROOT, "release-manifest.json");
+
+export interface StartAgentOptions {
+  coordinatorUrl: string;
+  catalogPath?: string;
+  models: string[];
+  modelsDir: string;
+  dataDir: string;
+  memoryGb?: number;
+  attestor?: string;
+  releaseManifestPath?: string;
+  name?: string;
+  threads?: number;
+  heartbeatMs: number;
+  /** `--token` / SVC_PROVIDER_TOKEN: the operator's enrollment token. */
+  token?: string;
+  faults: Faults;
+  /** `--engine synthetic`: the benchmark engine instead of llama.cpp. */
+  synthetic?: { tokens: number; tokenMs: number };
+  log(line: string): void;
+}
+
+export interface RunningAgent {
+  providerId: string;
+  aliases: readonly string[];
+  /** Leaves the directory, giving a running session up to `graceMs` to finish. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startAgent(options: StartAgentOptions): Promise<RunningAgent> {
+  const { log } = options;
+  checkCoordinatorUrl(options.coordinatorUrl);
+  const catalog = loadCatalog(options.catalogPath);
+  const lock = lockDataDir(options.dataDir);
+  const keys = await loadOrCreateKeys(options.dataDir);
+  log(`${keys.created ? "created keys" : "loaded keys"} in ${options.dataDir}: provider ${keys.providerId}`);
+  const store = new ModelStore({
+    catalog,
+    modelsDir: options.modelsDir,
+    overrides: parseModelOverrides(catalog, options.models),
+    verified: new VerifiedFiles(join(options.dataDir, "verified-models.json")),
+  });
+  const { aliases, engine, release } = options.synthetic
+    ? syntheticSetup(options, store, catalog)
+    : {
+        aliases: store.offered(memoryGb(options.memoryGb)),
+        engine: new Engine({ store, threads: options.threads, log }),
+        release: releaseEvidence(options.releaseManifestPath),
+      };
+  if (aliases.length === 0) log(`no catalog model is present in ${options.modelsDir} and fits this machine; run svc-agent pull ALIAS`);
+  const daemon = new AgentDaemon({
+    coordinatorUrl: options.coordinatorUrl,
+    keys,
+    engine,
+    store,
+    aliases,
+    name: options.name,
+    attestor: options.attestor,
+    release,
+    faults: options.faults,
+    heartbeatMs: options.heartbeatMs,
+    token: options.token,
+    log,
+  });
+  daemon.start();
+  return {
+    providerId: keys.providerId,
+    aliases,
+    stop: async (graceMs = 0) => {
+      await daemon.stop(graceMs);
+      await engine.dispose();
+      lock.release();
+    },
+  };
+}
+
+/** The transparent rung's evidence: this build's measurement and the manifest that lists it, if any. */
+function releaseEvidence(manifestFlag: string | undefined) {
+  const manifestPath = manifestFlag ?? (existsSync(BUNDLED_MANIFEST_PATH) ? BUNDLED_MANIFEST_PATH : undefined);
+  return manifestPath === undefined ? undefined : { measurement: measure(), manifest: loadManifest(manifestPath) };
+}
+
+/**
+ * The benchmark engine serves every catalog alias with no model file. Its receipts name files that never
+ * ran, so it never presents rung evidence: a synthetic agent stays at `process`, below any real floor.
+ */
+function syntheticSetup(options: StartAgentOptions, store: ModelStore, catalog: Catalog) {
+  if (options.attestor !== undefined || options.releaseManifestPath !== undefined) {
+    throw new Error("--engine synthetic serves no model, so it cannot claim a rung: drop --attestor and --release-manifest");
+  }
+  const { tokens, tokenMs } = options.synthetic!;
+  options.log(`benchmark engine: synthetic, ${tokens} tokens ${tokenMs > 0 ? `every ${tokenMs} ms` : "back to back"}, no model; rung process only`);
+  return {
+    aliases: catalog.models.map((m) => m.alias),
+    engine: new SyntheticEngine({ tokens, tokenMs, sha256Of: (alias) => store.entry(alias).sha256 }),
+    release: undefined,
+  };
+}

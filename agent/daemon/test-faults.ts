@@ -1,0 +1,69 @@
+// Test-only faults for an agent (`svc-agent start --test-fault …`), so black-box tests can make a real
+// provider slow, make it fail mid-stream, or make it send the receipts a broken or dishonest provider would.
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
+import { payloadOf, signReceipt, type Receipt } from "../../src/receipt/receipt.ts";
+import { Signer } from "../../src/crypto/signing.ts";
+
+export type ReceiptFault =
+  /** Raise the usage after signing, as a provider padding its bill would: the signature breaks. */
+  | { kind: "tamper" }
+  /** Sign with a throwaway key instead of the attested one. */
+  | { kind: "swap-key" }
+  /** Sign, with the right key, a hash of content other than what was sent. */
+  | { kind: "response-hash" }
+  /** Send the receipt saved in this file (once it exists) instead of a fresh one. */
+  | { kind: "replay"; path: string };
+
+export interface Faults {
+  /** Pause after each delta, as a slow machine would. */
+  tokenDelayMs?: number;
+  /** Fail the session after this many deltas. */
+  failAfterDeltas?: number;
+  receipt?: ReceiptFault;
+}
+
+const USAGE = "token-delay-ms=N, fail-after=N, receipt=tamper|swap-key|response-hash|replay:FILE";
+
+/** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
+export function parseFaults(spec: string): Faults {
+  const faults: Faults = {};
+  for (const part of spec.split(",").filter(Boolean)) {
+    const eq = part.indexOf("=");
+    const [name, raw] = eq === -1 ? [part, ""] : [part.slice(0, eq), part.slice(eq + 1)];
+    if (name === "receipt") {
+      faults.receipt = parseReceiptFault(raw, part);
+      continue;
+    }
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0) throw new Error(`--test-fault ${part}: expected NAME=non-negative integer`);
+    if (name === "token-delay-ms") faults.tokenDelayMs = value;
+    else if (name === "fail-after") faults.failAfterDeltas = value;
+    else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
+  }
+  return faults;
+}
+
+function parseReceiptFault(raw: string, part: string): ReceiptFault {
+  if (raw === "tamper" || raw === "swap-key" || raw === "response-hash") return { kind: raw };
+  if (raw.startsWith("replay:") && raw.length > "replay:".length) return { kind: "replay", path: raw.slice("replay:".length) };
+  throw new Error(`--test-fault ${part}: unknown receipt fault (${USAGE})`);
+}
+
+/** What the faulty provider sends in place of its honest receipt. */
+export function faultyReceipt(honest: Receipt, signer: Signer, fault: ReceiptFault): unknown {
+  const payload = payloadOf(honest);
+  switch (fault.kind) {
+    case "tamper": {
+      const { prompt_tokens, completion_tokens } = honest.usage;
+      return { ...honest, usage: { prompt_tokens, completion_tokens: completion_tokens + 1, total_tokens: prompt_tokens + completion_tokens + 1 } };
+    }
+    case "swap-key":
+      return signReceipt(Signer.fromSeed(randomBytes(32)), payload);
+    case "response-hash":
+      return signReceipt(signer, { ...payload, response_sha256: nodeSha256Hex(`${randomBytes(8).toString("hex")} was not sent`) });
+    case "replay":
+      return existsSync(fault.path) ? (JSON.parse(readFileSync(fault.path, "utf8")) as unknown) : honest;
+  }
+}

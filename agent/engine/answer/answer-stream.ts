@@ -1,0 +1,95 @@
+// Turns the model's decoded text into what a session sends: content deltas, reasoning apart when asked for, and
+// OpenAI tool calls. Stop sequences cut the raw text first, then the `<think>` block splits off, then tool-call
+// markup is parsed out of what is left. Pure: fed text, returns events, so it is tested without a model.
+import type { GenerateEvent } from "../inference.ts";
+import { StopBuffer } from "./stop-buffer.ts";
+import { ThinkSplitter } from "./think-splitter.ts";
+import { ToolCallStream, type ToolCallEvent } from "./tool-calls.ts";
+
+export interface AnswerOptions {
+  stop?: readonly string[];
+  /** `reasoning_format: "parsed"`: the think block comes out as `reasoning` events, not content. */
+  parsedReasoning?: boolean;
+  /** Tools may be called: `<tool_call>` blocks become tool-call events. */
+  tools?: boolean;
+  /** Call ids; tests pass a counter. */
+  newId?: () => string;
+}
+
+/** The events of the answer stream: a GenerateEvent less the `done` record the engine adds. */
+export type AnswerEvent = Exclude<GenerateEvent, { type: "done" }>;
+
+export class AnswerStream {
+  private readonly stops?: StopBuffer;
+  private readonly think?: ThinkSplitter;
+  private readonly calls?: ToolCallStream;
+  /** A stop sequence ended the answer: nothing more is read. */
+  stopped = false;
+  /** Calls begun, and calls whose closing tag was read. */
+  started = 0;
+  completed = 0;
+
+  constructor(options: AnswerOptions = {}) {
+    if (options.stop !== undefined) this.stops = new StopBuffer(options.stop);
+    if (options.parsedReasoning) this.think = new ThinkSplitter();
+    if (options.tools) this.calls = new ToolCallStream(options.newId ? { newId: options.newId } : {});
+  }
+
+  /** Inside the think block (or before the answer shows whether it opens one), where no call is parsed. */
+  get inReasoning(): boolean {
+    return this.think?.inReasoning ?? false;
+  }
+
+  /** From `<tool_call>` to the end of its arguments: where special tokens must not be sampled. */
+  get insideCall(): boolean {
+    return this.calls?.insideCall ?? false;
+  }
+
+  /** Whether `parsedReasoning` found a think block (so `reasoning_content` is a string, maybe empty). */
+  get hadReasoning(): boolean {
+    return this.think?.hadReasoning ?? false;
+  }
+
+  push(text: string): AnswerEvent[] {
+    if (this.stopped || text === "") return [];
+    let rest = text;
+    if (this.stops) ({ text: rest, stopped: this.stopped } = this.stops.push(rest));
+    return this.afterStop(rest);
+  }
+
+  /** The end of generation: whatever was held back comes out (a stop never completed). */
+  end(): AnswerEvent[] {
+    const out = this.stopped || !this.stops ? [] : this.afterStop(this.stops.flush());
+    if (this.think) for (const piece of this.think.end()) out.push(...this.piece(piece.kind, piece.text));
+    if (this.calls) out.push(...this.fromCalls(this.calls.end()));
+    return out;
+  }
+
+  private afterStop(text: string): AnswerEvent[] {
+    if (text === "") return [];
+    if (!this.think) return this.content(text);
+    return this.think.push(text).flatMap((piece) => this.piece(piece.kind, piece.text));
+  }
+
+  private piece(kind: "reasoning" | "content", text: string): AnswerEvent[] {
+    return kind === "reasoning" ? [{ type: "reasoning", text }] : this.content(text);
+  }
+
+  private content(text: string): AnswerEvent[] {
+    if (!this.calls) return [{ type: "delta", text }];
+    return this.fromCalls(this.calls.push(text));
+  }
+
+  private fromCalls(events: ToolCallEvent[]): AnswerEvent[] {
+    const out: AnswerEvent[] = [];
+    for (const event of events) {
+      if (event.type === "content") out.push({ type: "delta", text: event.text });
+      else if (event.type === "call_start") {
+        this.started++;
+        out.push({ type: "tool_call", index: event.index, id: event.id, name: event.name });
+      } else if (event.type === "call_arguments") out.push({ type: "tool_args", index: event.index, text: event.text });
+      else this.completed++;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,301 @@
+// The agent's inference engine on node-llama-cpp (llama.cpp: Metal on a Mac, CPU elsewhere): loads a catalog
+// alias's pinned GGUF lazily after checking its hash, runs one generation at a time, unloads when idle.
+import {
+  getLlama,
+  LlamaGrammarEvaluationState,
+  resolveChatWrapper,
+  type ChatWrapper,
+  type Llama,
+  type LlamaContext,
+  type LlamaGrammar,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
+import { ApiError } from "../../src/errors.ts";
+import type { FinishReason } from "../../src/receipt/receipt.ts";
+import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
+import { defaultThreads } from "../daemon/machine.ts";
+import type { ModelStore } from "../models/store.ts";
+import { Slots } from "./slots.ts";
+import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "./grammar/json-grammar.ts";
+import { jsonContent } from "./grammar/json-text.ts";
+import { MAX_TOOL_CALLS } from "../../src/session/sealed-request.ts";
+import { AnswerStream } from "./answer/answer-stream.ts";
+import { penalised, samplerOptions } from "./sampler.ts";
+import { argumentTokenBan } from "./special-tokens.ts";
+import { TokenText } from "./answer/token-text.ts";
+import { renderTurnPrompt, toolMode, toolSampling } from "./tool-turn.ts";
+
+export type { ChatMessage } from "../../src/session/sealed-request.ts";
+export type { GenerateEvent, GenerateRequest } from "./inference.ts";
+
+export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
+export const DEFAULT_CONTEXT_SIZE = 8192;
+/** Compiled response_format grammars kept, by schema text (a client sends the same few schemas again and again). */
+export const GRAMMAR_CACHE_SIZE = 32;
+/** `json_object`: any JSON object, as a schema the grammar generator reads (`true` lets any value through). */
+const ANY_OBJECT = { type: "object", additionalProperties: true };
+
+export interface EngineOptions {
+  store: ModelStore;
+  /** llama.cpp CPU threads; defaults to the physical cores less one (see machine.ts). */
+  threads?: number;
+  /** Unload a model after this long unused (default 5 minutes; no command-line flag sets it). */
+  keepAliveMs?: number;
+  /** Context window per session, capped by the model's training context. */
+  contextSize?: number;
+  /** node-llama-cpp GPU backend: "auto" picks Metal on a Mac, CPU where there is none. */
+  gpu?: "auto" | "metal" | "cuda" | "vulkan" | false;
+  log?: (line: string) => void;
+}
+
+interface Loaded {
+  alias: string;
+  sha256: string;
+  model: LlamaModel;
+  /** Token ids run from 0 to this less one (what logit_bias may name). */
+  vocabularySize: number;
+  wrapper: ChatWrapper;
+  /** Markup tokens banned inside tool-call arguments, listed on first use. */
+  argumentBan?: Token[];
+  context: LlamaContext;
+  sequence: LlamaContextSequence;
+}
+
+export class Engine implements InferenceEngine {
+  private llama?: Promise<Llama>;
+  private loaded?: Loaded;
+  private readonly turn = new Slots();
+  private idleTimer?: NodeJS.Timeout;
+  /** Compiled grammars by schema text, oldest first; they belong to the llama instance, not to a model. */
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+  /** How many grammars were compiled; tests use it to see the cache. */
+  grammarCompiles = 0;
+  /** How many times a model file was loaded; tests use it to see laziness and reuse. */
+  loads = 0;
+
+  constructor(private readonly options: EngineOptions) {}
+
+  get loadedAlias(): string | undefined {
+    return this.loaded?.alias;
+  }
+
+  /** True while a generation holds the engine (SPEC §2.4 `busy`). */
+  get busy(): boolean {
+    return this.turn.busy;
+  }
+
+  /** Generations queued behind the current one (SPEC §2.4 `waiting`). */
+  get waiting(): number {
+    return this.turn.waiting;
+  }
+
+  get threads(): number {
+    return this.options.threads ?? defaultThreads();
+  }
+
+  /** Streams text deltas, then one `done` record. Throws the signal's reason when aborted. */
+  async *generate(request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
+    const { signal } = request;
+    const release = await this.turn.acquire(signal);
+    clearTimeout(this.idleTimer);
+    try {
+      const loaded = await this.load(request.model);
+      signal?.throwIfAborted();
+      yield* this.run(loaded, request);
+    } finally {
+      release();
+      this.scheduleUnload();
+    }
+  }
+
+  private async *run(loaded: Loaded, request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
+    const { model, sequence } = loaded;
+    const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, request);
+    const room = sequence.contextSize - prompt.length;
+    if (room < 1) {
+      throw new ApiError(
+        "context_length_exceeded",
+        `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${sequence.contextSize} tokens of prompt and answer together.`,
+        { param: "messages" },
+      );
+    }
+    // Like llama-server: a max_tokens that overruns the context ends the answer at the context's edge.
+    const budget = Math.min(request.max_tokens, room);
+    const answer: Token[] = [];
+    const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
+    const options = samplerOptions(request, sampler);
+    const keepAnswer = penalised(request);
+    const text = new TokenText(model);
+    const mode = toolMode(request);
+    const parsed = request.reasoning_format === "parsed";
+    const stream = new AnswerStream({ ...(request.stop ? { stop: request.stop } : {}), parsedReasoning: parsed, tools: mode === "auto" || mode === "forced" });
+    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
+    let json: string | undefined;
+    if (request.response_format !== undefined) {
+      if (request.stop) throw new ApiError("invalid_value", "stop sequences cannot be combined with a JSON response_format.", { param: "stop" });
+      if (mode === "auto" || mode === "forced") throw new ApiError("invalid_value", "tools the model may call cannot be combined with a JSON response_format.", { param: "response_format" });
+      const format = request.response_format;
+      const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
+      const grammar = await this.grammarFor(`json:${JSON.stringify(schema)}`, (llama) => jsonSchemaGbnf(llama, schema), "response_format.json_schema.schema");
+      options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
+      json = "";
+    }
+    loaded.argumentBan ??= mode === "auto" || mode === "forced" ? argumentTokenBan(model) : undefined;
+    const trigger = await toolSampling({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, request, options, stream, (key, build) =>
+      this.grammarFor(`tools:${key}`, build, "tools"),
+    );
+    let completion = 0;
+    let reasoningTokens = 0;
+    // evaluate() ends on its own only when the model samples an end-of-generation token
+    let finish: FinishReason = budget > 0 ? "stop" : "length";
+    try {
+      generation: if (budget > 0) {
+        for await (const token of sequence.evaluate(prompt, options)) {
+          if (request.signal?.aborted || model.isEogToken(token)) break;
+          // like llama-server, the tokens that made up a stop sequence count as completion tokens
+          completion++;
+          if (keepAnswer) answer.push(token);
+          const piece = text.push(token);
+          if (json !== undefined) {
+            json += piece;
+            // the grammar's value is complete once its trailing newlines begin; it would only add more of them
+            if (json.endsWith(JSON_GRAMMAR_END)) break;
+          } else {
+            const wasReasoning = stream.inReasoning;
+            const events = stream.push(piece);
+            if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
+            trigger?.(piece, stream);
+            for (const event of events) {
+              if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
+              yield event;
+            }
+            if (stream.stopped) break;
+          }
+          if (completion >= budget) {
+            finish = "length";
+            break;
+          }
+        }
+      }
+      request.signal?.throwIfAborted();
+      if (json !== undefined) {
+        json += text.flush();
+        const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
+        if (content !== "") yield { type: "delta", text: content };
+      } else {
+        const rest = stream.stopped ? [] : stream.push(text.flush());
+        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
+        if (stream.stopped) finish = "stop";
+        if (finish === "stop" && stream.started > 0) finish = "tool_calls";
+      }
+      yield {
+        type: "done",
+        prompt_tokens: prompt.length,
+        completion_tokens: completion,
+        finish_reason: finish,
+        ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
+        model_sha256: loaded.sha256,
+      };
+    } finally {
+      // every session starts from an empty context: nothing of one caller's prompt stays for the next
+      await sequence.clearHistory();
+    }
+  }
+
+  /** A grammar compiled once per key (a client sends the same few schemas and tools again and again). */
+  private async grammarFor(key: string, build: (llama: Llama) => Promise<string>, param: string): Promise<LlamaGrammar> {
+    let grammar = this.grammars.get(key);
+    if (grammar) {
+      this.grammars.delete(key); // most recently used last
+    } else {
+      grammar = this.compile(build, param);
+      grammar.catch(() => this.grammars.delete(key));
+      if (this.grammars.size >= GRAMMAR_CACHE_SIZE) this.grammars.delete(this.grammars.keys().next().value!);
+    }
+    this.grammars.set(key, grammar);
+    return grammar;
+  }
+
+  private async compile(build: (llama: Llama) => Promise<string>, param: string): Promise<LlamaGrammar> {
+    this.grammarCompiles++;
+    const llama = await this.llama!;
+    try {
+      return await llama.createGrammar({ grammar: await build(llama) });
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw new ApiError("invalid_value", `${param} cannot be compiled into a grammar: ${(err as Error).message}`, { param });
+    }
+  }
+
+  /** Loads the alias (verifying its file first) unless it is the one already loaded. Caller holds the turn. */
+  private async load(alias: string): Promise<Loaded> {
+    if (this.loaded?.alias === alias) return this.loaded;
+    await this.unloadNow();
+    const { path, sha256 } = await this.options.store.verify(alias);
+    const started = performance.now();
+    this.llama ??= getLlama({ gpu: this.options.gpu ?? "auto" });
+    const llama = await this.llama;
+    const model = await llama.loadModel({ modelPath: path });
+    try {
+      const context = await model.createContext({
+        contextSize: Math.min(model.trainContextSize, this.options.contextSize ?? DEFAULT_CONTEXT_SIZE),
+        threads: this.threads,
+        sequences: 1,
+      });
+      const wrapper = resolveChatWrapper(model);
+      // what node-llama-cpp itself counts tokens by; llama.cpp loads no GGUF without it
+      const vocabularySize = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length;
+      if (vocabularySize === undefined) throw new Error(`${alias}: the GGUF lists no tokenizer.ggml.tokens`);
+      this.loaded = { alias, sha256, model, vocabularySize, wrapper, context, sequence: context.getSequence() };
+    } catch (err) {
+      await model.dispose();
+      throw err;
+    }
+    this.loads++;
+    const ms = Math.round(performance.now() - started);
+    this.options.log?.(`loaded ${alias} (${this.loaded.wrapper.wrapperName} chat wrapper, ${this.threads} threads) in ${ms} ms`);
+    return this.loaded;
+  }
+
+  private scheduleUnload(): void {
+    clearTimeout(this.idleTimer);
+    if (!this.loaded) return;
+    this.idleTimer = setTimeout(() => void this.unloadWhenFree(), this.options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
+    this.idleTimer.unref(); // an idle model must not keep the process alive
+  }
+
+  private async unloadWhenFree(): Promise<void> {
+    const release = await this.turn.acquire();
+    try {
+      const alias = this.loaded?.alias;
+      await this.unloadNow();
+      if (alias) this.options.log?.(`unloaded ${alias} after ${this.options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS} ms idle`);
+    } finally {
+      release();
+    }
+  }
+
+  private async unloadNow(): Promise<void> {
+    const loaded = this.loaded;
+    this.loaded = undefined;
+    if (!loaded) return;
+    await loaded.context.dispose();
+    await loaded.model.dispose();
+  }
+
+  /** Unloads everything and releases llama.cpp. */
+  async dispose(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    const release = await this.turn.acquire();
+    try {
+      await this.unloadNow();
+      this.grammars.clear();
+      if (this.llama) await (await this.llama).dispose();
+      this.llama = undefined;
+    } finally {
+      release();
+    }
+  }
+}

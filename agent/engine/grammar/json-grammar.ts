@@ -1,0 +1,48 @@
+// The GBNF text for a JSON schema: node-llama-cpp's generator run on the normalised schema, with its number rules
+// tightened, because they allow 16-digit exponents ("3e414150" parses to Infinity, and "5e-3" is no integer).
+import type { Llama } from "node-llama-cpp";
+import { normalize } from "../../../src/schema/prepare.ts";
+
+/** The JSON-schema grammar ends with these newlines (then any more): stop on them and trim them. */
+export const JSON_GRAMMAR_END = "\n\n\n\n";
+
+const EXPONENT = ' ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
+// a 16-digit mantissa times 10^±99 stays finite
+const SMALL_EXPONENT = " ([eE] [-+]? [0-9]{1,2})?";
+const TERMINATOR = / "\\n\\n\\n\\n" \[\\n\]\*\s*$/;
+
+function replaceIn(line: string, from: string, to: string): string {
+  if (!line.includes(from)) throw new Error(`unexpected node-llama-cpp number rule: ${line}`);
+  return line.replace(from, to);
+}
+
+/** Integers without an exponent, other numbers with at most a two-digit one. */
+export function tightenNumberRules(gbnf: string): string {
+  return gbnf
+    .split("\n")
+    .map((line) => {
+      if (line.startsWith("integer-number-rule ::=")) return replaceIn(line, EXPONENT, "");
+      if (line.startsWith("fractional-number-rule ::=")) return replaceIn(line, EXPONENT, SMALL_EXPONENT);
+      return line;
+    })
+    .join("\n");
+}
+
+/** The root rule without the trailing-newline terminator, for embedding the value in a larger grammar. */
+export function withoutTerminator(gbnf: string): string {
+  const lines = gbnf.split("\n");
+  const root = lines.findIndex((l) => l.startsWith("root ::="));
+  if (root < 0 || !TERMINATOR.test(lines[root]!)) throw new Error("unexpected node-llama-cpp JSON-schema grammar: no terminator on its root rule");
+  lines[root] = lines[root]!.replace(TERMINATOR, "");
+  return lines.join("\n");
+}
+
+/**
+ * GBNF for values of `schema` (normalised first; a SchemaError for an unreadable one), for
+ * `llama.createGrammar({ grammar })`. With `terminator`, the text ends like the library's own: `JSON_GRAMMAR_END`.
+ */
+export async function jsonSchemaGbnf(llama: Llama, schema: unknown, { terminator = true } = {}): Promise<string> {
+  const grammar = await llama.createGrammarForJsonSchema(normalize(schema) as never);
+  const text = tightenNumberRules(grammar.grammar);
+  return terminator ? text : withoutTerminator(text);
+}

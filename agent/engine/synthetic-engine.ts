@@ -1,0 +1,58 @@
+// The benchmark engine (`svc-agent start --engine synthetic`): no model, N tokens at a fixed pace, the way
+// Bifrost and LiteLLM benchmark against mock upstreams. It lets `npm run bench` measure what the gateway,
+// coordinator, sealing and receipts add, apart from inference. Its receipts name the catalog's pinned file
+// although none ran, so an agent using it never claims a rung above `process` (see agent/daemon/start.ts).
+import { setTimeout as sleep } from "node:timers/promises";
+import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
+import { Slots } from "./slots.ts";
+
+export interface SyntheticOptions {
+  /** Tokens per answer, unless max_tokens is lower. */
+  tokens: number;
+  /** Pause before each token; 0 emits them back to back. */
+  tokenMs: number;
+  /** The catalog's pinned SHA-256 for an alias, which the receipt names. */
+  sha256Of(alias: string): string;
+}
+
+/** One word per token, so content length and token counts stay easy to check. */
+const WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit"];
+
+/** About four characters per token, the usual rule of thumb, so usage is plausible without a tokenizer. */
+export function syntheticPromptTokens(request: Pick<GenerateRequest, "messages">): number {
+  const chars = request.messages.reduce((sum, m) => sum + m.role.length + (m.content ?? "").length, 0);
+  return Math.max(1, Math.ceil(chars / 4));
+}
+
+export class SyntheticEngine implements InferenceEngine {
+  private readonly turn = new Slots();
+
+  constructor(readonly options: SyntheticOptions) {}
+
+  async *generate(request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
+    const { signal } = request;
+    const release = await this.turn.acquire(signal);
+    try {
+      const count = Math.min(request.max_tokens, this.options.tokens);
+      for (let i = 0; i < count; i++) {
+        if (this.options.tokenMs > 0) await sleep(this.options.tokenMs, undefined, { signal });
+        signal?.throwIfAborted();
+        yield { type: "delta", text: `${i === 0 ? "" : " "}${WORDS[i % WORDS.length]}` };
+      }
+      signal?.throwIfAborted();
+      yield {
+        type: "done",
+        prompt_tokens: syntheticPromptTokens(request),
+        completion_tokens: count,
+        finish_reason: count < this.options.tokens ? "length" : "stop",
+        model_sha256: this.options.sha256Of(request.model),
+      };
+    } finally {
+      release();
+    }
+  }
+
+  dispose(): Promise<void> {
+    return Promise.resolve();
+  }
+}

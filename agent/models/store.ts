@@ -1,0 +1,96 @@
+// Where each catalog alias's GGUF lives on this machine, whether it is there, whether it matches its pin,
+// and which aliases this machine can offer (file present and enough memory).
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { findAlias, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
+import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
+import type { OnBytes } from "../../src/crypto/sha256-node.ts";
+import { VerifiedFiles } from "./verified-files.ts";
+
+export const DEFAULT_MODELS_DIR = join(DEFAULT_DATA_DIR, "models");
+
+export class ModelFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ModelFileError";
+  }
+}
+
+export interface ModelStoreOptions {
+  catalog: Catalog;
+  modelsDir?: string;
+  /** `--model ALIAS=PATH`: a file outside the models dir; it must still match the alias's pin. */
+  overrides?: ReadonlyMap<string, string>;
+  verified?: VerifiedFiles;
+}
+
+/** Parses repeated `--model ALIAS=PATH` flags against the catalog. */
+export function parseModelOverrides(catalog: Catalog, flags: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const flag of flags) {
+    const eq = flag.indexOf("=");
+    const alias = flag.slice(0, eq);
+    if (eq <= 0 || eq === flag.length - 1) throw new ModelFileError(`--model ${flag}: expected ALIAS=PATH`);
+    if (!findAlias(catalog, alias)) throw new ModelFileError(`--model ${flag}: ${alias} is not a catalog alias`);
+    out.set(alias, flag.slice(eq + 1));
+  }
+  return out;
+}
+
+export class ModelStore {
+  readonly catalog: Catalog;
+  readonly modelsDir: string;
+  private readonly overrides: ReadonlyMap<string, string>;
+  private readonly verified: VerifiedFiles;
+
+  constructor(options: ModelStoreOptions) {
+    this.catalog = options.catalog;
+    this.modelsDir = options.modelsDir ?? DEFAULT_MODELS_DIR;
+    this.overrides = options.overrides ?? new Map();
+    this.verified = options.verified ?? new VerifiedFiles();
+  }
+
+  entry(alias: string): CatalogEntry {
+    const entry = findAlias(this.catalog, alias);
+    if (!entry) throw new ModelFileError(`${alias} is not a catalog alias`);
+    return entry;
+  }
+
+  pathFor(alias: string): string {
+    return this.overrides.get(alias) ?? join(this.modelsDir, this.entry(alias).file);
+  }
+
+  isPresent(alias: string): boolean {
+    return existsSync(this.pathFor(alias));
+  }
+
+  /** Aliases this machine can serve: the file is present and `min_memory_gb` fits in `memoryGb`. */
+  offered(memoryGb: number): string[] {
+    return this.catalog.models.filter((m) => m.min_memory_gb <= memoryGb && this.isPresent(m.alias)).map((m) => m.alias);
+  }
+
+  /**
+   * Checks the alias's file against its pin (size first, then SHA-256, cached by path + size + mtime) and
+   * returns its path. Throws ModelFileError, naming both hashes, when it does not match.
+   */
+  async verify(alias: string, onBytes?: OnBytes): Promise<{ path: string; sha256: string }> {
+    const entry = this.entry(alias);
+    const path = this.pathFor(alias);
+    if (!existsSync(path)) {
+      throw new ModelFileError(`${alias}: model file ${path} is missing (run: svc-agent pull ${alias})`);
+    }
+    const size = statSync(path).size;
+    if (size !== entry.size_bytes) {
+      throw new ModelFileError(
+        `${alias}: ${path} is ${size} bytes but the catalog pins ${entry.size_bytes}; refusing to load it`,
+      );
+    }
+    const sha256 = await this.verified.sha256(path, onBytes);
+    if (sha256 !== entry.sha256) {
+      throw new ModelFileError(
+        `${alias}: ${path} has sha256 ${sha256} but the catalog pins ${entry.sha256}; refusing to load it`,
+      );
+    }
+    return { path, sha256 };
+  }
+}

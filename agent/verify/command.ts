@@ -1,0 +1,128 @@
+// `svc-agent verify FILE`: re-checks a saved response's receipt offline (RECEIPTS.md) and says whether the key
+// that signed it is tied to a provider you trust: a directory listing, a known key, or keys seen before.
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { checkSavedResponse, readSavedResponse, receiptStatus, type Receipt, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../../src/receipt/index.ts";
+import { TRUST_LEVELS } from "../../src/receipt/rungs.ts";
+import { checkKnownKey } from "./known-keys.ts";
+
+export interface VerifyFlags {
+  /** A provider listing (`{gateway}/v1/providers`) whose entry for the receipt's provider must match it. */
+  providers?: string;
+  apiKey?: string;
+  /** The provider's Ed25519 key, hex, known some other way (`--key`, or its old name `--provider-key`). */
+  key?: string;
+  providerKey?: string;
+  /** A file of keys seen before (trust on first use). */
+  trustOnFirstUse?: string;
+  /** The `x-svc-receipt-nonce` the caller sent. */
+  nonce?: string;
+}
+
+/** The process exit code for each verdict; 3 when the check could not run (file, listing), 64 for usage. */
+export const VERIFY_EXIT: Record<ReceiptStatus, number> = { valid: 0, invalid: 1, unverified: 2 };
+export const CANNOT_CHECK_EXIT = 3;
+
+export const UNVERIFIED_LINE = "UNVERIFIED: signature and hashes hold, but nothing ties the key to a provider you trust";
+
+const KINDS: Record<SavedKind, string> = {
+  response: "a chat completion response",
+  receipt: "a receipt alone",
+  stream: "an SSE transcript",
+};
+
+const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional() }));
+type ListingEntry = z.infer<typeof ListingSchema>[number];
+
+/**
+ * Prints the report and resolves the verdict. A file that is no saved response is `invalid`; a file or
+ * listing it cannot read throws, which the command line turns into CANNOT_CHECK_EXIT.
+ */
+export async function verifyFile(path: string, flags: VerifyFlags, print: (line: string) => void): Promise<ReceiptStatus> {
+  const text = await readFile(path, "utf8").catch((err: Error) => {
+    throw new Error(`cannot read ${path}: ${err.message}`);
+  });
+  let saved;
+  try {
+    saved = readSavedResponse(text);
+  } catch (err) {
+    print(`${path}: not a saved response`);
+    print(`INVALID: ${(err as Error).message}`);
+    return "invalid";
+  }
+  const key = flags.key ?? flags.providerKey;
+  const base: ReceiptExpectations = {
+    ...(key === undefined ? {} : { signingKey: key }),
+    ...(flags.nonce === undefined ? {} : { clientNonce: flags.nonce }),
+  };
+  let verdict = checkSavedResponse(saved, base);
+  const extra: ReceiptCheck[] = [];
+  if (flags.providers !== undefined && verdict.receipt) {
+    const { url, entry } = await listingEntry(flags.providers, flags.apiKey, verdict.receipt.provider_id);
+    extra.push(listedCheck(url, verdict.receipt.provider_id, entry));
+    // the listing's rung and serial, not the receipt's own claim, are what it is held to
+    if (entry) verdict = checkSavedResponse(saved, { ...base, providerId: entry.id, trustLevel: entry.trust, ...(entry.serial === undefined ? {} : { serial: entry.serial }) });
+  }
+  const receipt = verdict.receipt;
+  if (flags.trustOnFirstUse !== undefined && receipt) {
+    const holds = verdict.problems.length === 0 && extra.every((c) => c.ok);
+    // only a receipt that otherwise holds may introduce a key
+    extra.push(checkKnownKey(flags.trustOnFirstUse, receipt, holds));
+  }
+  const problems = [...verdict.problems, ...extra.filter((c) => !c.ok).map((c) => c.detail)];
+  const status = receiptStatus(problems, verdict.status === "valid" || extra.some((c) => c.check === "known_key" && c.ok));
+
+  print(`${path}: ${KINDS[saved.kind]}`);
+  for (const problem of saved.problems) print(`  FAIL  ${problem}`);
+  for (const check of [...verdict.checks, ...extra]) print(`  ${check.ok ? "ok  " : "FAIL"}  ${check.detail}`);
+  for (const note of notes(flags, receipt, saved.content === undefined)) print(`  --    ${note}`);
+  print(verdictLine(status, problems, receipt));
+  return status;
+}
+
+function notes(flags: VerifyFlags, receipt: Receipt | undefined, noContent: boolean): string[] {
+  if (!receipt) return [];
+  const out: string[] = [];
+  if (noContent) out.push("response_sha256 not recomputed: the file holds no content");
+  if (flags.providers === undefined && flags.key === undefined && flags.providerKey === undefined && flags.trustOnFirstUse === undefined) {
+    out.push("the key's owner not checked: pass --providers URL, --key HEX or --trust-on-first-use FILE");
+  } else if (flags.providers === undefined) {
+    out.push(`trust_level ${receipt.trust_level} is the provider's own claim: only --providers holds it to a directory`);
+  }
+  return out;
+}
+
+function verdictLine(status: ReceiptStatus, problems: string[], receipt: Receipt | undefined): string {
+  if (status === "invalid" || !receipt) return `INVALID: ${problems.join("; ")}`;
+  if (status === "unverified") return UNVERIFIED_LINE;
+  return `VALID: receipt ${receipt.id} signed by provider ${receipt.provider_id} at rung ${receipt.trust_level} for ${receipt.model_id}`;
+}
+
+async function listingEntry(url: string, apiKey: string | undefined, providerId: string): Promise<{ url: string; entry: ListingEntry | undefined }> {
+  const listingUrl = providersUrl(url);
+  const res = await fetch(listingUrl, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} }).catch((err: Error) => {
+    throw new Error(`cannot reach ${listingUrl}: ${err.message}`);
+  });
+  if (!res.ok) throw new Error(`${listingUrl} answered ${res.status}${res.status === 401 ? " (pass --api-key or set SVC_API_KEY)" : ""}`);
+  const listing = ListingSchema.safeParse(await res.json().catch(() => undefined));
+  if (!listing.success) throw new Error(`${listingUrl} did not return a provider listing`);
+  return { url: listingUrl, entry: listing.data.find((p) => p.id === providerId) };
+}
+
+function listedCheck(url: string, providerId: string, entry: ListingEntry | undefined): ReceiptCheck {
+  return {
+    check: "listed",
+    ok: entry !== undefined,
+    detail: entry
+      ? `provider ${providerId} is listed by ${url} at rung ${entry.trust}${entry.serial === undefined ? "" : ` with serial ${entry.serial}`}`
+      : `provider ${providerId} is not listed by ${url}`,
+  };
+}
+
+/** Accepts the listing's own URL, the API base (`…/v1`) or the gateway origin. */
+export function providersUrl(url: string): string {
+  const parsed = new URL(url);
+  const path = parsed.pathname.replace(/\/+$/, "");
+  if (!path.endsWith("/v1/providers")) parsed.pathname = path.endsWith("/v1") ? `${path}/providers` : `${path}/v1/providers`;
+  return parsed.toString();
+}

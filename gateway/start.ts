@@ -1,0 +1,181 @@
+// `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
+// embedded coordinator on its own port unless `--coordinator URL` names a remote one.
+import type { ReasoningFormat } from "./openai/tools-request.ts";
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { loadCatalog, type Catalog } from "../src/catalog.ts";
+import type { TrustLevel } from "../src/receipt/rungs.ts";
+import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
+import { Authenticator, OperatorKeys } from "./keys/auth.ts";
+import { BODY_LIMIT_BYTES } from "./http/body.ts";
+import { LocalFabric } from "./fabric/local.ts";
+import { WebSocketFabric } from "./fabric/websocket.ts";
+import { CoordinatorClient } from "./directory/coordinator-client.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
+import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
+import { closeServer, listen } from "./http/listen.ts";
+import type { HttpTimeouts } from "./http/timeouts.ts";
+import { GatewayMetrics } from "./metrics.ts";
+import { createGatewayServer } from "./routes.ts";
+import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
+import { makePrivateDataDir } from "./keys/private-files.ts";
+import type { KeyStore } from "./keys/key-store.ts";
+import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { SqliteKeyStore } from "./keys/sqlite-store.ts";
+import type { QueueLimits } from "./coordinator/registry.ts";
+import { UserKeys } from "./keys/user-keys.ts";
+import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
+import { NewKeyFlash } from "./web/new-key-flash.ts";
+import { Admins } from "./web/admins.ts";
+import { OidcClient, type OidcSettings } from "./web/oidc.ts";
+import type { SignIn } from "./web/routes.ts";
+import { loadCookieSecret, Sessions } from "./web/session.ts";
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  /** A remote coordinator; without it one is embedded on `coordinatorPort`. */
+  coordinatorUrl?: string;
+  coordinatorPort: number;
+  /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
+  coordinatorHost?: string;
+  /** `--gateway-secret`: presented to a remote coordinator; the embedded one gets a fresh one when unset. */
+  gatewaySecret?: string;
+  /** `--open-enrollment`: the embedded coordinator admits any machine as a provider. */
+  openEnrollment?: boolean;
+  queueLimits?: Partial<QueueLimits>;
+  catalogPath?: string;
+  /** The embedded coordinator's trust anchors. */
+  releaseKeysPath?: string;
+  rootsDir?: string;
+  floor: TrustLevel;
+  dataDir: string;
+  operatorKeys: string[];
+  /** Sign-in for the settings page; without it only operator keys work. */
+  oidc?: OidcSettings;
+  /** `--admin-emails`: signed-in users who see every user's usage at /settings/usage (lower-cased). */
+  adminEmails?: string[];
+  keepaliveMs?: number;
+  /** What a request that names no reasoning_format gets (default "none": reasoning stays in content, SPEC §1). */
+  reasoningFormat?: ReasoningFormat;
+  /** Per-key rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
+  limits?: LimitSettings;
+  /** Slowloris limits on the request head and body. */
+  httpTimeouts?: HttpTimeouts;
+  heartbeatMs?: number;
+  rechallengeMs?: number;
+  logger: Logger;
+}
+
+export interface RunningGateway {
+  url: string;
+  coordinatorUrl: string;
+  /** Whether the coordinator runs in this process. */
+  embedded: boolean;
+  catalog: Catalog;
+  /** Where people sign in and make keys, when an identity provider is configured. */
+  signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
+  /** Issues a provider enrollment token in this gateway's key store (what `providers enroll` does); returns its secret. */
+  enrollProvider(name: string, expiresAt: number | null): { id: string; secret: string };
+  /** Stops accepting, gives requests in flight up to `graceMs` (default 0) to finish, then closes everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** The user keys, cookies and OIDC client behind the settings page. */
+function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins): SignIn {
+  const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
+  const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
+  const oidc = new OidcClient(settings, logger);
+  oidc.warmUp();
+  return { oidc, sessions, users, flash: new NewKeyFlash(), admins };
+}
+
+export async function serve(options: ServeOptions): Promise<RunningGateway> {
+  if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
+  const catalog = loadCatalog(options.catalogPath);
+  makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
+  const store = SqliteKeyStore.open(options.dataDir);
+  let coordinator: RunningCoordinator | undefined;
+  // the embedded coordinator takes only this gateway's link: a secret made now, known to no one else
+  const gatewaySecret = options.gatewaySecret ?? (options.coordinatorUrl === undefined ? randomBytes(32).toString("base64url") : undefined);
+  if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {
+    options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
+  }
+  try {
+    if (options.coordinatorUrl === undefined) {
+      coordinator = await startCoordinator({
+        host: options.coordinatorHost ?? "127.0.0.1",
+        port: options.coordinatorPort,
+        catalog,
+        releaseKeysPath: options.releaseKeysPath,
+        rootsDir: options.rootsDir,
+        enrollment: enrollmentLookup(store),
+        openEnrollment: options.openEnrollment,
+        gatewaySecret,
+        limits: options.queueLimits,
+        logger: options.logger,
+        heartbeatMs,
+        rechallengeMs: options.rechallengeMs,
+      });
+    }
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
+  // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
+  // `auth` exist by the time a request asks
+  const admins: Admins = new Admins(options.adminEmails ?? [], (req): boolean => limiter.authenticate(req, () => auth.authenticate(req.headers.authorization)).kind === "operator");
+  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
+  // the embedded coordinator is reached in-process; a remote one over its WebSocket
+  const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
+  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }));
+  const metrics = new GatewayMetrics(() => directory.connected);
+  const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
+    overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
+    limited: (limit) => metrics.rateLimited(limit),
+  });
+  const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
+  const { server: gatewayServer, drain } = createGatewayServer(
+    {
+      catalog,
+      directory,
+      metrics,
+      floor: options.floor,
+      auth,
+      limiter,
+      signIn,
+      keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+      reasoningFormat: options.reasoningFormat ?? "none",
+      bodyLimitBytes: BODY_LIMIT_BYTES,
+    },
+    options.logger,
+    options.httpTimeouts,
+  );
+  const shutdown = async (graceMs = 0) => {
+    await drain(graceMs);
+    await closeServer(gatewayServer);
+    await directory.close();
+    await coordinator?.close();
+    signIn?.users.close();
+    store.close();
+  };
+  try {
+    const url = await listen(gatewayServer, options.port, options.host, "gateway");
+    const signInInfo = signIn && {
+      settingsUrl: `${signIn.oidc.settings.publicUrl.href.replace(/\/+$/, "")}/settings`,
+      redirectUri: signIn.oidc.redirectUri,
+      issuer: signIn.oidc.settings.issuer.href,
+    };
+    const enrollProvider = (name: string, expiresAt: number | null) => {
+      const { token, secret } = store.enrollProvider(name, expiresAt);
+      return { id: token.id, secret };
+    };
+    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, enrollProvider, close: shutdown };
+  } catch (err) {
+    await shutdown();
+    throw err;
+  }
+}

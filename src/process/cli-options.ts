@@ -1,0 +1,97 @@
+// Argument parsers shared by the two command lines.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CommanderError, InvalidArgumentError, type Command, type OutputConfiguration } from "commander";
+import { Hex32 } from "../receipt/hex.ts";
+import { PACKAGE_ROOT } from "./package-root.ts";
+import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
+
+export const positiveNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("expected a positive number");
+  return n;
+};
+
+export const positiveInteger = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+};
+
+export const nonNegativeInteger = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("expected a whole number, 0 or more");
+  return n;
+};
+
+export const port = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port number (0-65535)");
+  return n;
+};
+
+/** For repeatable options such as `--model A=P --model B=Q`. */
+export const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** A repeatable `--model ALIAS=PATH` whose file must exist now: a typo fails at start, not at the first request. */
+export const existingModelFile = (value: string, previous: string[]): string[] => {
+  const eq = value.indexOf("=");
+  if (eq <= 0 || eq === value.length - 1) throw new InvalidArgumentError("expected ALIAS=PATH");
+  const path = value.slice(eq + 1);
+  if (!existsSync(path)) throw new InvalidArgumentError(`no file at ${path}`);
+  return [...previous, value];
+};
+
+/** A raw Ed25519 public key. */
+export const hexKey = (value: string): string => {
+  if (!Hex32.safeParse(value).success) throw new InvalidArgumentError("expected 64 lowercase hex characters");
+  return value;
+};
+
+/** An `x-svc-receipt-nonce` value. */
+export const receiptNonce = (value: string): string => {
+  if (!CLIENT_NONCE_PATTERN.test(value)) throw new InvalidArgumentError("expected 16 to 64 base64url characters");
+  return value;
+};
+
+/** An http(s) URL. */
+export const httpUrl = (value: string): string => {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new InvalidArgumentError("expected an http:// or https:// URL");
+  return value;
+};
+
+/** sysexits.h EX_USAGE: a command line commander refused, never confused with a command's own exit codes. */
+export const USAGE_EXIT = 64;
+
+/** Commander's usage errors as one line, `bin: unknown option '--x' (Did you mean --y?); see --help`, without the help text. */
+export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
+  outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}; see --help\n`),
+});
+
+/** This package's version, for `--version` on both bins. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** A per-key rate-limit override: a positive integer, or `default` (null) to follow the operator's default again. */
+export const limitOverride = (value: string): number | null => {
+  if (value === "default") return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer or `default`");
+  return n;
+};
+
+/** Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one line and exit 1. */
+export async function runProgram(program: Command, bin: string): Promise<void> {
+  try {
+    await program.parseAsync();
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // commander has printed the error (or the help or version asked for) already
+      process.exitCode = err.exitCode === 0 ? 0 : USAGE_EXIT;
+    } else {
+      console.error(`${bin}: ${(err as Error).message}`);
+      process.exitCode = 1;
+    }
+  }
+}

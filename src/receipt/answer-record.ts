@@ -1,0 +1,46 @@
+// An answer as it is assembled from its pieces, the same way on both ends of a session: the agent signs what it
+// sent and the gateway checks the receipt against what it relayed, so both must build content, reasoning and
+// tool calls alike.
+import * as z from "zod";
+
+export const MAX_CALL_ID_LENGTH = 256;
+
+/** One entry of an assistant message's `tool_calls`, in a history or in an answer. */
+export const ToolCallSchema = z.strictObject({
+  id: z.string().min(1).max(MAX_CALL_ID_LENGTH),
+  type: z.literal("function"),
+  function: z.strictObject({ name: z.string(), arguments: z.string() }),
+});
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+export type AnswerPiece =
+  | { type: "delta"; text: string }
+  | { type: "reasoning"; text: string }
+  | { type: "tool_call"; index: number; id: string; name: string }
+  | { type: "tool_args"; index: number; text: string };
+
+export class AnswerRecord {
+  content = "";
+  /** Null until reasoning arrives apart (only under `reasoning_format: "parsed"`). */
+  reasoning: string | null = null;
+  readonly toolCalls: ToolCall[] = [];
+
+  /** Throws when a call piece is out of order: calls are numbered 0, 1, … and arguments follow their call. */
+  add(piece: AnswerPiece): void {
+    if (piece.type === "delta") this.content += piece.text;
+    else if (piece.type === "reasoning") this.reasoning = (this.reasoning ?? "") + piece.text;
+    else if (piece.type === "tool_call") {
+      if (piece.index !== this.toolCalls.length) throw new Error(`tool call ${piece.index} begins out of order (expected ${this.toolCalls.length})`);
+      this.toolCalls.push({ id: piece.id, type: "function", function: { name: piece.name, arguments: "" } });
+    } else {
+      const call = this.toolCalls[piece.index];
+      if (call === undefined) throw new Error(`arguments for tool call ${piece.index}, which has not begun`);
+      call.function.arguments += piece.text;
+    }
+  }
+
+  /** OpenAI's `message.content`: null for a turn that only calls tools. */
+  get messageContent(): string | null {
+    return this.content === "" && this.toolCalls.length > 0 ? null : this.content;
+  }
+}

@@ -1,0 +1,133 @@
+// The receipt's public types (RECEIPTS.md), with no imports, so the package entry's index.d.ts can hand this
+// file to SDK users as it is; src/receipt/receipt.ts checks its zod schema parses to exactly `Receipt`.
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** v2, under `reasoning_format: "parsed"`: how many of the completion tokens were the think block. */
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
+/** `tool_calls` only in a v2 receipt. */
+export type FinishReason = "stop" | "length" | "tool_calls";
+
+/** The fields every version has. */
+interface ReceiptBase {
+  id: string;
+  /** Unix seconds at signing. */
+  created: number;
+  provider_id: string;
+  trust_level: "process" | "transparent" | "hardware";
+  /** Present at the `hardware` rung only. */
+  serial?: string;
+  model_id: string;
+  model_hub_id: string;
+  model_revision: string;
+  model_sha256: string;
+  request_sha256: string;
+  response_sha256: string;
+  gateway_nonce: string;
+  client_nonce: string | null;
+  signing_key: string;
+  signature: string;
+}
+
+/** A plain answer: content only. */
+export interface ReceiptV1 extends ReceiptBase {
+  version: 1;
+  usage: Omit<Usage, "completion_tokens_details">;
+  finish_reason: "stop" | "length";
+}
+
+/** An answer to a request with tools or `reasoning_format: "parsed"`: it also covers the tool calls and the reasoning. */
+export interface ReceiptV2 extends ReceiptBase {
+  version: 2;
+  usage: Usage;
+  finish_reason: FinishReason;
+  /** SHA-256 of the RFC 8785 JSON of `message.tool_calls` as returned; null when the answer made no call. */
+  tool_calls_sha256: string | null;
+  /** SHA-256 of `reasoning_content` as returned; null when there is none. */
+  reasoning_sha256: string | null;
+}
+
+/** `svc_receipt`: the signed payload (DESIGN §5) plus `signing_key` and `signature`, all flat. */
+export type Receipt = ReceiptV1 | ReceiptV2;
+
+/** What the signature covers: the receipt less `signing_key` and `signature` (per version). */
+export type ReceiptPayload = Receipt extends infer R ? (R extends Receipt ? Omit<R, "signing_key" | "signature"> : never) : never;
+
+/**
+ * What a verifier knows independently of the receipt; each one given is checked, the rest are not. Only
+ * `signingKey` or `providerId` (the SHA-256 of the key) ties the receipt to a provider you trust: without
+ * either, a receipt that holds together is `unverified`, never `valid`.
+ */
+export interface ReceiptExpectations {
+  /** The Ed25519 key a directory attested for the provider (never the one inside the receipt). */
+  signingKey?: string;
+  /** The provider the request went to (from a listing you trust), or the pin it named (a prefix of the id). */
+  providerId?: string;
+  pin?: string;
+  /** The rung the directory granted, and the serial it disclosed at `hardware`. */
+  trustLevel?: Receipt["trust_level"];
+  serial?: string;
+  /** The catalog pins of the alias requested. */
+  model?: { alias: string; hub_id: string; revision: string; sha256: string };
+  /** SHA-256 of the exact plaintext sealed to the provider. */
+  requestSha256?: string;
+  /** The content returned to the caller; its SHA-256 must be `response_sha256`. */
+  content?: string;
+  /** `message.tool_calls` as returned (empty when none); a v2 receipt's `tool_calls_sha256` must cover it. */
+  toolCalls?: readonly unknown[];
+  /** `reasoning_content` as returned, or null when none; a v2 receipt's `reasoning_sha256` must cover it. */
+  reasoning?: string | null;
+  /** The receipt version the request calls for (2 when it offered tools or asked for reasoning apart). */
+  version?: 1 | 2;
+  gatewayNonce?: string;
+  /** The caller's `x-svc-receipt-nonce`, or null when it sent none. */
+  clientNonce?: string | null;
+  /** What a response reported beside the receipt (any value; it is parsed): it must be the receipt's. */
+  usage?: unknown;
+  finishReason?: string | null;
+}
+
+export interface ReceiptCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * `valid`: every check holds and the key is one you trust; `invalid`: a check failed; `unverified`: the
+ * signature and hashes hold, but nothing given ties the key to a provider you trust (anyone can make a key).
+ */
+export type ReceiptStatus = "valid" | "invalid" | "unverified";
+
+export interface ReceiptVerdict {
+  status: ReceiptStatus;
+  /** `status === "valid"`: false for an unverified receipt too, so a caller that reads only this fails closed. */
+  valid: boolean;
+  /** Present when the object has the receipt format (even if a check failed). */
+  receipt?: Receipt;
+  checks: ReceiptCheck[];
+  /** The details of the failed checks, for error messages and logs. */
+  problems: string[];
+}
+
+export type SavedKind = "response" | "receipt" | "stream";
+
+/** What `readSavedResponse` finds in a saved body, receipt or SSE transcript. */
+export interface SavedResponse {
+  kind: SavedKind;
+  /** The `svc_receipt` found (not yet checked), or undefined when the file carries none. */
+  receipt: unknown;
+  /** The assistant content in the file; absent for a receipt alone. */
+  content?: string;
+  /** The tool calls and reasoning in the file (a response or a stream; absent for a receipt alone). */
+  toolCalls?: unknown[];
+  reasoning?: string | null;
+  usage?: unknown;
+  finishReason?: string | null;
+  /** Why the file itself cannot vouch for an answer (a failed stream, a missing receipt, …). */
+  problems: string[];
+}

@@ -1,0 +1,306 @@
+// Prepares an OpenAI `response_format` / tool `parameters` JSON Schema for node-llama-cpp's grammar generator
+// (`llama.createGrammarForJsonSchema`): one walk both rewrites it into the subset the generator handles correctly and
+// says, per keyword and path, whether the grammar enforces it, it is an annotation, it needed a rewrite, or it cannot be enforced.
+import type { GbnfJsonSchema } from "node-llama-cpp";
+import { ANNOTATIONS, anyJson, COMBINATORS, constraining, FAMILY, FORMATS, isObj, mergeAll, TYPES, UNSUPPORTED, type At, type Obj } from "./keywords.ts";
+import { deepEqual, pointer, resolveLocalRef, validate } from "./validate.ts";
+
+export type KeywordKind = "enforced" | "annotation" | "rewritten" | "unsupported";
+
+export interface KeywordUse {
+  keyword: string;
+  /** JSON pointer to the keyword in the schema, e.g. "/properties/city/pattern" (a missing `type`: where it would be). */
+  path: string;
+  kind: KeywordKind;
+  note?: string;
+}
+
+/** A schema the walk cannot make sense of (not an object, a `$ref` to nowhere, an unknown type): a 400 either way. */
+export class SchemaError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`${path || "/"}: ${message}`);
+  }
+}
+
+export interface PreparedSchema {
+  /** What to hand to `createGrammarForJsonSchema`. */
+  schema: GbnfJsonSchema;
+  /** Every keyword the input uses, in walk order. */
+  uses: KeywordUse[];
+}
+
+const isScalar = (v: unknown) => v === null || ["string", "number", "boolean"].includes(typeof v);
+
+export function prepareSchema(schema: unknown): PreparedSchema {
+  return new Preparer(schema).run();
+}
+/**
+ * The schema rewritten into what the library handles correctly (see `classifyKeywords` for what is lost). Optional
+ * properties are always generated (the library cannot leave one out); that output is still valid for the schema.
+ */
+export const normalize = (schema: unknown): GbnfJsonSchema => prepareSchema(schema).schema;
+export const classifyKeywords = (schema: unknown): KeywordUse[] => prepareSchema(schema).uses;
+/** OpenAI strict mode: the first keyword the grammar cannot enforce, to refuse the request with a 400. */
+export const strictRefusal = (schema: unknown): KeywordUse | undefined => classifyKeywords(schema).find((u) => u.kind === "unsupported");
+
+class Preparer {
+  private readonly uses: KeywordUse[] = [];
+  private readonly seen = new Set<string>();
+  /** Referenced subschemas by JSON pointer: each becomes one root `$defs` entry. */
+  private readonly defs = new Map<string, { name: string; schema?: Obj }>();
+
+  constructor(private readonly root: unknown) {}
+
+  run(): PreparedSchema {
+    let schema = this.node(this.root, "");
+    if (this.defs.size > 0) {
+      const $defs = Object.fromEntries([...this.defs.values()].map((d) => [d.name, d.schema!]));
+      // the generator reads $defs on $ref, oneOf, object and array schemas only
+      schema = "$ref" in schema || "oneOf" in schema || schema.type === "object" || schema.type === "array"
+        ? { ...schema, $defs } : { oneOf: [schema], $defs };
+    }
+    return { schema: schema as GbnfJsonSchema, uses: this.uses };
+  }
+
+  private use(keyword: string, path: string, kind: KeywordKind, note?: string): void {
+    const key = `${kind}\0${keyword}\0${path}\0${note}`;
+    if (this.seen.has(key)) return; // merged branches walk their shared keywords more than once
+    this.seen.add(key);
+    this.uses.push(note === undefined ? { keyword, path, kind } : { keyword, path, kind, note });
+  }
+
+  private node(raw: unknown, path: string, at: At = (k) => pointer(path, k)): Obj {
+    if (raw === true) return this.use("true", path, "rewritten", "boolean schema: any JSON"), anyJson();
+    if (raw === false) return this.use("false", path, "unsupported", "boolean schema that nothing matches"), anyJson();
+    if (!isObj(raw)) throw new SchemaError(path, "a schema must be an object or a boolean");
+    for (const k of Object.keys(raw)) {
+      if (ANNOTATIONS.has(k)) this.use(k, at(k), "annotation");
+      else if (k === "$defs" || k === "definitions") this.walkDefs(raw[k], at(k), k);
+    }
+    if (typeof raw.$ref === "string") return this.ref(raw, at);
+    if (Object.keys(raw).some((k) => COMBINATORS.has(k))) {
+      const out = this.combinator(raw, path, at);
+      if (out) return out;
+    }
+    return this.typed(raw, path, at);
+  }
+
+  /** Definitions are walked where they stand, so keywords in unreferenced ones are listed too. */
+  private walkDefs(defs: unknown, path: string, keyword: string): void {
+    if (!isObj(defs)) throw new SchemaError(path, `${keyword} must be an object`);
+    this.use(keyword, path, keyword === "$defs" ? "enforced" : "rewritten", keyword === "$defs" ? undefined : "emitted as $defs");
+    for (const [name, def] of Object.entries(defs)) this.node(def, pointer(path, name));
+  }
+
+  private ref(raw: Obj, at: At): Obj {
+    const ref = raw.$ref as string;
+    for (const k of constraining(raw)) if (k !== "$ref") this.use(k, at(k), "unsupported", "beside $ref: the grammar follows the $ref only");
+    const target = resolveLocalRef(this.root, ref);
+    if (!ref.startsWith("#") || (ref.length > 1 && !ref.startsWith("#/"))) {
+      this.use("$ref", at("$ref"), "unsupported", "only local JSON-pointer references (#/…) are supported");
+      return anyJson();
+    }
+    if (target === undefined) throw new SchemaError(at("$ref"), `$ref ${ref} points to nothing in this schema`);
+    const key = decodeURIComponent(ref.slice(1));
+    const direct = /^\/\$defs\/[^/]+$/.test(key);
+    this.use("$ref", at("$ref"), direct ? "enforced" : "rewritten", direct ? undefined : "points outside $defs: emitted as a $defs entry");
+    let def = this.defs.get(key);
+    if (!def) {
+      def = { name: `d${this.defs.size}` };
+      this.defs.set(key, def); // before the walk, so a recursive reference finds it
+      def.schema = this.node(target, key);
+    }
+    return { $ref: `#/$defs/${def.name}` };
+  }
+
+  /** oneOf / anyOf (a plain alternation in the grammar) and allOf (merged when its branches do not overlap). */
+  private combinator(raw: Obj, path: string, at: At): Obj | undefined {
+    const branches = (k: string) => {
+      const list = raw[k];
+      if (!Array.isArray(list) || list.length === 0) throw new SchemaError(at(k), `${k} must be a non-empty array`);
+      return list.map((schema, i) => ({ schema, path: pointer(at(k), i) }));
+    };
+    let alternatives: { schema: unknown; path: string }[] | undefined;
+    if ("oneOf" in raw) {
+      this.use("oneOf", at("oneOf"), "enforced", "as anyOf: a value matching several branches is not refused");
+      alternatives = branches("oneOf");
+    }
+    if ("anyOf" in raw) {
+      if (alternatives) this.use("anyOf", at("anyOf"), "unsupported", "beside oneOf");
+      else this.use("anyOf", at("anyOf"), "rewritten", "to oneOf"), (alternatives = branches("anyOf"));
+    }
+    const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => !COMBINATORS.has(k)));
+    if ("allOf" in raw) {
+      const all = branches("allOf");
+      if (alternatives) this.use("allOf", at("allOf"), "unsupported", "beside oneOf/anyOf");
+      else if (all.length === 1) this.use("allOf", at("allOf"), "rewritten", "single branch"), (alternatives = all);
+      else {
+        const merged = mergeAll([{ schema: rest, path: "" }, ...all], at);
+        if (!merged) return this.use("allOf", at("allOf"), "unsupported", "branches share keywords"), undefined;
+        this.use("allOf", at("allOf"), "rewritten", "branches merged");
+        return this.node(merged.schema, path, merged.at);
+      }
+    }
+    if (!alternatives) return undefined;
+    const out: Obj[] = [];
+    for (const branch of alternatives) {
+      // keywords beside the combinator apply to every branch: merged into each, narrowing `type`
+      const merged = mergeAll([{ schema: rest, path: "" }, branch], at);
+      if (merged === null) continue; // types that cannot meet: this branch matches nothing
+      if (!merged) {
+        for (const k of constraining(rest)) this.use(k, at(k), "unsupported", "beside a oneOf/anyOf branch that also sets it");
+        out.push(this.node(branch.schema, branch.path));
+      } else out.push(this.node(merged.schema, branch.path, merged.at));
+    }
+    if (out.length === 0) throw new SchemaError(path, "no oneOf/anyOf branch can match");
+    return { oneOf: out };
+  }
+
+  private typed(raw: Obj, path: string, at: At): Obj {
+    if ("const" in raw || "enum" in raw) {
+      const out = this.literal(raw, at);
+      if (out) return out;
+    }
+    let types: string[];
+    if (raw.type === undefined) {
+      const families = [...new Set(Object.keys(raw).filter((k) => FAMILY[k]).map((k) => FAMILY[k]!))];
+      this.use("type", at("type"), "rewritten", families.length > 0 ? `missing: ${families.join(", ")} inferred from its keywords` : "missing: any JSON");
+      if (families.length === 0) {
+        for (const k of constraining(raw)) if (!COMBINATORS.has(k)) this.use(k, at(k), "annotation", "unknown keyword: ignored, as JSON Schema says");
+        return anyJson();
+      }
+      types = families;
+    } else {
+      types = Array.isArray(raw.type) ? raw.type : [raw.type];
+      if (types.length === 0 || types.some((t) => !TYPES.includes(t as string))) throw new SchemaError(at("type"), `unknown type ${JSON.stringify(raw.type)}`);
+    }
+    const handled = new Set(["type", "enum", "const", ...COMBINATORS]);
+    const parts: Obj[] = [];
+    const basic: string[] = []; // plain scalar types, grouped into one { type: [...] }
+    for (const t of new Set(types)) {
+      if (t === "object") parts.push(this.object(raw, at, handled));
+      else if (t === "array") parts.push(this.array(raw, at, handled));
+      else if (t === "string" && Object.keys(raw).some((k) => FAMILY[k] === "string" && !UNSUPPORTED.has(k))) parts.push(this.string(raw, at, handled));
+      else basic.push(t);
+    }
+    if (basic.length > 0) parts.push({ type: basic.length === 1 ? basic[0] : basic });
+    if (raw.type !== undefined) this.use("type", at("type"), parts.length > 1 ? "rewritten" : "enforced", parts.length > 1 ? "to oneOf, one schema per type" : undefined);
+    for (const k of constraining(raw)) {
+      if (handled.has(k)) continue;
+      if (UNSUPPORTED.has(k)) this.use(k, at(k), "unsupported");
+      else if (FAMILY[k]) this.use(k, at(k), "annotation", `applies to ${FAMILY[k]} values only, which the type excludes`);
+      else this.use(k, at(k), "annotation", "unknown keyword: ignored, as JSON Schema says");
+    }
+    return parts.length === 1 ? parts[0]! : { oneOf: parts };
+  }
+
+  /** const / enum: the grammar emits only the listed scalars, so members the other keywords refuse are filtered out. */
+  private literal(raw: Obj, at: At): Obj | undefined {
+    const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => k !== "const" && k !== "enum"));
+    const fits = (v: unknown) => validate(v, rest, this.root).length === 0;
+    let out: Obj | undefined;
+    if ("const" in raw) {
+      if (!isScalar(raw.const)) this.use("const", at("const"), "unsupported", "object and array values are not supported");
+      else if (!fits(raw.const)) throw new SchemaError(at("const"), "the const value breaks the schema's other keywords");
+      else this.use("const", at("const"), "enforced"), (out = { const: raw.const });
+    }
+    if ("enum" in raw) {
+      if (!Array.isArray(raw.enum)) throw new SchemaError(at("enum"), "enum must be an array");
+      const scalars = raw.enum.filter(isScalar);
+      const kept = scalars.filter(fits).filter((v) => !out || deepEqual(v, out.const));
+      if (scalars.length === 0) this.use("enum", at("enum"), "unsupported", "object and array members are not supported");
+      else if (kept.length === 0) throw new SchemaError(at("enum"), "no enum member satisfies the schema");
+      else {
+        const dropped = raw.enum.length - kept.length;
+        this.use("enum", at("enum"), dropped > 0 ? "rewritten" : "enforced", dropped > 0 ? `${dropped} member(s) the schema cannot produce dropped` : undefined);
+        out = { enum: kept };
+      }
+    }
+    if (!out) return undefined;
+    for (const k of constraining(rest)) if (!COMBINATORS.has(k)) this.use(k, at(k), "enforced", "by filtering the const/enum values");
+    return out;
+  }
+
+  private object(raw: Obj, at: At, handled: Set<string>): Obj {
+    for (const k of ["properties", "required", "additionalProperties", "minProperties", "maxProperties"]) handled.add(k);
+    const props = raw.properties ?? {};
+    const required = raw.required ?? [];
+    if (!isObj(props)) throw new SchemaError(at("properties"), "properties must be an object");
+    if (!Array.isArray(required) || required.some((r) => typeof r !== "string")) throw new SchemaError(at("required"), "required must be an array of names");
+    const out: Obj = { type: "object" };
+    const properties: Obj = {};
+    if ("properties" in raw) this.use("properties", at("properties"), "enforced", "every property is generated, optional ones too, in schema order");
+    for (const [name, sub] of Object.entries(props)) {
+      if (sub === false) this.use("false", pointer(at("properties"), name), "rewritten", "a property that must be absent is never generated");
+      else properties[name] = this.node(sub, pointer(at("properties"), name));
+    }
+    const extra = raw.additionalProperties;
+    if (extra !== undefined) {
+      this.use("additionalProperties", at("additionalProperties"), "enforced");
+      out.additionalProperties = typeof extra === "boolean" ? extra : this.node(extra, at("additionalProperties"));
+    }
+    if ("required" in raw) this.use("required", at("required"), "enforced", "all properties are generated; a required name without one gets one");
+    for (const name of required as string[]) {
+      if (!(name in properties) && props[name] !== false) properties[name] = isObj(out.additionalProperties) ? out.additionalProperties : anyJson();
+    }
+    if (typeof raw.minProperties === "number") (out.minProperties = raw.minProperties), this.use("minProperties", at("minProperties"), "enforced");
+    if (typeof raw.maxProperties === "number") {
+      out.maxProperties = raw.maxProperties;
+      // always generating optional properties must not overrun maxProperties: keep required ones first
+      const names = Object.keys(properties);
+      const over = names.length > raw.maxProperties;
+      if (over) {
+        const keep = new Set([...names.filter((n) => required.includes(n)), ...names.filter((n) => !required.includes(n))].slice(0, Math.max(0, raw.maxProperties)));
+        for (const n of names) if (!keep.has(n)) delete properties[n];
+      }
+      this.use("maxProperties", at("maxProperties"), over ? "rewritten" : "enforced", over ? "optional properties past the limit are never generated" : undefined);
+    }
+    if (Object.keys(properties).length > 0) out.properties = properties;
+    return out;
+  }
+
+  private array(raw: Obj, at: At, handled: Set<string>): Obj {
+    for (const k of ["items", "prefixItems", "additionalItems", "minItems", "maxItems"]) handled.add(k);
+    const out: Obj = { type: "array" };
+    const tuple = Array.isArray(raw.items); // draft-07: items as an array, additionalItems for the rest
+    const prefixKey = tuple ? "items" : "prefixItems";
+    const restKey = tuple ? "additionalItems" : "items";
+    const prefix = raw[prefixKey] ?? [];
+    if (!Array.isArray(prefix)) throw new SchemaError(at(prefixKey), `${prefixKey} must be an array`);
+    if (prefixKey in raw) this.use(prefixKey, at(prefixKey), tuple ? "rewritten" : "enforced", tuple ? "array form: to prefixItems" : undefined);
+    if (prefix.length > 0) out.prefixItems = prefix.map((s, i) => this.node(s, pointer(at(prefixKey), i)));
+    if (!tuple && "additionalItems" in raw) this.use("additionalItems", at("additionalItems"), "annotation", "ignored without array-form items");
+    let maxItems = typeof raw.maxItems === "number" ? raw.maxItems : undefined;
+    const rest = raw[restKey];
+    if (rest === false) {
+      this.use(restKey, at(restKey), "rewritten", "false: maxItems set to the prefixItems length");
+      maxItems = Math.min(maxItems ?? Infinity, prefix.length);
+    } else if (rest !== undefined) {
+      this.use(restKey, at(restKey), tuple ? "rewritten" : "enforced", tuple ? "to items" : undefined);
+      out.items = this.node(rest, at(restKey));
+    }
+    if (typeof raw.minItems === "number") (out.minItems = raw.minItems), this.use("minItems", at("minItems"), "enforced");
+    if (typeof raw.maxItems === "number") this.use("maxItems", at("maxItems"), "enforced");
+    if (maxItems !== undefined) out.maxItems = maxItems;
+    return out;
+  }
+
+  private string(raw: Obj, at: At, handled: Set<string>): Obj {
+    for (const k of ["minLength", "maxLength", "format"]) handled.add(k);
+    const format = raw.format;
+    if (format !== undefined && FORMATS.has(format as string)) {
+      this.use("format", at("format"), "enforced", "the day is not checked against the month");
+      for (const k of ["minLength", "maxLength"]) if (k in raw) this.use(k, at(k), "unsupported", "beside format");
+      return { type: "string", format };
+    }
+    if (format !== undefined) this.use("format", at("format"), "unsupported", "only date, time and date-time are generated");
+    const out: Obj = { type: "string" };
+    for (const k of ["minLength", "maxLength"]) {
+      if (typeof raw[k] === "number") (out[k] = raw[k]), this.use(k, at(k), "enforced", "in characters; a \\u escape counts as one, and so does each byte of invalid UTF-8 a model emits");
+    }
+    return out;
+  }
+}

@@ -1,0 +1,52 @@
+// The coordinator's agent protocol on `/v1/agent` (DESIGN §1): attest, advertise, run sealed sessions. Agents are
+// other people's machines, so every message is parsed with zod at both ends; the gateway protocol, between our own
+// parts, is src/wire/gateway.ts. Every session message carries only ciphertext for the prompt and tokens.
+import { z } from "zod";
+import { EvidenceSchema } from "../trust/attestation.ts";
+import { GATEWAY_MAX_FRAME_BYTES, MAX_ALIAS_LENGTH, SESSION_ID } from "./gateway.ts";
+import { Hex32 } from "../receipt/hex.ts";
+import { TRUST_LEVELS } from "../receipt/rungs.ts";
+
+export const AGENT_PATH = "/v1/agent";
+/** An agent's frames are small (a token, a receipt); anything bigger is a broken or hostile agent. */
+export const AGENT_MAX_FRAME_BYTES = 1024 * 1024;
+
+const SessionId = z.string().regex(SESSION_ID);
+// Sealed bytes as base64. No pattern is matched over them per message: the end that opens them checks their
+// AEAD tag, which any other character fails, so a regex here would only cost a pass over every frame.
+const Base64 = z.string().max(GATEWAY_MAX_FRAME_BYTES);
+const Alias = z.string().min(1).max(MAX_ALIAS_LENGTH);
+const Trust = z.enum(TRUST_LEVELS);
+
+export const ToAgentSchema = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("challenge"), nonce: Hex32 }),
+  z.strictObject({ t: z.literal("granted"), rung: Trust, provider_id: Hex32, serial: z.string().optional(), refusals: z.array(z.string()) }),
+  z.strictObject({ t: z.literal("refused"), reason: z.string() }),
+  /** `whole`: the caller takes the answer in one piece (not a stream), so it comes back in one frame. */
+  z.strictObject({ t: z.literal("session"), id: SessionId, alias: Alias, enc: Base64, ct: Base64, whole: z.literal(true).optional() }),
+  z.strictObject({ t: z.literal("cancel"), id: SessionId }),
+]);
+export type ToAgent = z.infer<typeof ToAgentSchema>;
+
+export const FromAgentSchema = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("evidence"), evidence: EvidenceSchema }),
+  z.strictObject({ t: z.literal("advertise"), aliases: z.array(Alias).max(64) }),
+  z.strictObject({ t: z.literal("frame"), id: SessionId, data: Base64 }),
+  /** The agent is free again; `error` says why a session ended without its last frame. */
+  z.strictObject({ t: z.literal("end"), id: SessionId, error: z.string().max(500).optional() }),
+  /** The agent is shutting down: route nothing more here; the running session may still finish. */
+  z.strictObject({ t: z.literal("leaving") }),
+]);
+export type FromAgent = z.infer<typeof FromAgentSchema>;
+
+/** Parses one WebSocket text message; undefined for anything that is not valid JSON of this schema. */
+export function parseMessage<T>(schema: z.ZodType<T>, data: unknown): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(String(data));
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}

@@ -1,0 +1,160 @@
+// The coordinator's gateway protocol on `/v1/gateway` (DESIGN §1, §7): a copy of the directory kept by deltas,
+// sealed requests placed on the provider the gateway chose, relayed sealed frames. Both ends are our own code and
+// the link is admitted by the coordinator's secret, so a message is checked by hand for what its reader relies on,
+// a few `typeof`s and no zod (issue 18: zod stays at the outer boundaries); whatever fails is a broken peer.
+import type { AttestationRecord } from "../trust/attestation-record.ts";
+import type { ApiError } from "../errors.ts";
+import { TRUST_LEVELS, type TrustLevel } from "../receipt/rungs.ts";
+
+export const GATEWAY_PATH = "/v1/gateway";
+/** A sealed request can carry the gateway's 4 MiB body limit, base64-grown by a third. */
+export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
+/** The most providers one placement may exclude (those that already failed it). */
+export const MAX_EXCLUDED = 1000;
+
+/** SPEC §2.4's provider record, as the directory reports it (each gateway applies its own floor). */
+export interface ProviderRecord {
+  id: string;
+  model_ids: string[];
+  trust: TrustLevel;
+  busy: boolean;
+  waiting: number;
+  /** Only at the `hardware` rung. */
+  serial?: string;
+}
+
+/** A directory entry: the SPEC §2.4 record plus the attested keys a gateway seals to and checks receipts by. */
+export interface ProviderEntry extends ProviderRecord {
+  signing_key: string;
+  sealing_key: string;
+}
+
+/** A directory entry as the gateways' copies hold it: with when it was last given a session, for routing's tie-break. */
+export interface DirectoryEntry extends ProviderEntry {
+  last_assigned: number;
+}
+
+export interface WireError {
+  code: string;
+  message: string;
+  param: string | null;
+  retry_after_s?: number;
+}
+
+/** An API error as the coordinator tells it to a gateway, Retry-After included. */
+export function toWireError(err: ApiError): WireError {
+  return { code: err.code, message: err.message, param: err.param, ...(err.retryAfterS === undefined ? {} : { retry_after_s: err.retryAfterS }) };
+}
+
+export type FromGateway =
+  /** The evidence a provider was last granted its rung for (`GET /v1/providers/{id}/attestation`). */
+  | { t: "attestation"; rid: number; id: string }
+  /**
+   * A sealed request placed on the provider the gateway chose from its copy of the directory, with what it was
+   * chosen for, so the coordinator can check the choice still holds (and answer `stale` when it does not).
+   */
+  | {
+      t: "place";
+      id: string;
+      provider: string;
+      alias: string;
+      floor: TrustLevel;
+      pin?: string;
+      /** Providers that already failed this request before its session started. */
+      exclude: string[];
+      enc: string;
+      ct: string;
+      /** The caller takes the answer in one piece (not a stream), so it may come back in one frame. */
+      whole?: true;
+    }
+  | { t: "cancel"; id: string };
+
+export type ToGateway =
+  /**
+   * The directory: the whole of it when `reset` (first on every link), otherwise what changed since the last
+   * one: entries to put (new or changed: load, rung, aliases) and ids that left routing. `more`: the whole
+   * directory continues in the next message. `placed`: this gateway's placements (and refusals) that `put`
+   * already counts, so its copy stops counting them itself.
+   */
+  | { t: "directory"; reset?: true; more?: true; put: DirectoryEntry[]; gone: string[]; placed?: string[] }
+  /** null: no provider with that id is connected. */
+  | { t: "attestation"; rid: number; record: AttestationRecord | null }
+  /** The chosen provider no longer fits the request (left, changed, or another is less loaded): choose again. */
+  | { t: "stale"; id: string }
+  | { t: "rejected"; id: string; error: WireError }
+  | { t: "frame"; id: string; data: string }
+  | { t: "end"; id: string; error?: string }
+  /** The provider left: before any of the session's frames was relayed (`started` false) the gateway may route elsewhere. */
+  | { t: "gone"; id: string; started: boolean; reason: string };
+
+/**
+ * A session id, as both protocols hold it (an agent's zod schema too): checking it here keeps a broken gateway from
+ * breaking an agent's link. It is a short id, not sealed bytes: no pattern is ever matched over those.
+ */
+export const SESSION_ID = /^[A-Za-z0-9_-]{8,64}$/;
+/** The longest model alias either protocol carries. */
+export const MAX_ALIAS_LENGTH = 128;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === "string";
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const optional = (v: unknown, check: (v: unknown) => boolean) => v === undefined || check(v);
+const isSessionId = (v: unknown): v is string => isStr(v) && SESSION_ID.test(v);
+const isTrust = (v: unknown): v is TrustLevel => (TRUST_LEVELS as readonly unknown[]).includes(v);
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isStr);
+
+/** The JSON object in one text message, or undefined. */
+function object(data: unknown): Obj | undefined {
+  try {
+    const value: unknown = JSON.parse(String(data));
+    return isObj(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isPlacement(m: Obj): boolean {
+  return isSessionId(m.id) && isStr(m.provider) && isStr(m.alias) && m.alias.length > 0 && m.alias.length <= MAX_ALIAS_LENGTH && isTrust(m.floor) && optional(m.pin, isStr) &&
+    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true);
+}
+
+/** A gateway's message at the coordinator; undefined for anything that is not one. */
+export function readFromGateway(data: unknown): FromGateway | undefined {
+  const m = object(data);
+  if (m === undefined) return undefined;
+  const ok = m.t === "attestation" ? Number.isInteger(m.rid) && isStr(m.id) : m.t === "place" ? isPlacement(m) : m.t === "cancel" && isSessionId(m.id);
+  return ok ? (m as FromGateway) : undefined;
+}
+
+function isEntry(e: unknown): boolean {
+  return isObj(e) && isStr(e.id) && isStrings(e.model_ids) && isTrust(e.trust) && typeof e.busy === "boolean" && isNum(e.waiting) &&
+    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr);
+}
+
+function isToGateway(m: Obj): boolean {
+  switch (m.t) {
+    case "directory":
+      return Array.isArray(m.put) && m.put.every(isEntry) && isStrings(m.gone) && optional(m.placed, isStrings);
+    case "attestation":
+      return Number.isInteger(m.rid) && (m.record === null || isObj(m.record));
+    case "stale":
+      return isStr(m.id);
+    case "rejected":
+      return isStr(m.id) && isObj(m.error) && isStr(m.error.code) && isStr(m.error.message) && (m.error.param === null || isStr(m.error.param));
+    case "frame":
+      return isStr(m.id) && isStr(m.data);
+    case "end":
+      return isStr(m.id) && optional(m.error, isStr);
+    case "gone":
+      return isStr(m.id) && typeof m.started === "boolean" && isStr(m.reason);
+    default:
+      return false;
+  }
+}
+
+/** The coordinator's message at a gateway; undefined for anything that is not one. */
+export function readToGateway(data: unknown): ToGateway | undefined {
+  const m = object(data);
+  return m !== undefined && isToGateway(m) ? (m as ToGateway) : undefined;
+}
