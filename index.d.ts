@@ -1,9 +1,9 @@
 // Types of the package entry (index.js). The data types come from src/receipt/types.ts, which has no imports
 // and so compiles anywhere; tsc holds the three declarations below to the implementation (test/receipts.test.ts
 // assigns each to the other).
-import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt-types.js";
+import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt/types.js";
 
-export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptV1, ReceiptV2, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt-types.js";
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptV1, ReceiptV2, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt/types.js";
 
 /** A plain answer's receipt version; answers to requests with tools or parsed reasoning get `RECEIPT_VERSION_TOOLS`. */
 export declare const RECEIPT_VERSION: 1;

@@ -20,9 +20,9 @@ execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "-
 
 writeFileSync(
   join(NEXT, "index.js"),
-  `// The package entry: the offline receipt verifier (RECEIPTS.md), src/receipt/index.ts; written by scripts/build.ts.\nexport { ${ENTRY.join(", ")} } from "./src/verifier.js";\n`,
+  `// The package entry: the offline receipt verifier (RECEIPTS.md), src/receipt/index.ts; written by scripts/build.ts.\nexport { ${ENTRY.join(", ")} } from "./src/receipt/index.js";\n`,
 );
-// its imports (./src/receipt-types.js) resolve to the emitted declarations beside it
+// its imports (./src/receipt/types.js) resolve to the emitted declarations beside it
 copyFileSync(join(ROOT, "index.d.ts"), join(NEXT, "index.d.ts"));
 
 for (const bin of ["svc-agent", "svc-gateway"]) {

@@ -9,9 +9,9 @@ import {
   forcedTools,
   prefixRules,
   toolArgsGbnf,
-  TOOL_CALL_OPEN,
   type GrammarTool,
 } from "../agent/engine/grammar/tool-grammar.ts";
+import { TOOL_CALL_OPEN } from "../agent/engine/qwen3-markup.ts";
 import { generate, loadTinyLlama, userPrompt, type TinyLlama } from "./fixtures/tiny-llama.ts";
 
 const SEEDS = [1, 2, 3, 4];

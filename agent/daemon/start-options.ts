@@ -1,10 +1,15 @@
 // The flags `svc-agent start` takes, declared once: `start` runs with them and `service install` writes
 // them into the service file, so the two can never drift apart.
 import { Command, Option } from "commander";
+import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
 import { existingModelFile, nonNegativeInteger, positiveInteger, positiveNumber } from "../../src/process/cli-options.ts";
 import { DEFAULT_MODELS_DIR } from "../models/store.ts";
 import { DEFAULT_LOG_MAX_MB } from "./log-file.ts";
+import { PACKAGE_ROOT } from "../../src/process/package-root.ts";
+
+/** A release ships its signed manifest here; `--release-manifest` points elsewhere. */
+export const BUNDLED_MANIFEST_PATH = join(PACKAGE_ROOT, "release-manifest.json");
 
 export interface StartFlags {
   coordinator: string;

@@ -3,21 +3,19 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadCatalog, type Catalog } from "../../src/catalog.ts";
-import { measure, PACKAGE_ROOT } from "../../src/trust/measure.ts";
+import { measure } from "../../src/trust/measure.ts";
 import { loadManifest } from "../../src/trust/release-manifest.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
 import { AgentDaemon } from "./coordinator-link.ts";
 import { Engine } from "../engine/engine.ts";
 import type { Faults } from "./test-faults.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
+import { BUNDLED_MANIFEST_PATH } from "./start-options.ts";
 import { loadOrCreateKeys } from "./identity.ts";
 import { memoryGb } from "./machine.ts";
 import { ModelStore, parseModelOverrides } from "../models/store.ts";
 import { SyntheticEngine } from "../engine/synthetic-engine.ts";
 import { VerifiedFiles } from "../models/verified-files.ts";
-
-/** A release ships its signed manifest here; `--release-manifest` points elsewhere. */
-export const BUNDLED_MANIFEST_PATH = join(PACKAGE_ROOT, "release-manifest.json");
 
 export interface StartAgentOptions {
   coordinatorUrl: string;

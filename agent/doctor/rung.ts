@@ -10,7 +10,7 @@ import { measure } from "../../src/trust/measure.ts";
 import { loadManifest, loadReleaseKeys, type ReleaseManifest } from "../../src/trust/release-manifest.ts";
 import { runAttestor } from "../daemon/attestor.ts";
 import type { AgentKeys } from "../daemon/identity.ts";
-import { BUNDLED_MANIFEST_PATH } from "../daemon/start.ts";
+import { BUNDLED_MANIFEST_PATH } from "../daemon/start-options.ts";
 import { fail, pass, type Check } from "./check.ts";
 
 export interface TrustInput {

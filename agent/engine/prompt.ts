@@ -2,8 +2,7 @@
 // given, no default system prompt, then the assistant generation prompt.
 import type { ChatHistoryItem, ChatModelResponse, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
 import type { ChatMessage } from "../../src/session/sealed-request.ts";
-
-const THINK_CLOSE = "</think>";
+import { THINK_CLOSE, THINK_OPEN } from "./qwen3-markup.ts";
 
 /**
  * An earlier assistant turn's `<think>…</think>` becomes a thought segment, so the template can drop it the
@@ -12,7 +11,9 @@ const THINK_CLOSE = "</think>";
 function modelResponse(content: string): ChatModelResponse {
   const close = content.lastIndexOf(THINK_CLOSE);
   if (close < 0) return { type: "model", response: [content] };
-  const thought = content.slice(0, close).replace(/^\s*<think>/, "").replace(/^\n+|\n+$/g, "");
+  const before = content.slice(0, close);
+  const open = before.trimStart().startsWith(THINK_OPEN) ? before.indexOf(THINK_OPEN) + THINK_OPEN.length : 0;
+  const thought = before.slice(open).replace(/^\n+|\n+$/g, "");
   const answer = content.slice(close + THINK_CLOSE.length).replace(/^\n+/, "");
   return {
     type: "model",

@@ -1,11 +1,10 @@
 // The special tokens that must not be sampled inside tool-call arguments. A grammar's string rule accepts any token
 // whose text fits, and `<think>`, `</think>`, `<tool_call>`… fit (MEMO gotcha 8): ban them by id while a call is open.
 import type { LlamaModel, Token } from "node-llama-cpp";
+import { QWEN3_MARKUP } from "./qwen3-markup.ts";
 
 export type SpecialTokenVocab = Pick<LlamaModel, "iterateAllTokens" | "getTokenAttributes" | "isEogToken" | "detokenize" | "tokenize">;
 
-/** Qwen3's own markup, looked up by text when the vocabulary cannot be listed. */
-const QWEN3_MARKUP = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<|im_start|>"];
 
 /**
  * Ids of control and user-defined tokens that have text and do not end generation: none of them belongs inside a
@@ -17,7 +16,7 @@ export function argumentTokenBan(model: SpecialTokenVocab): Token[] {
     const attributes = model.getTokenAttributes(token);
     if ((attributes.control || attributes.userDefined) && !model.isEogToken(token) && model.detokenize([token], true) !== "") banned.add(token);
   }
-  // iterateAllTokens lists nothing when the GGUF's token list was not read: fall back to the known markup
+  // iterateAllTokens lists nothing when the GGUF's token list was not read: fall back to Qwen3's own markup, by text
   for (const text of QWEN3_MARKUP) {
     const tokens = model.tokenize(text, true);
     if (tokens.length === 1 && !model.isEogToken(tokens[0])) banned.add(tokens[0]!);

@@ -11,8 +11,7 @@ import {
   type ChatModelSegment,
 } from "node-llama-cpp";
 import { historyProblems, type FunctionTool, type HistoryProblem, type ToolCall, type ToolHistoryMessage } from "../../src/session/tools.ts";
-import { THINK_CLOSE, THINK_OPEN } from "./answer/think-splitter.ts";
-import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "./grammar/tool-grammar.ts";
+import { THINK_CLOSE, THINK_OPEN, TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "./qwen3-markup.ts";
 
 export type MessageContent = string | null | undefined | readonly { type: "text"; text: string }[];
 

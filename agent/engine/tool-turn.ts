@@ -18,7 +18,8 @@ import type { GenerateRequest } from "./inference.ts";
 import { renderPrompt } from "./prompt.ts";
 import { tokenBias } from "./sampler.ts";
 import { singleToken } from "./special-tokens.ts";
-import { composeToolCallBodyGrammar, composeToolCallGrammar, forcedTools, TOOL_CALL_OPEN, toolArgsGbnf, type GrammarTool } from "./grammar/tool-grammar.ts";
+import { composeToolCallBodyGrammar, composeToolCallGrammar, forcedTools, toolArgsGbnf, type GrammarTool } from "./grammar/tool-grammar.ts";
+import { TOOL_CALL_OPEN } from "./qwen3-markup.ts";
 import { qwenWrapper, toToolHistory, type HistoryMessage } from "./tool-history.ts";
 
 /**

@@ -6,8 +6,7 @@
 // `<think>\n\n</think>\n\n`, byte for byte the official template's enable_thinking=false prompt, so the model writes
 // content straight away; the splitter still routes a think block it writes anyway to reasoning.
 
-export const THINK_OPEN = "<think>";
-export const THINK_CLOSE = "</think>";
+import { THINK_CLOSE, THINK_OPEN } from "../qwen3-markup.ts";
 
 export interface ThinkPiece {
   kind: "reasoning" | "content";

@@ -1,7 +1,7 @@
 // Splits generated Qwen3 text into content and OpenAI tool calls, as a stream: content pieces (never a byte of
 // `<tool_call>` markup), then per call its index, id and name, then its argument text piece by piece.
 import { randomBytes } from "node:crypto";
-import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "../grammar/tool-grammar.ts";
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "../qwen3-markup.ts";
 
 /** One entry of an OpenAI `message.tool_calls`. */
 export interface ToolCall {

@@ -3,8 +3,7 @@
 import type { Llama } from "node-llama-cpp";
 import { jsonSchemaGbnf } from "./json-grammar.ts";
 
-export const TOOL_CALL_OPEN = "<tool_call>";
-export const TOOL_CALL_CLOSE = "</tool_call>";
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "../qwen3-markup.ts";
 
 /** An OpenAI function tool, as far as the grammar cares. */
 export interface GrammarTool {
