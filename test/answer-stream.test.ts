@@ -1,9 +1,9 @@
 // The answer pipeline (agent/engine/answer/answer-stream.ts) as a unit: decoded text in, content, reasoning and OpenAI tool-call
-// events out, whatever the split of the text into pieces. Stop cuts first, then the think block, then calls.
+// pieces out, whatever the split of the text into pieces. Stop cuts first, then the think block, then calls.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AnswerStream, type AnswerEvent, type AnswerOptions } from "../agent/engine/answer/answer-stream.ts";
-import { AnswerRecord } from "../src/receipt/answer-record.ts";
+import { AnswerStream, type AnswerOptions } from "../agent/engine/answer/answer-stream.ts";
+import { AnswerRecord, type AnswerPiece } from "../src/receipt/answer-record.ts";
 
 const ids = () => {
   let n = 0;
@@ -13,7 +13,7 @@ const ids = () => {
 /** Feeds `pieces` one by one and assembles what comes out as the gateway would. */
 function run(pieces: readonly string[], options: AnswerOptions) {
   const stream = new AnswerStream({ newId: ids(), ...options });
-  const events: AnswerEvent[] = [];
+  const events: AnswerPiece[] = [];
   for (const piece of pieces) {
     events.push(...stream.push(piece));
     if (stream.stopped) break;

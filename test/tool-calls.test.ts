@@ -5,7 +5,8 @@ import { LlamaGrammarEvaluationState, TokenBias, type Token } from "node-llama-c
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validate } from "../src/schema/validate.ts";
 import { argumentTokenBan, singleToken } from "../agent/engine/special-tokens.ts";
-import { parseToolCalls, ToolCallStream, type ParsedToolCalls, type ToolCallEvent } from "../agent/engine/answer/tool-calls.ts";
+import { parseToolCalls, ToolCallStream, type ParsedToolCalls } from "../agent/engine/answer/tool-calls.ts";
+import { AnswerRecord, type AnswerPiece } from "../src/receipt/answer-record.ts";
 import { composeToolCallGrammar, toolArgsGbnf } from "../agent/engine/grammar/tool-grammar.ts";
 import { generate, loadTinyLlama, userPrompt, type TinyLlama } from "./fixtures/tiny-llama.ts";
 
@@ -33,28 +34,21 @@ const CASES: [string, string | null, [string, string][], number][] = [
   ["<tool_call>\nnot json\n</tool_call>", "", [], 1],
   [`x${call("bad", "{\"a\": tru}")}`, "x", [["bad", '{"a": tru}']], 1],
   ['<tool_call>\n{"name": "f", "arguments": {}, "extra": 1}\n</tool_call>', null, [["f", "{}"]], 1],
-  ['Hi <tool_call>\n{"name": "f", "arguments": {"a": ', "Hi", [], 1],
+  // cut short (max_tokens): the call's pieces so far were sent, so the answer holds it as far as it got
+  ['Hi <tool_call>\n{"name": "f", "arguments": {"a": ', "Hi", [["f", '{"a": ']], 1],
 ];
 
-/** Feeds `pieces` to a stream and folds the events as parseToolCalls does, checking the event protocol on the way. */
-function streamed(pieces: string[]): ParsedToolCalls & { events: ToolCallEvent[] } {
+/** Feeds `pieces` to a stream and folds its answer pieces as both ends do, checking the piece protocol on the way. */
+function streamed(pieces: string[]): ParsedToolCalls & { events: AnswerPiece[] } {
   const stream = new ToolCallStream({ newId: ids() });
   const events = [...pieces.flatMap((p) => stream.push(p)), ...stream.end()];
-  const args = new Map<number, string>();
+  const answer = new AnswerRecord();
   for (const e of events) {
-    if (e.type === "call_start") {
-      expect(args.has(e.index)).toBe(false);
-      args.set(e.index, "");
-    } else if (e.type === "call_arguments") {
-      expect(args.has(e.index), "arguments before their call_start").toBe(true);
-      args.set(e.index, args.get(e.index)! + e.text);
-    } else if (e.type === "call_end") {
-      expect(e.call.function.arguments, "argument pieces join to the final string").toBe(args.get(e.index));
-    } else expect(e.text).not.toBe("");
+    if (e.type === "delta") expect(e.text).not.toBe("");
+    expect(e.type, "the parser gives content and calls, never reasoning").not.toBe("reasoning");
+    answer.add(e); // throws on a call begun out of order, or arguments before their call
   }
-  const content = events.flatMap((e) => (e.type === "content" ? [e.text] : [])).join("");
-  const toolCalls = events.flatMap((e) => (e.type === "call_end" ? [e.call] : []));
-  return { events, content: content === "" && toolCalls.length > 0 ? null : content, toolCalls, problems: stream.problems };
+  return { events, content: answer.messageContent, toolCalls: answer.toolCalls, problems: stream.problems };
 }
 
 const splitAt = (text: string, cuts: number[]) => {
@@ -101,7 +95,7 @@ describe("ToolCallStream", () => {
         const expected = parts.flatMap((p) => ("text" in p ? [] : [[p.name, p.args]]));
         expect(whole.toolCalls.map((c) => [c.function.name, c.function.arguments])).toEqual(expected);
         expect(whole.problems).toEqual([]);
-        for (const e of events) if (e.type === "content") expect(e.text).not.toContain("<tool_call>");
+        for (const e of events) if (e.type === "delta") expect(e.text).not.toContain("<tool_call>");
         if (expected.length === 0) expect(whole.content).toBe(source); // no calls: the text is untouched
       }),
       { numRuns: 400 },
@@ -151,19 +145,19 @@ describe("on the tiny model with the forced grammar and the special-token ban", 
     for (const ban of [false, true]) {
       for (const seed of [1, 2, 3, 4, 5, 6]) {
         const stream = new ToolCallStream({ newId: ids() });
-        const events: ToolCallEvent[] = [];
+        const answer = new AnswerRecord();
         const sampled: Token[] = [];
         const out = await generate(tiny, prompt, {
           temperature: 1, seed,
           grammarEvaluationState: new LlamaGrammarEvaluationState({ model: tiny.model, grammar }),
           tokenBias: () => (ban && stream.insideCall ? banned : open),
-        }, { maxTokens: 2000, onToken: (t) => (sampled.push(t), events.push(...stream.push(tiny.model.detokenize([t])))) });
-        events.push(...stream.end());
+        }, { maxTokens: 2000, onToken: (t) => (sampled.push(t), stream.push(tiny.model.detokenize([t])).forEach((p) => answer.add(p))) });
+        stream.end().forEach((p) => answer.add(p));
         expect(out.eog, `ban ${ban} seed ${seed}: ${JSON.stringify(out.text)}`).toBe(true);
         if (sampled.some((t) => tags.includes(t))) leaks[ban ? "ban" : "none"]++;
         const whole = parseToolCalls(out.text, { newId: ids() });
         expect(stream.problems).toEqual([]);
-        expect(events.filter((e) => e.type === "call_end").map((e) => e.type === "call_end" && e.call)).toEqual(whole.toolCalls);
+        expect(answer.toolCalls).toEqual(whole.toolCalls);
         expect(whole.content).toBeNull();
         for (const c of whole.toolCalls) expect(validate(JSON.parse(c.function.arguments), tools[0]!.parameters), c.function.arguments).toEqual([]);
       }

@@ -20,7 +20,7 @@ import type { ModelStore } from "../models/store.ts";
 import { Slots } from "./slots.ts";
 import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "./grammar/json-grammar.ts";
 import { jsonContent } from "./grammar/json-text.ts";
-import { MAX_TOOL_CALLS } from "../../src/session/sealed-request.ts";
+import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
 import { AnswerStream } from "./answer/answer-stream.ts";
 import { penalised, samplerOptions } from "./sampler.ts";
 import { argumentTokenBan } from "./special-tokens.ts";

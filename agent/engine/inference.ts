@@ -1,5 +1,6 @@
-// What a session runs on: a generator of answer events (text, reasoning, tool calls) and one `done` record. The llama.cpp engine is the one
+// What a session runs on: a generator of answer pieces (text, reasoning, tool calls) and one `done` record. The llama.cpp engine is the one
 // that serves; the synthetic engine exists only so benchmarks can isolate the gateway path from inference.
+import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { FinishReason } from "../../src/receipt/receipt.ts";
 import type { Sampling } from "../../src/session/sampling.ts";
 import type { ChatMessage } from "../../src/session/sealed-request.ts";
@@ -16,12 +17,7 @@ export interface GenerateRequest extends Sampling, Tooling {
 }
 
 export type GenerateEvent =
-  | { type: "delta"; text: string }
-  /** The think block's text, apart, under `reasoning_format: "parsed"`. */
-  | { type: "reasoning"; text: string }
-  /** A tool call begins; its arguments follow as `tool_args` pieces that join to the whole JSON text. */
-  | { type: "tool_call"; index: number; id: string; name: string }
-  | { type: "tool_args"; index: number; text: string }
+  | AnswerPiece
   | {
       type: "done";
       prompt_tokens: number;

@@ -13,11 +13,20 @@ export const ToolCallSchema = z.strictObject({
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
-export type AnswerPiece =
-  | { type: "delta"; text: string }
-  | { type: "reasoning"; text: string }
-  | { type: "tool_call"; index: number; id: string; name: string }
-  | { type: "tool_args"; index: number; text: string };
+/** Calls one answer may make; a random model under a parallel grammar could otherwise go on until max_tokens. */
+export const MAX_TOOL_CALLS = 64;
+
+/** One piece of an answer: what the engine produces, the agent seals and signs for, and the gateway relays. */
+export const AnswerPieceSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("delta"), text: z.string() }),
+  /** Text of the `<think>` block, sent apart when the request asked for `reasoning_format: "parsed"`. */
+  z.strictObject({ type: z.literal("reasoning"), text: z.string() }),
+  /** A tool call begins (OpenAI's first `delta.tool_calls[i]`), then its arguments arrive in pieces. */
+  z.strictObject({ type: z.literal("tool_call"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), id: z.string().min(1).max(MAX_CALL_ID_LENGTH), name: z.string() }),
+  /** More of the call's `arguments` string; the pieces join to exactly the final string. */
+  z.strictObject({ type: z.literal("tool_args"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), text: z.string() }),
+]);
+export type AnswerPiece = z.infer<typeof AnswerPieceSchema>;
 
 export class AnswerRecord {
   content = "";

@@ -1,6 +1,7 @@
 // What travels inside a sealed session (DESIGN §5): the canonical request the gateway seals to the provider,
 // and the frames the provider seals back. Only the two ends ever see these in the clear.
 import { z } from "zod";
+import { AnswerPieceSchema } from "../receipt/answer-record.ts";
 import { Hex16 } from "../receipt/hex.ts";
 import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
 import { SamplingSchema } from "./sampling.ts";
@@ -41,21 +42,8 @@ export const SessionPlaintextSchema = z.strictObject({
 });
 export type SessionPlaintext = z.infer<typeof SessionPlaintextSchema>;
 
-/** Calls one answer may make; a random model under a parallel grammar could otherwise go on until max_tokens. */
-export const MAX_TOOL_CALLS = 64;
-
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
 export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value"] as const;
-
-/** One piece of an answer, as the agent sends it and src/receipt/answer-record.ts assembles it. */
-export const AnswerPieceSchema = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("delta"), text: z.string() }),
-  /** Text of the `<think>` block, sent apart when the request asked for `reasoning_format: "parsed"`. */
-  z.strictObject({ type: z.literal("reasoning"), text: z.string() }),
-  /** A tool call begins (OpenAI's first `delta.tool_calls[i]`), then its arguments arrive in pieces. */
-  z.strictObject({ type: z.literal("tool_call"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), id: z.string().min(1).max(MAX_CALL_ID_LENGTH), name: z.string() }),
-  z.strictObject({ type: z.literal("tool_args"), index: z.int().min(0).max(MAX_TOOL_CALLS - 1), text: z.string() }),
-]);
 
 export const SessionFrameSchema = z.discriminatedUnion("type", [
   ...AnswerPieceSchema.options,

@@ -1,10 +1,10 @@
 // Turns the model's decoded text into what a session sends: content deltas, reasoning apart when asked for, and
 // OpenAI tool calls. Stop sequences cut the raw text first, then the `<think>` block splits off, then tool-call
-// markup is parsed out of what is left. Pure: fed text, returns events, so it is tested without a model.
-import type { GenerateEvent } from "../inference.ts";
+// markup is parsed out of what is left. Pure: fed text, returns answer pieces, so it is tested without a model.
+import type { AnswerPiece } from "../../../src/receipt/answer-record.ts";
 import { StopBuffer } from "./stop-buffer.ts";
 import { ThinkSplitter } from "./think-splitter.ts";
-import { ToolCallStream, type ToolCallEvent } from "./tool-calls.ts";
+import { ToolCallStream } from "./tool-calls.ts";
 
 export interface AnswerOptions {
   stop?: readonly string[];
@@ -16,18 +16,12 @@ export interface AnswerOptions {
   newId?: () => string;
 }
 
-/** The events of the answer stream: a GenerateEvent less the `done` record the engine adds. */
-export type AnswerEvent = Exclude<GenerateEvent, { type: "done" }>;
-
 export class AnswerStream {
   private readonly stops?: StopBuffer;
   private readonly think?: ThinkSplitter;
   private readonly calls?: ToolCallStream;
   /** A stop sequence ended the answer: nothing more is read. */
   stopped = false;
-  /** Calls begun, and calls whose closing tag was read. */
-  started = 0;
-  completed = 0;
 
   constructor(options: AnswerOptions = {}) {
     if (options.stop !== undefined) this.stops = new StopBuffer(options.stop);
@@ -45,12 +39,21 @@ export class AnswerStream {
     return this.calls?.insideCall ?? false;
   }
 
+  /** Calls begun (their `tool_call` piece sent), and calls whose closing tag was read. */
+  get started(): number {
+    return this.calls?.started ?? 0;
+  }
+
+  get completed(): number {
+    return this.calls?.completed ?? 0;
+  }
+
   /** Whether `parsedReasoning` found a think block (so `reasoning_content` is a string, maybe empty). */
   get hadReasoning(): boolean {
     return this.think?.hadReasoning ?? false;
   }
 
-  push(text: string): AnswerEvent[] {
+  push(text: string): AnswerPiece[] {
     if (this.stopped || text === "") return [];
     let rest = text;
     if (this.stops) ({ text: rest, stopped: this.stopped } = this.stops.push(rest));
@@ -58,38 +61,25 @@ export class AnswerStream {
   }
 
   /** The end of generation: whatever was held back comes out (a stop never completed). */
-  end(): AnswerEvent[] {
+  end(): AnswerPiece[] {
     const out = this.stopped || !this.stops ? [] : this.afterStop(this.stops.flush());
     if (this.think) for (const piece of this.think.end()) out.push(...this.piece(piece.kind, piece.text));
-    if (this.calls) out.push(...this.fromCalls(this.calls.end()));
+    if (this.calls) out.push(...this.calls.end());
     return out;
   }
 
-  private afterStop(text: string): AnswerEvent[] {
+  private afterStop(text: string): AnswerPiece[] {
     if (text === "") return [];
     if (!this.think) return this.content(text);
     return this.think.push(text).flatMap((piece) => this.piece(piece.kind, piece.text));
   }
 
-  private piece(kind: "reasoning" | "content", text: string): AnswerEvent[] {
+  private piece(kind: "reasoning" | "content", text: string): AnswerPiece[] {
     return kind === "reasoning" ? [{ type: "reasoning", text }] : this.content(text);
   }
 
-  private content(text: string): AnswerEvent[] {
+  private content(text: string): AnswerPiece[] {
     if (!this.calls) return [{ type: "delta", text }];
-    return this.fromCalls(this.calls.push(text));
-  }
-
-  private fromCalls(events: ToolCallEvent[]): AnswerEvent[] {
-    const out: AnswerEvent[] = [];
-    for (const event of events) {
-      if (event.type === "content") out.push({ type: "delta", text: event.text });
-      else if (event.type === "call_start") {
-        this.started++;
-        out.push({ type: "tool_call", index: event.index, id: event.id, name: event.name });
-      } else if (event.type === "call_arguments") out.push({ type: "tool_args", index: event.index, text: event.text });
-      else this.completed++;
-    }
-    return out;
+    return this.calls.push(text);
   }
 }

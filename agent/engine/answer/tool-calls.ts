@@ -1,23 +1,8 @@
-// Splits generated Qwen3 text into content and OpenAI tool calls, as a stream: content pieces (never a byte of
-// `<tool_call>` markup), then per call its index, id and name, then its argument text piece by piece.
+// Splits generated Qwen3 text into content and OpenAI tool calls, as a stream of answer pieces: content deltas (never
+// a byte of `<tool_call>` markup), then per call its index, id and name, then its argument text piece by piece.
 import { randomBytes } from "node:crypto";
+import { AnswerRecord, type AnswerPiece, type ToolCall } from "../../../src/receipt/answer-record.ts";
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "../qwen3-markup.ts";
-
-/** One entry of an OpenAI `message.tool_calls`. */
-export interface ToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-export type ToolCallEvent =
-  | { type: "content"; text: string }
-  /** A call begins: OpenAI's first `delta.tool_calls[i]` carries index, id, type and name. */
-  | { type: "call_start"; index: number; id: string; name: string }
-  /** More of the call's `arguments` string; the pieces join to exactly the final string. */
-  | { type: "call_arguments"; index: number; text: string }
-  /** The call is complete; `problem` says why its arguments are not a JSON value, if they are not. */
-  | { type: "call_end"; index: number; call: ToolCall; problem?: string };
 
 export interface ParsedToolCalls {
   /** Null when the turn is only tool calls, as in OpenAI's `message.content`. */
@@ -32,13 +17,12 @@ export function newCallId(): string {
   return `call_${[...randomBytes(24)].map((b) => alphabet[b % alphabet.length]).join("")}`;
 }
 
-/** Whole-text form: the same parser fed everything at once. */
+/** Whole-text form: the same parser fed everything at once, its pieces assembled as both ends assemble them. */
 export function parseToolCalls(text: string, options: { newId?: () => string } = {}): ParsedToolCalls {
   const stream = new ToolCallStream(options);
-  const events = [...stream.push(text), ...stream.end()];
-  const content = events.flatMap((e) => (e.type === "content" ? [e.text] : [])).join("");
-  const toolCalls = events.flatMap((e) => (e.type === "call_end" ? [e.call] : []));
-  return { content: content === "" && toolCalls.length > 0 ? null : content, toolCalls, problems: stream.problems };
+  const answer = new AnswerRecord();
+  for (const piece of [...stream.push(text), ...stream.end()]) answer.add(piece);
+  return { content: answer.messageContent, toolCalls: answer.toolCalls, problems: stream.problems };
 }
 
 // The envelope Qwen3 writes (and the tool-call grammar forces) around the arguments, matched one character at a time.
@@ -121,10 +105,12 @@ interface OpenCall {
 
 export class ToolCallStream {
   readonly problems: string[] = [];
+  /** Calls begun (their `tool_call` piece sent), and calls whose closing tag was read. */
+  started = 0;
+  completed = 0;
   private held = ""; // content that may still turn out to be markup, or whitespace before a call
   private afterCall = false; // content after a call: its leading whitespace is dropped
   private emitted = false;
-  private calls = 0;
   private call?: OpenCall;
   private readonly newId: () => string;
 
@@ -137,24 +123,24 @@ export class ToolCallStream {
     return this.call !== undefined && (this.call.phase === "head" || this.call.phase === "arguments" || this.call.phase === "raw");
   }
 
-  push(text: string): ToolCallEvent[] {
-    const out: ToolCallEvent[] = [];
+  push(text: string): AnswerPiece[] {
+    const out: AnswerPiece[] = [];
     let rest = text;
     while (rest !== "") rest = this.call ? this.inCall(rest, out) : this.inContent(rest, out);
     return out;
   }
 
-  /** The end of generation: held content comes out; an unfinished call is a problem (and is not returned). */
-  end(): ToolCallEvent[] {
-    const out: ToolCallEvent[] = [];
-    if (this.call) this.problems.push(`tool call ${this.call.index ?? this.calls} is unfinished: ${JSON.stringify(this.call.raw.slice(0, 80))}`);
-    else this.emitContent(this.calls > 0 ? trimEndWs(this.held) : this.held, out);
+  /** The end of generation: held content comes out; an unfinished call is a problem (its pieces so far were sent). */
+  end(): AnswerPiece[] {
+    const out: AnswerPiece[] = [];
+    if (this.call) this.problems.push(`tool call ${this.call.index ?? this.started} is unfinished: ${JSON.stringify(this.call.raw.slice(0, 80))}`);
+    else this.emitContent(this.started > 0 ? trimEndWs(this.held) : this.held, out);
     this.call = undefined;
     this.held = "";
     return out;
   }
 
-  private inContent(text: string, out: ToolCallEvent[]): string {
+  private inContent(text: string, out: AnswerPiece[]): string {
     const buffer = this.held + text;
     const open = buffer.indexOf(TOOL_CALL_OPEN);
     if (open >= 0) {
@@ -173,7 +159,7 @@ export class ToolCallStream {
     return "";
   }
 
-  private emitContent(text: string, out: ToolCallEvent[]): void {
+  private emitContent(text: string, out: AnswerPiece[]): void {
     if (this.afterCall) {
       text = text.replace(/^[ \n\t\r]+/, "");
       if (text === "") return;
@@ -182,10 +168,10 @@ export class ToolCallStream {
     }
     if (text === "") return;
     this.emitted = true;
-    out.push({ type: "content", text });
+    out.push({ type: "delta", text });
   }
 
-  private inCall(text: string, out: ToolCallEvent[]): string {
+  private inCall(text: string, out: AnswerPiece[]): string {
     const call = this.call!;
     let args = "";
     for (let i = 0; i < text.length; i++) {
@@ -212,11 +198,11 @@ export class ToolCallStream {
           this.problems.push(`tool call ${call.index}: unexpected text after the arguments`);
           call.phase = "skip";
           call.raw = "";
-        } else if (call.tail.done) return this.finish(out, text.slice(i + 1));
+        } else if (call.tail.done) return this.finish(text.slice(i + 1));
       }
       if (call.phase === "skip" || call.phase === "raw") {
         if (call.phase === "skip") call.raw += ch;
-        if (call.raw.endsWith(TOOL_CALL_CLOSE)) return call.phase === "raw" ? this.lenient(call, out, text.slice(i + 1)) : this.finish(out, text.slice(i + 1));
+        if (call.raw.endsWith(TOOL_CALL_CLOSE)) return call.phase === "raw" ? this.lenient(call, out, text.slice(i + 1)) : this.finish(text.slice(i + 1));
       }
     }
     if (call.phase === "arguments" || args !== "") this.flushArgs(call, args, out);
@@ -224,7 +210,7 @@ export class ToolCallStream {
   }
 
   /** Emits the call's start once its name is read; false (and the lenient path) when the name is not a JSON string. */
-  private start(call: OpenCall, out: ToolCallEvent[]): boolean {
+  private start(call: OpenCall, out: AnswerPiece[]): boolean {
     let name: string;
     try {
       name = JSON.parse(`"${call.head.captured}"`);
@@ -232,36 +218,33 @@ export class ToolCallStream {
       call.phase = "raw";
       return false;
     }
-    Object.assign(call, { phase: "arguments", index: this.calls++, id: this.newId(), name });
-    out.push({ type: "call_start", index: call.index!, id: call.id!, name });
+    Object.assign(call, { phase: "arguments", index: this.started++, id: this.newId(), name });
+    out.push({ type: "tool_call", index: call.index!, id: call.id!, name });
     return true;
   }
 
-  private flushArgs(call: OpenCall, text: string, out: ToolCallEvent[]): void {
+  private flushArgs(call: OpenCall, text: string, out: AnswerPiece[]): void {
     if (text === "") return;
     call.args += text;
-    out.push({ type: "call_arguments", index: call.index!, text });
+    out.push({ type: "tool_args", index: call.index!, text });
   }
 
-  /** The call is closed: its end event, then the text after `</tool_call>` goes on as content. */
-  private finish(out: ToolCallEvent[], after: string): string {
+  /** The call is closed (a problem noted if its arguments are not JSON); the text after `</tool_call>` goes on as content. */
+  private finish(after: string): string {
     const call = this.call!;
-    const toolCall: ToolCall = { id: call.id!, type: "function", function: { name: call.name!, arguments: call.args } };
-    let problem: string | undefined;
     try {
       JSON.parse(call.args);
     } catch (err) {
-      problem = `tool call ${call.index}: arguments are not JSON: ${(err as Error).message}`;
-      this.problems.push(problem);
+      this.problems.push(`tool call ${call.index}: arguments are not JSON: ${(err as Error).message}`);
     }
-    out.push(problem ? { type: "call_end", index: call.index!, call: toolCall, problem } : { type: "call_end", index: call.index!, call: toolCall });
+    this.completed++;
     this.call = undefined;
     this.afterCall = true;
     return after;
   }
 
   /** A block that left the expected shape before its name: parsed whole, any key order, once closed. */
-  private lenient(call: OpenCall, out: ToolCallEvent[], after: string): string {
+  private lenient(call: OpenCall, out: AnswerPiece[], after: string): string {
     const block = call.raw.slice(0, -TOOL_CALL_CLOSE.length);
     let parsed: unknown;
     try {
@@ -277,9 +260,9 @@ export class ToolCallStream {
       return after;
     }
     const { name, arguments: value } = parsed as { name: string; arguments?: unknown };
-    Object.assign(call, { index: this.calls++, id: this.newId(), name });
-    out.push({ type: "call_start", index: call.index!, id: call.id!, name });
+    Object.assign(call, { index: this.started++, id: this.newId(), name });
+    out.push({ type: "tool_call", index: call.index!, id: call.id!, name });
     this.flushArgs(call, typeof value === "string" ? value : JSON.stringify(value ?? {}), out);
-    return this.finish(out, after);
+    return this.finish(after);
   }
 }
