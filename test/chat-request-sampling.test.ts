@@ -4,15 +4,15 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseChatRequest } from "../gateway/openai/chat-request.ts";
 import { SAMPLING_FIELDS } from "../src/session/sampling.ts";
 import { REFUSED_FIELDS } from "../gateway/openai/unsupported-fields.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
+import { parse, sealedControls } from "./fixtures/chat-request.ts";
 
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };
-const sampling = (extra: Record<string, unknown>) => parseChatRequest({ ...base, ...extra }).sampling;
+const sampling = (extra: Record<string, unknown>) => sealedControls({ ...base, ...extra });
 const fault = (extra: Record<string, unknown>) => {
-  const error = catchApiError(() => parseChatRequest({ ...base, ...extra }));
+  const error = catchApiError(() => parse({ ...base, ...extra }));
   return [error.status, error.code, error.param];
 };
 
@@ -106,7 +106,7 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
 
   it("n > 1 is refused naming n; n 1 is served; n 0 or a fraction is malformed", () => {
     refused({ n: 2 }, "n");
-    expect(parseChatRequest({ ...base, n: 1 }).sampling).toEqual({});
+    expect(sealedControls({ ...base, n: 1 })).toEqual({});
     expect(fault({ n: 0 })).toEqual([400, "invalid_value", "n"]);
     expect(fault({ n: 1.5 })).toEqual([400, "invalid_type", "n"]);
   });
@@ -115,14 +115,14 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
     refused({ logprobs: true }, "logprobs");
     refused({ top_logprobs: 0 }, "top_logprobs");
     refused({ logprobs: true, top_logprobs: 5 }, "logprobs");
-    expect(() => parseChatRequest({ ...base, logprobs: false })).not.toThrow();
+    expect(() => parse({ ...base, logprobs: false })).not.toThrow();
     expect(fault({ top_logprobs: 21 })).toEqual([400, "invalid_value", "top_logprobs"]);
   });
 
   it("the deprecated functions and function_call are refused unless they ask for nothing (tools: chat-request-tools)", () => {
     refused({ functions: [{ name: "f" }] }, "functions");
     refused({ function_call: "auto" }, "function_call");
-    expect(() => parseChatRequest({ ...base, tools: [], tool_choice: "none", functions: [], function_call: "none" })).not.toThrow();
+    expect(() => parse({ ...base, tools: [], tool_choice: "none", functions: [], function_call: "none" })).not.toThrow();
   });
 
   it("verbosity, audio, web search and audio modalities are refused (response_format: chat-request-structured)", () => {
@@ -130,7 +130,7 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
     refused({ audio: { voice: "alloy", format: "wav" } }, "audio");
     refused({ web_search_options: {} }, "web_search_options");
     refused({ modalities: ["text", "audio"] }, "modalities");
-    expect(() => parseChatRequest({ ...base, response_format: { type: "text" }, modalities: ["text"] })).not.toThrow();
+    expect(() => parse({ ...base, response_format: { type: "text" }, modalities: ["text"] })).not.toThrow();
   });
 
   it("llama-server, vLLM and OpenRouter knobs that would change the answer are refused; their off values pass", () => {
@@ -142,19 +142,19 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
     refused({ n_predict: 8 }, "n_predict");
     refused({ min_tokens: 4 }, "min_tokens");
     refused({ reasoning: { effort: "high" } }, "reasoning");
-    expect(() => parseChatRequest({ ...base, mirostat: 0, typical_p: 1, ignore_eos: false, min_tokens: 0, best_of: 1 })).not.toThrow();
+    expect(() => parse({ ...base, mirostat: 0, typical_p: 1, ignore_eos: false, min_tokens: 0, best_of: 1 })).not.toThrow();
   });
 
   it("in messages: function_call and audio are refused naming the message; name and refusal are ignored", () => {
     const assistant = (extra: Record<string, unknown>) => ({ ...base, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "", ...extra }] });
-    expect(catchApiError(() => parseChatRequest(assistant({ function_call: { name: "f", arguments: "{}" } }))).param).toBe("messages[1].function_call");
-    expect(catchApiError(() => parseChatRequest(assistant({ audio: { id: "a1" } }))).code).toBe("unsupported_parameter");
-    expect(parseChatRequest(assistant({ tool_calls: [], name: "bot", refusal: null })).messages[1]).toEqual({ role: "assistant", content: "" });
+    expect(catchApiError(() => parse(assistant({ function_call: { name: "f", arguments: "{}" } }))).param).toBe("messages[1].function_call");
+    expect(catchApiError(() => parse(assistant({ audio: { id: "a1" } }))).code).toBe("unsupported_parameter");
+    expect(parse(assistant({ tool_calls: [], name: "bot", refusal: null })).body.messages[1]).toEqual({ role: "assistant", content: "" });
   });
 
   it("the first refused field in body order is the one named; null means not sent", () => {
     refused({ functions: [{}], n: 3 }, "functions");
-    expect(() => parseChatRequest({ ...base, tools: null, n: null, logprobs: null, response_format: null })).not.toThrow();
+    expect(() => parse({ ...base, tools: null, n: null, logprobs: null, response_format: null })).not.toThrow();
   });
 
   it("a malformed body is reported before an unsupported field", () => {
@@ -178,7 +178,7 @@ describe("§2.1 OpenAI fields accepted and ignored: they cannot change the answe
       safety_identifier: "s",
       some_future_field: { x: 1 },
     };
-    expect(parseChatRequest({ ...base, ...ignored })).toEqual(parseChatRequest(base));
+    expect(parse({ ...base, ...ignored })).toEqual(parse(base));
   });
 
   it("user, metadata and store still need their OpenAI types", () => {

@@ -1,15 +1,16 @@
 // OpenAI structured output at the gateway: `response_format` parsed into what is sealed, strict mode refusing a
 // keyword the grammar cannot enforce with the keyword's path, bad shapes and uncompilable schemas as 400s.
 import { describe, expect, it } from "vitest";
-import { parseChatRequest } from "../gateway/openai/chat-request.ts";
 import { schemaParam } from "../gateway/openai/response-format.ts";
 import { canonicalJson } from "../src/receipt/canonical-json.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
+import { parse, plaintextWith, sealedControls } from "./fixtures/chat-request.ts";
+import { parseSessionPlaintext } from "../src/session/sealed-request.ts";
 
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };
-const sampling = (extra: Record<string, unknown>) => parseChatRequest({ ...base, ...extra }).sampling;
+const sampling = (extra: Record<string, unknown>) => sealedControls({ ...base, ...extra });
 const fault = (extra: Record<string, unknown>) => {
-  const error = catchApiError(() => parseChatRequest({ ...base, ...extra }));
+  const error = catchApiError(() => parse({ ...base, ...extra }));
   return [error.status, error.code, error.param];
 };
 const jsonSchema = (schema: unknown, more: Record<string, unknown> = {}) => ({
@@ -96,9 +97,14 @@ describe("response_format", () => {
     expect(fault({ response_format: { type: "json_schema", json_schema: { name: "a", strict: "yes" } } })).toEqual([400, "invalid_type", "response_format.json_schema.strict"]);
   });
 
-  it("stop cannot be combined with a JSON format (it could cut the JSON while finish_reason says stop)", () => {
+  it("stop cannot be combined with a JSON format (it could cut the JSON while finish_reason says stop), at either end", () => {
     expect(fault({ response_format: { type: "json_object" }, stop: "}" })).toEqual([400, "unsupported_parameter", "stop"]);
     expect(sampling({ response_format: { type: "text" }, stop: "}" })).toEqual({ stop: ["}"] });
+    // the agent reads the sealed request by the same rule, and refuses it with the gateway's very error
+    const gateway = catchApiError(() => parse({ ...base, response_format: { type: "json_object" }, stop: "}" }));
+    const agent = catchApiError(() => parseSessionPlaintext(plaintextWith({ response_format: { type: "json_object" }, stop: ["}"] })));
+    expect(agent.toEnvelope()).toEqual(gateway.toEnvelope());
+    expect(parseSessionPlaintext(plaintextWith({ stop: ["}"] })).stop).toEqual(["}"]);
   });
 
   it("schema paths: JSON pointers become request field paths", () => {

@@ -6,7 +6,7 @@ import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
 import { newReceiptId, reasoningSha256, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { openRequest, type FrameCipher } from "../../src/crypto/seal.ts";
-import { SessionPlaintextSchema, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
+import { parseSessionPlaintext, receiptVersion, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
 import type { GenerateEvent, InferenceEngine } from "../engine/inference.ts";
@@ -42,7 +42,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
   try {
     const opened = await openRequest(ctx.keys.sealing, id, message);
     frames = opened.frames;
-    const request = SessionPlaintextSchema.parse(JSON.parse(opened.plaintext.toString("utf8")));
+    const request = parseSessionPlaintext(JSON.parse(opened.plaintext.toString("utf8")));
     if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
@@ -95,7 +95,7 @@ type Done = Extract<GenerateEvent, { type: "done" }>;
 
 /**
  * DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer.
- * A request that offered tools or asked for reasoning apart gets a v2 receipt, which covers those too.
+ * The version is the one the request earns (receiptVersion): v2 covers tool calls and reasoning too.
  */
 function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Done, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
   const entry = ctx.store.entry(request.model);
@@ -120,7 +120,7 @@ function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Do
     gateway_nonce: request.nonce,
     client_nonce: request.client_nonce,
   };
-  if (request.tools === undefined && request.reasoning_format === undefined) {
+  if (receiptVersion(request) === RECEIPT_VERSION) {
     if (done.finish_reason === "tool_calls") throw new Error("the engine reported tool calls for a request without tools");
     return { version: RECEIPT_VERSION, ...common, usage, finish_reason: done.finish_reason };
   }

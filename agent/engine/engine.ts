@@ -134,8 +134,6 @@ export class Engine implements InferenceEngine {
     // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
     let json: string | undefined;
     if (request.response_format !== undefined) {
-      if (request.stop) throw new ApiError("invalid_value", "stop sequences cannot be combined with a JSON response_format.", { param: "stop" });
-      if (mode === "auto" || mode === "forced") throw new ApiError("invalid_value", "tools the model may call cannot be combined with a JSON response_format.", { param: "response_format" });
       const format = request.response_format;
       const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
       const grammar = await this.grammarFor(`json:${JSON.stringify(schema)}`, (llama) => jsonSchemaGbnf(llama, schema), "response_format.json_schema.schema");

@@ -11,10 +11,10 @@ import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { Mailbox } from "./mailbox.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, verifyReceipt, type Receipt } from "../../src/receipt/index.ts";
+import { verifyReceipt, type Receipt } from "../../src/receipt/index.ts";
 import { sealRequest, type FrameCipher } from "../../src/crypto/seal.ts";
 import { verifySignatureNative } from "../../src/crypto/signing.ts";
-import { PROVIDER_ERROR_CODES, SessionFrameSchema, type SessionFrame, type SessionPlaintext } from "../../src/session/sealed-request.ts";
+import { PROVIDER_ERROR_CODES, receiptVersion, SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
 import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy, record } from "./directory-copy.ts";
@@ -32,7 +32,6 @@ type Outcome = { done: true } | { done: false; leftBy: string } | { done: false;
 
 /** What the gateway sealed for one session: the receipt must cover exactly these bytes. */
 interface Sealed {
-  plaintext: SessionPlaintext;
   bytes: Buffer;
   frames: FrameCipher;
 }
@@ -230,17 +229,7 @@ export class CoordinatorClient implements Directory {
     const provider = this.copy.choose(id, { alias, floor: request.floor, pin: request.pin }, exclude);
     const sealing = performance.now();
     request.timing?.add("route", sealing - routing);
-    const plaintext: SessionPlaintext = {
-      model: alias,
-      messages: request.messages,
-      max_tokens: request.max_tokens,
-      temperature: request.temperature,
-      ...request.sampling,
-      ...request.tooling,
-      nonce: randomBytes(16).toString("hex"),
-      client_nonce: request.clientNonce,
-    };
-    const bytes = Buffer.from(canonicalJson(plaintext));
+    const bytes = Buffer.from(canonicalJson(request.body));
     // the coordinator sees only ciphertext, and the choice it was made for, to check it still holds
     const { sealed, frames } = await sealRequest(provider.sealing_key, id, bytes);
     this.send({
@@ -248,7 +237,7 @@ export class CoordinatorClient implements Directory {
       exclude: [...exclude], ...sealed, ...(request.whole ? { whole: true } : {}),
     });
     request.timing?.add("seal", performance.now() - sealing);
-    return { provider, sealed: { plaintext, bytes, frames } };
+    return { provider, sealed: { bytes, frames } };
   }
 
   /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
@@ -266,9 +255,9 @@ export class CoordinatorClient implements Directory {
       toolCalls: answer.toolCalls,
       reasoning: answer.reasoning,
       // a request with tools or parsed reasoning must get the receipt that covers them
-      version: request.tooling.tools !== undefined || request.tooling.reasoning_format !== undefined ? RECEIPT_VERSION_TOOLS : RECEIPT_VERSION,
-      gatewayNonce: sealed.plaintext.nonce,
-      clientNonce: request.clientNonce,
+      version: receiptVersion(request.body),
+      gatewayNonce: request.body.nonce,
+      clientNonce: request.body.client_nonce,
     }, { signature: verifySignatureNative });
     if (verdict.valid && verdict.receipt) return verdict.receipt;
     this.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);

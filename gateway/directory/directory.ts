@@ -5,30 +5,21 @@ import type { CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
-import type { Sampling } from "../../src/session/sampling.ts";
-import type { Tooling } from "../../src/session/tools.ts";
-import type { ChatMessage } from "../../src/session/sealed-request.ts";
+import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { ServerTiming } from "../http/server-timing.ts";
 import type { ProviderRecord } from "../../src/wire/gateway.ts";
 
 export interface SessionRequest {
-  /** The catalog entry the request's model resolved to; the receipt must name its alias and pins. */
+  /** The request as the gateway's parser built it, sealed whole to whichever provider takes it. */
+  body: SessionPlaintext;
+  /** The catalog entry `body.model` names; the receipt must name its alias and pins. */
   entry: CatalogEntry;
   /** The gateway's trust floor: only providers at or above it may take the session. */
   floor: TrustLevel;
   /** `provider` / `provider_key_id`: whole id or a prefix of at least 8 characters. */
   pin?: string;
-  messages: ChatMessage[];
-  max_tokens: number;
-  temperature: number;
-  /** The sampling controls the caller set, sealed as they are (none for most requests). */
-  sampling: Sampling;
-  /** Tools, tool choice and reasoning controls the caller set, sealed as they are (none for most requests). */
-  tooling: Tooling;
   requestId: string;
-  /** The caller's `x-svc-receipt-nonce`, signed into the receipt; null when it sent none. */
-  clientNonce: string | null;
   /** A non-stream caller: the agent may send the whole answer in one frame, beside its receipt. */
   whole?: boolean;
   /** Where the session's steps are timed (route, seal, queue, provider, verify), for Server-Timing. */

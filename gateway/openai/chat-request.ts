@@ -1,12 +1,13 @@
 // The body of POST /v1/chat/completions (SPEC §2.1, §8), parsed once at the boundary: every rule becomes a
 // 400 with its own stable code and the offending field's path, and what comes out is already normalised.
 import { z } from "zod";
+import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { CLIENT_NONCE_PATTERN } from "../../src/receipt/receipt.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/session/sampling.ts";
-import type { ChatMessage } from "../../src/session/sealed-request.ts";
+import { crossFieldFault, type ChatMessage, type SessionPlaintext } from "../../src/session/sealed-request.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
-import { MAX_CALL_ID_LENGTH, type Tooling } from "../../src/session/tools.ts";
+import { MAX_CALL_ID_LENGTH } from "../../src/session/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
@@ -90,19 +91,26 @@ const Body = z.object({
 });
 type Body = z.infer<typeof Body>;
 
+/** A chat completion request, parsed: the body sealed to the provider, built once, and what stays at the gateway. */
 export interface ChatRequest {
-  /** The `model` value as sent (echoed in the response), or undefined for the catalog default. */
-  model: string | undefined;
-  messages: ChatMessage[];
-  max_tokens: number;
-  temperature: number;
+  /** What is sealed to the provider, whole (`src/session/sealed-request.ts`). */
+  body: SessionPlaintext;
+  /** The catalog entry `body.model` names: routing reads its alias, the receipt check its pins. */
+  entry: CatalogEntry;
+  /** SPEC §2.2: the response echoes `model` as sent, or the alias it defaulted to. */
+  echo: string;
   stream: boolean;
   /** Provider pin: a whole provider id or a unique prefix of at least 8 characters. */
-  provider: string | undefined;
-  /** Only the controls the caller set; sealed as they are, so an empty one changes nothing on the wire. */
-  sampling: Sampling;
-  /** Tools, tool choice and reasoning controls, likewise only when set. */
-  tooling: Tooling;
+  pin: string | undefined;
+}
+
+/** What a request is read against: the catalog its `model` resolves in, the gateway's defaults, and its nonces. */
+export interface ChatContext extends ToolingDefaults {
+  catalog: Catalog;
+  /** The gateway's fresh nonce for this request (32 hex digits), sealed and echoed in the receipt. */
+  nonce: string;
+  /** The `x-svc-receipt-nonce` header as received, if any. */
+  receiptNonce?: string | string[] | undefined;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -117,8 +125,12 @@ export function parseReceiptNonce(header: string | string[] | undefined): string
   });
 }
 
-/** Validates a parsed JSON body. Throws the ApiError for the first fault in document order. */
-export function parseChatRequest(body: unknown, defaults: ToolingDefaults = {}): ChatRequest {
+/**
+ * Validates a parsed JSON body and its receipt nonce, and resolves its model (SPEC §4.1: an unknown one is a 404
+ * before any provider is touched). Throws the ApiError for the first fault: the body's in document order, then the
+ * header's, then the model's.
+ */
+export function parseChatRequest(body: unknown, context: ChatContext): ChatRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_type", "The request body must be a JSON object.");
   }
@@ -146,14 +158,26 @@ export function parseChatRequest(body: unknown, defaults: ToolingDefaults = {}):
       { param },
     );
   }
+  const controls = { ...samplingOf(b), ...toolingOf(b, messages, context) };
+  const fault = crossFieldFault(controls);
+  if (fault) throw fault;
+  const clientNonce = parseReceiptNonce(context.receiptNonce);
+  const { catalog } = context;
+  const entry = resolveModel(catalog, b.model ?? catalog.default);
   return {
-    model: b.model ?? undefined,
-    messages,
-    max_tokens: b.max_tokens ?? b.max_completion_tokens ?? DEFAULT_MAX_TOKENS,
-    temperature: b.temperature ?? DEFAULT_TEMPERATURE,
+    body: {
+      model: entry.alias,
+      messages,
+      max_tokens: b.max_tokens ?? b.max_completion_tokens ?? DEFAULT_MAX_TOKENS,
+      temperature: b.temperature ?? DEFAULT_TEMPERATURE,
+      ...controls,
+      nonce: context.nonce,
+      client_nonce: clientNonce,
+    },
+    entry,
+    echo: b.model ?? entry.alias,
     stream: b.stream ?? false,
-    provider,
-    ...withTooling(samplingOf(b), toolingOf(b, messages, defaults)),
+    pin: provider,
   };
 }
 
@@ -170,17 +194,6 @@ function chatMessage(m: Message): ChatMessage {
     ...(calls ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.function.name, arguments: c.function.arguments } })) } : {}),
     ...(m.reasoning_content != null ? { reasoning_content: m.reasoning_content } : {}),
   };
-}
-
-/** Structured output constrains the whole answer, so it cannot sit beside tools the model may call. */
-function withTooling(sampling: Sampling, tooling: Tooling): { sampling: Sampling; tooling: Tooling } {
-  const calls = tooling.tools !== undefined && tooling.tool_choice !== "none";
-  if (calls && sampling.response_format !== undefined) {
-    throw new ApiError("unsupported_parameter", 'response_format: a JSON response_format cannot be combined with tools the model may call; remove one, or send tool_choice "none".', {
-      param: "response_format",
-    });
-  }
-  return { sampling, tooling };
 }
 
 /** Fields sealed exactly as the caller sent them; the others are normalised below. */
@@ -204,13 +217,7 @@ function samplingOf(b: Body): Sampling {
   const repetition = penalty ?? alias;
   if (repetition != null) sampling.repetition_penalty = repetition;
   const format = responseFormatOf(b.response_format);
-  if (format !== undefined) {
-    // a stop text could cut the JSON short while finish_reason says "stop"
-    if (sampling.stop !== undefined) {
-      throw new ApiError("unsupported_parameter", "stop: stop sequences cannot be combined with a JSON response_format; remove one.", { param: "stop" });
-    }
-    sampling.response_format = format;
-  }
+  if (format !== undefined) sampling.response_format = format;
   return sampling;
 }
 

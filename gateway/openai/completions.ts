@@ -1,10 +1,10 @@
 // POST /v1/chat/completions (SPEC §4.1): validate, resolve the model before any provider is touched, pick a
 // provider, run the session and answer as one JSON body or as the SSE sequence of SPEC §3.
-import { resolveModel, type CatalogEntry } from "../../src/catalog.ts";
+import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
-import { parseChatRequest, parseReceiptNonce, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
-import type { SessionEvent, SessionRequest } from "../directory/directory.ts";
+import { parseChatRequest, RECEIPT_NONCE_HEADER } from "./chat-request.ts";
+import type { SessionEvent } from "../directory/directory.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import {
   completionBody,
@@ -22,36 +22,18 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const request = parseChatRequest(body, { reasoningFormat: ctx.gateway.reasoningFormat });
-  const clientNonce = parseReceiptNonce(ctx.req.headers[RECEIPT_NONCE_HEADER]);
-  const { catalog } = ctx.gateway;
-  // SPEC §4.1: an unknown model is answered here, before any provider session exists
-  const entry = resolveModel(catalog, request.model ?? catalog.default);
-  ctx.log.model = entry.alias;
+  const { catalog, reasoningFormat, directory, floor } = ctx.gateway;
+  const nonce = randomBytes(16).toString("hex");
+  const request = parseChatRequest(body, { catalog, reasoningFormat, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] });
+  ctx.log.model = request.entry.alias;
   ctx.log.stream = request.stream;
-  const meta = newCompletionMeta(request.model ?? entry.alias);
-  const session = (): AsyncIterable<SessionEvent> => openSession(ctx, request, entry, clientNonce);
+  const meta = newCompletionMeta(request.echo);
+  // the directory carries the parsed body whole, beside what it needs to route the session and check its receipt
+  const { entry, pin } = request;
+  const session = (): AsyncIterable<SessionEvent> =>
+    directory.open({ body: request.body, entry, pin, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
   if (request.stream) await streamed(ctx, meta, session);
   else await whole(ctx, meta, session);
-}
-
-function openSession(ctx: RouteContext, request: ChatRequest, entry: CatalogEntry, clientNonce: string | null): AsyncIterable<SessionEvent> {
-  const { directory, floor } = ctx.gateway;
-  const session: SessionRequest = {
-    entry,
-    floor,
-    ...(request.provider === undefined ? {} : { pin: request.provider }),
-    messages: request.messages,
-    max_tokens: request.max_tokens,
-    temperature: request.temperature,
-    sampling: request.sampling,
-    tooling: request.tooling,
-    requestId: ctx.requestId,
-    clientNonce,
-    timing: ctx.timing,
-    whole: !request.stream,
-  };
-  return directory.open(session, ctx.signal);
 }
 
 /** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt and the answer it covers. */

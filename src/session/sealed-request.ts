@@ -1,9 +1,10 @@
 // What travels inside a sealed session (DESIGN §5): the canonical request the gateway seals to the provider,
 // and the frames the provider seals back. Only the two ends ever see these in the clear.
 import { z } from "zod";
+import { ApiError } from "../errors.ts";
 import { AnswerPieceSchema } from "../receipt/answer-record.ts";
 import { Hex16 } from "../receipt/hex.ts";
-import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
+import { CLIENT_NONCE_PATTERN, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS } from "../receipt/receipt.ts";
 import { SamplingSchema } from "./sampling.ts";
 import { MAX_CALL_ID_LENGTH, ToolCallSchema, ToolingSchema } from "./tools.ts";
 
@@ -25,25 +26,76 @@ export const ChatMessageSchema = z.union([
 ]);
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 
-/** RFC 8785 JSON of this object is the exact plaintext the gateway seals to the provider (`src/crypto/seal.ts`). */
-export const SessionPlaintextSchema = z.strictObject({
-  model: z.string(),
-  messages: z.array(ChatMessageSchema),
-  max_tokens: z.number().int().positive(),
-  temperature: z.number().min(0).max(2),
-  /** stop, top_p, seed, penalties, logit_bias…: each only when the caller set it (`src/session/sampling.ts`). */
-  ...SamplingSchema.shape,
-  /** tools, tool_choice, parallel_tool_calls, reasoning_format, enable_thinking: each only when set (`src/session/tools.ts`). */
-  ...ToolingSchema.shape,
-  /** The gateway's fresh nonce, echoed in the receipt so it is bound to this one request. */
-  nonce: Hex16,
-  /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */
-  client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
-});
+/**
+ * The one request shape: the gateway's parser builds it once (gateway/openai/chat-request.ts), the directory carries
+ * it whole, RFC 8785 JSON of it is the exact plaintext sealed to the provider (`src/crypto/seal.ts`), and the agent
+ * reads it back with this schema, the rules between fields included.
+ */
+export const SessionPlaintextSchema = z
+  .strictObject({
+    /** The catalog alias the request's `model` resolved to. */
+    model: z.string(),
+    messages: z.array(ChatMessageSchema),
+    max_tokens: z.number().int().positive(),
+    temperature: z.number().min(0).max(2),
+    /** stop, top_p, seed, penalties, logit_bias…: each only when the caller set it (`src/session/sampling.ts`). */
+    ...SamplingSchema.shape,
+    /** tools, tool_choice, parallel_tool_calls, reasoning_format, enable_thinking: each only when set (`src/session/tools.ts`). */
+    ...ToolingSchema.shape,
+    /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */
+    client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
+    /** The gateway's fresh nonce for this request, echoed in the receipt so it is bound to this one request. */
+    nonce: Hex16,
+  })
+  .superRefine((request, ctx) => {
+    const fault = crossFieldFault(request);
+    // carried whole, so that the agent refuses the request with the gateway's very error (parseSessionPlaintext)
+    if (fault) ctx.addIssue({ code: "custom", message: fault.message, params: { fault } });
+  });
 export type SessionPlaintext = z.infer<typeof SessionPlaintextSchema>;
 
+type CrossFields = Pick<SessionPlaintext, "stop" | "response_format" | "tools" | "tool_choice">;
+
+/** Rules between fields, which no field's own type can say, in the order they are checked. */
+const CROSS_FIELD_RULES: { param: string; broken: (request: CrossFields) => boolean; message: string }[] = [
+  {
+    // a stop text could cut the JSON short while finish_reason says "stop"
+    param: "stop",
+    broken: (r) => r.response_format !== undefined && r.stop !== undefined,
+    message: "stop: stop sequences cannot be combined with a JSON response_format; remove one.",
+  },
+  {
+    // structured output constrains the whole answer, so it cannot sit beside tools the model may call
+    param: "response_format",
+    broken: (r) => r.response_format !== undefined && r.tools !== undefined && r.tool_choice !== "none",
+    message: 'response_format: a JSON response_format cannot be combined with tools the model may call; remove one, or send tool_choice "none".',
+  },
+];
+
+/**
+ * The first cross-field rule the request breaks, as the 400 that both ends give: the gateway's parser before any
+ * provider is chosen, and the agent on reading the plaintext (the schema above).
+ */
+export function crossFieldFault(request: CrossFields): ApiError | undefined {
+  const rule = CROSS_FIELD_RULES.find((r) => r.broken(request));
+  return rule && new ApiError("unsupported_parameter", rule.message, { param: rule.param });
+}
+
+/** The opened plaintext, read by the schema: a broken cross-field rule is its 400, any other fault a ZodError. */
+export function parseSessionPlaintext(json: unknown): SessionPlaintext {
+  const parsed = SessionPlaintextSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw issue?.code === "custom" && issue.params?.fault instanceof ApiError ? issue.params.fault : parsed.error;
+}
+
+/** The receipt a request earns: one that offers tools or asks for reasoning apart gets the version that covers them. */
+export function receiptVersion(request: Pick<SessionPlaintext, "tools" | "reasoning_format">): typeof RECEIPT_VERSION | typeof RECEIPT_VERSION_TOOLS {
+  return request.tools !== undefined || request.reasoning_format !== undefined ? RECEIPT_VERSION_TOOLS : RECEIPT_VERSION;
+}
+
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
-export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value"] as const;
+export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value", "unsupported_parameter"] as const;
 
 export const SessionFrameSchema = z.discriminatedUnion("type", [
   ...AnswerPieceSchema.options,
