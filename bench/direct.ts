@@ -1,6 +1,7 @@
 // The direct path: the same request run on an engine in this process, with no gateway, coordinator, sealing
 // or receipt, timed the way the load generator times the gateway path.
-import type { GenerateRequest, InferenceEngine } from "../agent/engine/inference.ts";
+import type { InferenceEngine } from "../agent/engine/inference.ts";
+import { planTurn, type GenerateRequest } from "../agent/engine/turn.ts";
 import type { Sample } from "./load.ts";
 
 export async function directSample(engine: InferenceEngine, request: GenerateRequest): Promise<Sample> {
@@ -8,7 +9,7 @@ export async function directSample(engine: InferenceEngine, request: GenerateReq
   let ttftMs: number | undefined;
   let last = 0;
   const gapsMs: number[] = [];
-  for await (const event of engine.generate(request)) {
+  for await (const event of engine.generate(planTurn(request))) {
     if (event.type !== "delta" || event.text === "") continue;
     const now = performance.now();
     if (ttftMs === undefined) ttftMs = now - started;

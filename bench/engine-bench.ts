@@ -8,6 +8,7 @@ import { DEFAULT_CONTEXT_SIZE, Engine } from "../agent/engine/engine.ts";
 import { defaultThreads } from "../agent/daemon/machine.ts";
 import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/models/store.ts";
 import { renderPrompt } from "../agent/engine/prompt.ts";
+import { planTurn } from "../agent/engine/turn.ts";
 import type { ChatMessage } from "../src/session/sealed-request.ts";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
@@ -68,7 +69,7 @@ async function engineRun(engine: Engine, alias: string, messages: ChatMessage[],
   let first = 0;
   let end = 0;
   let tokens = 0;
-  for await (const event of engine.generate({ model: alias, messages, max_tokens: maxTokens, temperature: 0 })) {
+  for await (const event of engine.generate(planTurn({ model: alias, messages, max_tokens: maxTokens, temperature: 0 }))) {
     if (event.type === "delta" && first === 0) first = performance.now();
     if (event.type === "done") {
       end = performance.now();

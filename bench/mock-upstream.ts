@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import type { ChatMessage } from "../src/session/sealed-request.ts";
 import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
+import { planTurn } from "../agent/engine/turn.ts";
 
 /** The words svc's synthetic agents give; none is paced, as in the overhead's fast case. */
 export const MOCK_TOKENS = 16;
@@ -31,7 +32,7 @@ async function answer(body: ChatBody, res: ServerResponse): Promise<void> {
     res.write(chunk({ role: "assistant", content: "" }, null));
   }
   let content = "";
-  for await (const event of engine.generate(request)) {
+  for await (const event of engine.generate(planTurn(request))) {
     if (event.type === "delta") {
       if (body.stream) res.write(chunk({ content: event.text }, null));
       else content += event.text;

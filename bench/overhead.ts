@@ -2,7 +2,8 @@
 // (the engine in this process) and the whole path (HTTP → gateway → coordinator → agent process, sealed,
 // with a signed receipt checked), for the synthetic engine and the tiny GGUF. Added = gateway − direct.
 import { Engine } from "../agent/engine/engine.ts";
-import type { GenerateRequest, InferenceEngine } from "../agent/engine/inference.ts";
+import type { InferenceEngine } from "../agent/engine/inference.ts";
+import type { GenerateRequest } from "../agent/engine/turn.ts";
 import { ModelStore } from "../agent/models/store.ts";
 import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";

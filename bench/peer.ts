@@ -1,6 +1,6 @@
 // Bench section 4, a peer: svc on synthetic agents (embedded coordinator, and a remote one over WebSocket) next to
 // the open-source Portkey gateway in front of a mock OpenAI upstream, one load generator, interleaved rounds.
-import type { GenerateRequest } from "../agent/engine/inference.ts";
+import type { GenerateRequest } from "../agent/engine/turn.ts";
 import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
 import type { Proc } from "../test/fixtures/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";

@@ -2,7 +2,8 @@
 // Its weights are random, so these check mechanics (same seed same text, a stop ends before itself, a bias
 // forces a token), never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateRequest } from "../agent/engine/engine.ts";
+import { Engine } from "../agent/engine/engine.ts";
+import type { GenerateRequest, Turn } from "../agent/engine/turn.ts";
 import { ModelStore } from "../agent/models/store.ts";
 import { ApiError } from "../src/errors.ts";
 import { askEngine, collect } from "./fixtures/engine-request.ts";
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 const ask = (overrides: Partial<GenerateRequest> = {}) => askEngine({ max_tokens: 40, temperature: 0.8, ...overrides });
-const generate = (request: GenerateRequest) => collect(engine.generate(request));
+const generate = (turn: Turn) => collect(engine.generate(turn));
 
 describe("§2.1 seed", () => {
   it("the same seed gives the same text at temperature 0.8; another seed another text", async () => {

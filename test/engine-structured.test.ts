@@ -1,7 +1,8 @@
 // Structured output on real llama.cpp with the tiny qwen3 model: the response_format's grammar constrains the
 // random weights, so whatever they write parses as JSON and validates. Mechanics only, never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateRequest } from "../agent/engine/engine.ts";
+import { Engine } from "../agent/engine/engine.ts";
+import type { GenerateRequest, Turn } from "../agent/engine/turn.ts";
 import { ModelStore } from "../agent/models/store.ts";
 import { ApiError } from "../src/errors.ts";
 import { validate } from "../src/schema/validate.ts";
@@ -30,7 +31,7 @@ const SCHEMA = {
 };
 const schemaFormat = (schema: Record<string, unknown> = SCHEMA): ResponseFormat => ({ type: "json_schema", json_schema: { name: "t", schema, strict: true } });
 const ask = (overrides: Partial<GenerateRequest> = {}) => askEngine({ max_tokens: 200, temperature: 1, ...overrides });
-const generate = (request: GenerateRequest) => collect(engine.generate(request));
+const generate = (turn: Turn) => collect(engine.generate(turn));
 
 describe("response_format on the engine", () => {
   it("json_schema: at temperature 1, several seeds each give JSON that validates; the grammar's newlines are trimmed", async () => {

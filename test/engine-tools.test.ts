@@ -1,7 +1,8 @@
 // Tool calling and reasoning on real llama.cpp with tiny random-weight qwen3 models: grammars force the calls,
 // so whatever the weights write, the mechanics hold. Mechanics only, never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
-import { Engine, type GenerateRequest } from "../agent/engine/engine.ts";
+import { Engine } from "../agent/engine/engine.ts";
+import type { GenerateRequest, Turn } from "../agent/engine/turn.ts";
 import { ModelStore } from "../agent/models/store.ts";
 import { validate } from "../src/schema/validate.ts";
 import type { FunctionTool } from "../src/session/tools.ts";
@@ -27,7 +28,7 @@ const tools: FunctionTool[] = [
 ];
 const schemaOf = (name: string) => tools.find((t) => t.function.name === name)!.function.parameters;
 const ask = (overrides: Partial<GenerateRequest> = {}) => askEngine({ max_tokens: 200, temperature: 1, tools, ...overrides });
-const generate = (request: GenerateRequest) => collect(engine.generate(request));
+const generate = (turn: Turn) => collect(engine.generate(turn));
 
 describe("tool_choice on the engine", () => {
   it('"required": at temperature 1, every seed gives calls whose arguments validate, and finish_reason tool_calls', async () => {

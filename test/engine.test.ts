@@ -87,7 +87,7 @@ describe("Engine on the tiny qwen3 model", () => {
     let after = 0;
     let caught: unknown;
     try {
-      for await (const event of engine.generate(ask({ max_tokens: 400, signal: controller.signal }))) {
+      for await (const event of engine.generate(ask({ max_tokens: 400 }), controller.signal)) {
         if (controller.signal.aborted) after++;
         if (event.type === "delta") controller.abort(new Error("caller hung up"));
       }
@@ -105,7 +105,7 @@ describe("Engine on the tiny qwen3 model", () => {
     const first = engine.generate(ask({ max_tokens: 30 }));
     const firstResult = collect(first);
     const controller = new AbortController();
-    const second = collect(engine.generate(ask({ signal: controller.signal })));
+    const second = collect(engine.generate(ask(), controller.signal));
     const third = collect(engine.generate(ask({ max_tokens: 2 })));
     controller.abort(new Error("gone"));
     await expect(second).rejects.toThrow("gone");

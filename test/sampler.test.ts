@@ -2,14 +2,14 @@
 // request to evaluate() options, every setting explicit, OpenAI's defaults where the caller set nothing.
 import type { Token, Tokenizer } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import type { GenerateRequest } from "../agent/engine/inference.ts";
+import type { GenerateRequest } from "../agent/engine/turn.ts";
 import { llamaSeed, samplerOptions, type SamplerContext } from "../agent/engine/sampler.ts";
 import { catchApiError } from "./fixtures/api-error.ts";
-import { askEngine } from "./fixtures/engine-request.ts";
+import { engineRequest } from "./fixtures/engine-request.ts";
 
 const EOG = 258;
 const tokenizer = { isEogToken: (token: Token) => token === EOG } as unknown as Tokenizer;
-const request = (sampling: Partial<GenerateRequest> = {}) => askEngine({ temperature: 0.8, ...sampling });
+const request = (sampling: Partial<GenerateRequest> = {}) => engineRequest({ temperature: 0.8, ...sampling });
 const context = (extra: Partial<SamplerContext> = {}): SamplerContext => ({
   tokenizer,
   vocabularySize: 261,

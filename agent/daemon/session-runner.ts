@@ -9,7 +9,8 @@ import { openRequest, type FrameCipher } from "../../src/crypto/seal.ts";
 import { parseSessionPlaintext, receiptVersion, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
-import type { GenerateEvent, InferenceEngine } from "../engine/inference.ts";
+import type { GenerationDone, InferenceEngine } from "../engine/inference.ts";
+import { planTurn } from "../engine/turn.ts";
 import { FrameBatcher } from "./frame-batcher.ts";
 import { faultyReceipt, type Faults } from "./test-faults.ts";
 import type { AgentKeys } from "./identity.ts";
@@ -50,7 +51,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers
     const answer = new AnswerRecord();
-    for await (const event of ctx.engine.generate({ ...request, signal })) {
+    for await (const event of ctx.engine.generate(planTurn(request), signal)) {
       if (event.type !== "done") {
         if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
           throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
@@ -91,13 +92,11 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
   }
 }
 
-type Done = Extract<GenerateEvent, { type: "done" }>;
-
 /**
  * DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer.
  * The version is the one the request earns (receiptVersion): v2 covers tool calls and reasoning too.
  */
-function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Done, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
+function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: GenerationDone, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
   const entry = ctx.store.entry(request.model);
   const { grant } = ctx;
   const usage = {

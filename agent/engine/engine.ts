@@ -14,28 +14,28 @@ import {
 } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
 import type { FinishReason } from "../../src/receipt/receipt.ts";
-import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
+import type { GenerateEvent, InferenceEngine } from "./inference.ts";
 import { defaultThreads } from "../daemon/machine.ts";
 import type { ModelStore } from "../models/store.ts";
 import { Slots } from "./slots.ts";
-import { JSON_GRAMMAR_END, jsonSchemaGbnf } from "./grammar/json-grammar.ts";
+import { JSON_GRAMMAR_END } from "./grammar/json-grammar.ts";
 import { jsonContent } from "./grammar/json-text.ts";
 import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
 import { AnswerStream } from "./answer/answer-stream.ts";
 import { penalised, samplerOptions } from "./sampler.ts";
 import { argumentTokenBan } from "./special-tokens.ts";
 import { TokenText } from "./answer/token-text.ts";
-import { renderTurnPrompt, toolMode, toolSampling } from "./tool-turn.ts";
+import { renderTurnPrompt } from "./prompt.ts";
+import { lazyGrammar, toolBias } from "./tool-turn.ts";
+import type { Turn, TurnGrammar } from "./turn.ts";
 
 export type { ChatMessage } from "../../src/session/sealed-request.ts";
-export type { GenerateEvent, GenerateRequest } from "./inference.ts";
+export type { GenerateEvent } from "./inference.ts";
 
 export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 export const DEFAULT_CONTEXT_SIZE = 8192;
 /** Compiled response_format grammars kept, by schema text (a client sends the same few schemas again and again). */
 export const GRAMMAR_CACHE_SIZE = 32;
-/** `json_object`: any JSON object, as a schema the grammar generator reads (`true` lets any value through). */
-const ANY_OBJECT = { type: "object", additionalProperties: true };
 
 export interface EngineOptions {
   store: ModelStore;
@@ -95,24 +95,24 @@ export class Engine implements InferenceEngine {
     return this.options.threads ?? defaultThreads();
   }
 
-  /** Streams text deltas, then one `done` record. Throws the signal's reason when aborted. */
-  async *generate(request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
-    const { signal } = request;
+  /** Streams the turn's answer pieces, then one `done` record. Throws the signal's reason when aborted. */
+  async *generate(turn: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
     const release = await this.turn.acquire(signal);
     clearTimeout(this.idleTimer);
     try {
-      const loaded = await this.load(request.model);
+      const loaded = await this.load(turn.request.model);
       signal?.throwIfAborted();
-      yield* this.run(loaded, request);
+      yield* this.run(loaded, turn, signal);
     } finally {
       release();
       this.scheduleUnload();
     }
   }
 
-  private async *run(loaded: Loaded, request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
+  private async *run(loaded: Loaded, turn: Turn, signal: AbortSignal | undefined): AsyncGenerator<GenerateEvent, void, void> {
     const { model, sequence } = loaded;
-    const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, request);
+    const { request } = turn;
+    const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, turn);
     const room = sequence.contextSize - prompt.length;
     if (room < 1) {
       throw new ApiError(
@@ -128,22 +128,19 @@ export class Engine implements InferenceEngine {
     const options = samplerOptions(request, sampler);
     const keepAnswer = penalised(request);
     const text = new TokenText(model);
-    const mode = toolMode(request);
-    const parsed = request.reasoning_format === "parsed";
-    const stream = new AnswerStream({ ...(request.stop ? { stop: request.stop } : {}), parsedReasoning: parsed, tools: mode === "auto" || mode === "forced" });
-    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
-    let json: string | undefined;
-    if (request.response_format !== undefined) {
-      const format = request.response_format;
-      const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
-      const grammar = await this.grammarFor(`json:${JSON.stringify(schema)}`, (llama) => jsonSchemaGbnf(llama, schema), "response_format.json_schema.schema");
-      options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
-      json = "";
+    const parsed = turn.answer.parsedReasoning === true;
+    const stream = new AnswerStream(turn.answer);
+    loaded.argumentBan ??= turn.answer.tools ? argumentTokenBan(model) : undefined;
+    toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
+    let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
+    if (turn.grammar !== undefined) {
+      const grammar = await this.grammarFor(turn.grammar);
+      // a JSON answer's grammar and a forced turn's hold from the first token; "auto" waits for `<tool_call>`
+      if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
+      else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
     }
-    loaded.argumentBan ??= mode === "auto" || mode === "forced" ? argumentTokenBan(model) : undefined;
-    const trigger = await toolSampling({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, request, options, stream, (key, build) =>
-      this.grammarFor(`tools:${key}`, build, "tools"),
-    );
+    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
+    let json = turn.grammar?.when === "json" ? "" : undefined;
     let completion = 0;
     let reasoningTokens = 0;
     // evaluate() ends on its own only when the model samples an end-of-generation token
@@ -151,7 +148,7 @@ export class Engine implements InferenceEngine {
     try {
       generation: if (budget > 0) {
         for await (const token of sequence.evaluate(prompt, options)) {
-          if (request.signal?.aborted || model.isEogToken(token)) break;
+          if (signal?.aborted || model.isEogToken(token)) break;
           // like llama-server, the tokens that made up a stop sequence count as completion tokens
           completion++;
           if (keepAnswer) answer.push(token);
@@ -177,7 +174,7 @@ export class Engine implements InferenceEngine {
           }
         }
       }
-      request.signal?.throwIfAborted();
+      signal?.throwIfAborted();
       if (json !== undefined) {
         json += text.flush();
         const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
@@ -203,20 +200,20 @@ export class Engine implements InferenceEngine {
   }
 
   /** A grammar compiled once per key (a client sends the same few schemas and tools again and again). */
-  private async grammarFor(key: string, build: (llama: Llama) => Promise<string>, param: string): Promise<LlamaGrammar> {
-    let grammar = this.grammars.get(key);
+  private async grammarFor(plan: TurnGrammar): Promise<LlamaGrammar> {
+    let grammar = this.grammars.get(plan.key);
     if (grammar) {
-      this.grammars.delete(key); // most recently used last
+      this.grammars.delete(plan.key); // most recently used last
     } else {
-      grammar = this.compile(build, param);
-      grammar.catch(() => this.grammars.delete(key));
+      grammar = this.compile(plan);
+      grammar.catch(() => this.grammars.delete(plan.key));
       if (this.grammars.size >= GRAMMAR_CACHE_SIZE) this.grammars.delete(this.grammars.keys().next().value!);
     }
-    this.grammars.set(key, grammar);
+    this.grammars.set(plan.key, grammar);
     return grammar;
   }
 
-  private async compile(build: (llama: Llama) => Promise<string>, param: string): Promise<LlamaGrammar> {
+  private async compile({ build, param }: TurnGrammar): Promise<LlamaGrammar> {
     this.grammarCompiles++;
     const llama = await this.llama!;
     try {

@@ -1,8 +1,12 @@
 // Renders OpenAI-style messages into prompt tokens with the model's own chat template: exactly the messages
-// given, no default system prompt, then the assistant generation prompt.
-import type { ChatHistoryItem, ChatModelResponse, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
+// given, no default system prompt, then the assistant generation prompt; or, as a turn's plan asks, in Qwen3's
+// tool and no-think forms.
+import { QwenChatWrapper, type ChatHistoryItem, type ChatModelResponse, type ChatWrapper, type LlamaModel, type Token } from "node-llama-cpp";
+import { ApiError } from "../../src/errors.ts";
 import type { ChatMessage } from "../../src/session/sealed-request.ts";
 import { THINK_CLOSE, THINK_OPEN } from "./qwen3-markup.ts";
+import { qwenWrapper } from "./tool-history.ts";
+import type { Turn } from "./turn.ts";
 
 /**
  * An earlier assistant turn's `<think>…</think>` becomes a thought segment, so the template can drop it the
@@ -25,8 +29,8 @@ export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem
   const history: ChatHistoryItem[] = messages.map((m) => {
     if (m.role === "system") return { type: "system", text: m.content };
     if (m.role === "user") return { type: "user", text: m.content };
-    // tool turns render through agent/engine/tool-turn.ts, which sends them to Qwen3's own template
-    if (m.role === "tool") throw new Error("a tool message needs the tool template (agent/engine/tool-turn.ts)");
+    // a turn with tool messages is planned in Qwen3's form (agent/engine/turn.ts), rendered by renderTurnPrompt
+    if (m.role === "tool") throw new Error("a tool message needs the tool template (renderTurnPrompt)");
     return modelResponse(m.content ?? "");
   });
   history.push({ type: "model", response: [] }); // the turn the model is about to write
@@ -42,4 +46,20 @@ export function renderPrompt(model: LlamaModel, wrapper: ChatWrapper, messages: 
 /** The rendered prompt as text, for tests and debugging. */
 export function renderPromptText(wrapper: ChatWrapper, messages: readonly ChatMessage[]): string {
   return wrapper.generateContextState({ chatHistory: toChatHistory(messages) }).contextText.toString();
+}
+
+/** The turn's prompt tokens: the plain rendering, or Qwen3's tool and no-think forms where the plan asks for them. */
+export function renderTurnPrompt(model: LlamaModel, wrapper: ChatWrapper, alias: string, turn: Turn): Token[] {
+  const { prompt, request } = turn;
+  if (prompt.form === "plain") return renderPrompt(model, wrapper, request.messages);
+  if (!(wrapper instanceof QwenChatWrapper)) {
+    throw new ApiError("unsupported_parameter", `${alias}'s chat template (${wrapper.wrapperName}) has no tool calling or thinking switch in svc; remove tools and enable_thinking.`, {
+      param: request.tools !== undefined ? "tools" : "messages",
+    });
+  }
+  const { contextText } = qwenWrapper({ reasoning: turn.thinks }).generateContextState({
+    chatHistory: prompt.history,
+    ...(prompt.functions ? { availableFunctions: prompt.functions } : {}),
+  });
+  return contextText.tokenize(model.tokenizer);
 }

@@ -4,7 +4,7 @@ import { randomInt } from "node:crypto";
 import { TokenBias, type SequenceEvaluateOptions, type Token, type Tokenizer } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
 import { RANDOM_SEED } from "../../src/session/sampling.ts";
-import type { GenerateRequest } from "./inference.ts";
+import type { GenerateRequest } from "./turn.ts";
 
 export interface SamplerContext {
   tokenizer: Tokenizer;

@@ -3,8 +3,9 @@
 // coordinator, sealing and receipts add, apart from inference. Its receipts name the catalog's pinned file
 // although none ran, so an agent using it never claims a rung above `process` (see agent/daemon/start.ts).
 import { setTimeout as sleep } from "node:timers/promises";
-import type { GenerateEvent, GenerateRequest, InferenceEngine } from "./inference.ts";
+import type { GenerateEvent, InferenceEngine } from "./inference.ts";
 import { Slots } from "./slots.ts";
+import type { GenerateRequest, Turn } from "./turn.ts";
 
 export interface SyntheticOptions {
   /** Tokens per answer, unless max_tokens is lower. */
@@ -29,8 +30,7 @@ export class SyntheticEngine implements InferenceEngine {
 
   constructor(readonly options: SyntheticOptions) {}
 
-  async *generate(request: GenerateRequest): AsyncGenerator<GenerateEvent, void, void> {
-    const { signal } = request;
+  async *generate({ request }: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
     const release = await this.turn.acquire(signal);
     try {
       const count = Math.min(request.max_tokens, this.options.tokens);
