@@ -6,9 +6,12 @@ import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
 import { catalogFrom } from "./models/catalog-source.ts";
 import { catalogTable } from "./models/catalog-view.ts";
+import { pullCommand } from "./models/pull-command.ts";
 import { memoryGb } from "./daemon/machine.ts";
-import { DEFAULT_MODELS_DIR, ModelStore, parseModelOverrides } from "./models/store.ts";
+import { DEFAULT_MODELS_DIR, ModelFileError, ModelStore, parseModelOverrides } from "./models/store.ts";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
+import { PRIVATE_DIR_MODE } from "../src/process/file-modes.ts";
+import { makeDirs } from "../src/process/make-dir.ts";
 import { downloadBar } from "./models/progress-bar.ts";
 import { DEFAULT_HUB_URL } from "./models/pull.ts";
 import { VerifiedFiles } from "./models/verified-files.ts";
@@ -18,7 +21,7 @@ import { addServiceCommand } from "./service/command.ts";
 import { addDoctorCommand } from "./doctor/command.ts";
 import type { VerifyFlags } from "./verify/command.ts";
 import type { AttestationFlags } from "./verify/attestation.ts";
-import { collect, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/process/cli-options.ts";
+import { collect, existingModelFile, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 
@@ -46,16 +49,25 @@ export function agentProgram(): Command {
     .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
     .option("--coordinator <url>", "read the catalog from a running coordinator")
     .option("--models-dir <dir>", "where downloaded models live", DEFAULT_MODELS_DIR)
-    .option("--model <alias=path>", "use this file for an alias (repeatable)", collect, [])
+    .option("--model <alias=path>", "use this file for an alias (repeatable)", existingModelFile, [])
     .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)
-    .action(async (opts: { json?: boolean; catalog?: string; coordinator?: string; modelsDir: string; model: string[]; memoryGb?: number }) => {
+    .action(async (opts: { json?: boolean; catalog?: string; coordinator?: string; modelsDir: string; model: string[]; memoryGb?: number }, command: Command) => {
       const catalog = await catalogFrom(opts);
       if (opts.json) {
         console.log(JSON.stringify(catalogBody(catalog), null, 2));
         return;
       }
-      const store = new ModelStore({ catalog, modelsDir: opts.modelsDir, overrides: parseModelOverrides(catalog, opts.model) });
-      console.log(catalogTable(catalog, { memoryGb: memoryGb(opts.memoryGb), isPresent: (a) => store.isPresent(a) }));
+      let overrides: Map<string, string>;
+      try {
+        overrides = parseModelOverrides(catalog, opts.model);
+      } catch (err) {
+        // an alias the catalog lacks is known only once the catalog is read, and is a usage error like the rest
+        if (!(err instanceof ModelFileError)) throw err;
+        return command.error(err.message, { exitCode: USAGE_EXIT });
+      }
+      const store = new ModelStore({ catalog, modelsDir: opts.modelsDir, overrides });
+      const machine = { memoryGb: memoryGb(opts.memoryGb), isPresent: (a: string) => store.isPresent(a), pathFor: (a: string) => store.pathFor(a), pullCommand: (a: string) => pullCommand(store, a) };
+      console.log(catalogTable(catalog, machine));
     });
 
   program
@@ -71,6 +83,8 @@ export function agentProgram(): Command {
       const catalog = await catalogFrom(opts);
       const entry = findAlias(catalog, alias);
       if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
+      // before the models dir, which is in it by default: a first pull must not leave ~/.svc readable by others
+      makeDirs(opts.dataDir, PRIVATE_DIR_MODE);
       const outcome = await pull({
         entry,
         modelsDir: opts.modelsDir,

@@ -1,12 +1,14 @@
 // `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup]`: measures the gateway path against
 // the direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, svc
 // next to a peer gateway, and the bins' startup compiled against through tsx, all in one run on this machine;
-// prints the tables and saves them as JSON under bench/results/.
+// prints the tables and saves them as JSON and Markdown in bench/results/local/ (ignored by git), or in --out DIR:
+// `--out bench/results` records a run beside the ones bench/README.md cites.
 import { Command } from "commander";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { makeDirs } from "../src/process/make-dir.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
@@ -24,8 +26,9 @@ const opts = new Command("npm run bench")
   .option("--only <sections>", `comma-separated subset of ${SECTIONS.join(",")}`)
   .option("--agents <counts>", "scale section: only these agent counts, comma-separated (e.g. 100,1000); skips the streams step")
   .option("--cpu-prof <dir>", "write a V8 CPU profile of every gateway, coordinator and agent process into this folder")
+  .option("--out <dir>", "save the results here (bench/results to record them with the README's)", fileURLToPath(new URL("./results/local/", import.meta.url)))
   .parse()
-  .opts<{ quick?: boolean; only?: string; cpuProf?: string; agents?: string }>();
+  .opts<{ quick?: boolean; only?: string; cpuProf?: string; agents?: string; out: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
 
@@ -70,14 +73,14 @@ try {
     print(startup.tables);
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
-  const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
-  mkdirSync(resultsDir, { recursive: true });
+  const resultsDir = opts.out;
+  makeDirs(resultsDir);
   const stamp = started.toISOString().replace(/[:.]/g, "-");
   const record = { date: started.toISOString(), quick, seconds, machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, results, tables };
   const file = join(resultsDir, `${stamp}${quick ? "-quick" : ""}.json`);
   writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
   writeFileSync(join(resultsDir, "latest.md"), `Run ${started.toISOString()}${quick ? " (quick)" : ""}, ${seconds.toFixed(0)} s\n\n${tables.map(renderTable).join("\n")}`);
-  console.log(`saved ${file} (and results/latest.md); ${seconds.toFixed(0)} s in all`);
+  console.log(`saved ${file} (and latest.md beside it); ${seconds.toFixed(0)} s in all`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

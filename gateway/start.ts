@@ -77,6 +77,8 @@ export interface RunningGateway {
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
   /** Issues a provider enrollment token in this gateway's key store (what `providers enroll` does); returns its secret. */
   enrollProvider(name: string, expiresAt: number | null): { id: string; secret: string };
+  /** Revokes an enrollment token by id (what `providers revoke` does); false when no live token has that id. */
+  revokeProvider(id: string): boolean;
   /** Stops accepting, gives requests in flight up to `graceMs` (default 0) to finish, then closes everything. */
   close(graceMs?: number): Promise<void>;
 }
@@ -173,7 +175,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       const { token, secret } = store.enrollProvider(name, expiresAt);
       return { id: token.id, secret };
     };
-    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, enrollProvider, close: shutdown };
+    const revokeProvider = (id: string) => store.revokeProviderToken(id);
+    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, enrollProvider, revokeProvider, close: shutdown };
   } catch (err) {
     await shutdown();
     throw err;

@@ -1,9 +1,11 @@
 // `npm run build` (also on `prepare` and `prepack`): compiles the bins and what they import into dist/ with
 // tsc, so an installed package runs plain JavaScript; a clone's tests and `npm start` keep running the sources.
+// A dist/ built from the same inputs is kept as it is (scripts/build-inputs.ts); remove dist/ to build it anyway.
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { buildInputsDigest, STAMP_FILE } from "./build-inputs.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const DIST = join(ROOT, "dist");
@@ -12,10 +14,17 @@ const NEXT = join(ROOT, `dist.next-${process.pid}`);
 /** The package entry's values; index.d.ts declares them, with the types from src/receipt/types.ts. */
 const ENTRY = ["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "verifyReceipt", "readSavedResponse", "verifySavedResponse"];
 
+const inputs = buildInputsDigest(ROOT);
+const stamp = join(DIST, STAMP_FILE);
+// on stderr, as below: `npm pack --json` runs this first and its stdout must stay JSON
+if (existsSync(stamp) && readFileSync(stamp, "utf8") === inputs) {
+  console.error(`${DIST} is current: built from these sources already`);
+  process.exit(0);
+}
+
 rmSync(NEXT, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 // tsconfig.build.json: the sources' .ts imports rewritten to .js, declarations beside them
-// on stderr: `npm pack --json` runs this first and its stdout must stay JSON
 execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "--outDir", NEXT], { stdio: ["ignore", 2, 2] });
 
 writeFileSync(
@@ -30,6 +39,8 @@ for (const bin of ["svc-agent", "svc-gateway"]) {
   if (!readFileSync(path, "utf8").startsWith("#!/usr/bin/env node\n")) throw new Error(`${path} lost its #! line`);
   chmodSync(path, 0o755);
 }
+// last, so a build that failed on the way leaves no stamp
+writeFileSync(join(NEXT, STAMP_FILE), inputs);
 const old = join(ROOT, `dist.old-${process.pid}`);
 rmSync(old, { recursive: true, force: true });
 try {

@@ -47,13 +47,16 @@ try {
   });
   // the demo enrolls its own agent, as an operator would with `svc-gateway providers enroll`
   const enrollment = running.enrollProvider("npm start agent", Date.now() + 24 * 3_600_000);
-  const agentArgs = ["start", "--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir];
-  const agent = spawn(process.execPath, [AGENT_BIN, ...agentArgs, ...(demo ? ["--catalog", demo.catalogPath] : [])], {
+  // doctor takes the same flags as start, so the line printed below checks exactly this agent
+  const agentFlags = ["--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir, ...(demo ? ["--catalog", demo.catalogPath] : [])];
+  const agent = spawn(process.execPath, [AGENT_BIN, "start", ...agentFlags], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, SVC_PROVIDER_TOKEN: enrollment.secret },
   });
   onShutdownSignal(async () => {
     agent.kill("SIGTERM");
+    // the token was this run's agent's alone: left live, it would admit any machine that read it for a day
+    running.revokeProvider(enrollment.id);
     await running.close();
   });
   const providerLine = await new Promise<string>((resolve, reject) => {
@@ -95,6 +98,9 @@ try {
       "  # its svc_receipt is signed by the provider: save the answer (add > answer.json) and check it against",
       "  # this gateway's provider listing (without --providers the check can only say UNVERIFIED)",
       `  npx svc-agent verify answer.json --providers ${base} --api-key ${key}`,
+      "",
+      "  # the provider's set-up as svc-agent doctor checks it, with the flags this agent was started with",
+      `  npx svc-agent doctor ${agentFlags.join(" ")}`,
       "",
       "  # Python: pip install openai",
       "  from openai import OpenAI",

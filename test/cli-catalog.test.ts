@@ -11,14 +11,29 @@ import { makeTinyCatalog, tempDir } from "./fixtures/tiny-catalog.ts";
 describe("svc-agent catalog", () => {
   const empty = tempDir();
 
-  it("prints the bundled catalog as a table with what this machine lacks", async () => {
+  it("prints the bundled catalog as a table with what this machine lacks, and the pull that fetches it there", async () => {
     const result = await runCli("svc-agent", ["catalog", "--models-dir", empty, "--memory-gb", "12"]);
     expect(result.code).toBe(0);
     expect(result.stdout.trimEnd().split("\n")).toEqual([
       "ALIAS               HUB ID              REVISION  SIZE     MIN MEMORY  LICENSE     THIS MACHINE (12 GB)",
-      "qwen3-4b (default)  Qwen/Qwen3-4B-GGUF  bc64014   2.50 GB  10 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-4b)",
-      "qwen3-8b            Qwen/Qwen3-8B-GGUF  7c41481   5.03 GB  14 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-8b); needs 14 GB of memory",
+      `qwen3-4b (default)  Qwen/Qwen3-4B-GGUF  bc64014   2.50 GB  10 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-4b --models-dir ${empty})`,
+      `qwen3-8b            Qwen/Qwen3-8B-GGUF  7c41481   5.03 GB  14 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-8b --models-dir ${empty}); needs 14 GB of memory`,
     ]);
+  });
+
+  it("never suggests a pull that fails: an alias pull cannot fetch (the demo's tiny-random) gets the missing path instead", async () => {
+    // `npm start`'s demo catalog, as `catalog --catalog` or `--coordinator` reads it: its model is on no hub
+    const demo = makeTinyCatalog([{ alias: "tiny-random", seed: 7 }, { alias: "qwen3-4b", seed: 8 }]);
+    const result = await runCli("svc-agent", ["catalog", "--catalog", demo.catalogPath, "--models-dir", empty]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[1]).toMatch(/^tiny-random \(default\) /);
+    expect(lines[1]?.endsWith(`not downloaded (no file at ${join(empty, "tiny-tiny-random.gguf")})`)).toBe(true);
+    // the same alias as the bundled catalog's, pinned to another file: pull would fetch the bundled one
+    expect(lines[2]).toMatch(/^qwen3-4b /);
+    expect(lines[2]?.endsWith(`not downloaded (no file at ${join(empty, "tiny-qwen3-4b.gguf")})`)).toBe(true);
+    expect(result.stdout).not.toContain("svc-agent pull");
+    demo.cleanup();
   });
 
   it("says ready when the file is present (or given with --model) and memory fits", async () => {

@@ -20,6 +20,19 @@ describe("Command lines", () => {
     ["svc-gateway", ["serve", "--nope"], "svc-gateway: unknown option '--nope'; see --help\n"],
     ["svc-gateway", ["providers", "revoke"], "svc-gateway: missing required argument 'id'; see --help\n"],
     ["svc-agent", ["catalog", "--nope"], "svc-agent: unknown option '--nope'; see --help\n"],
+    // the mistyped flag first, not the required --coordinator it hides
+    ["svc-agent", ["start", "--bogus"], "svc-agent: unknown option '--bogus'; see --help\n"],
+    ["svc-agent", ["start"], "svc-agent: required option '--coordinator <url>' not specified; see --help\n"],
+    ["svc-agent", ["service", "install", "--bogus"], "svc-agent: unknown option '--bogus'; see --help\n"],
+    ["svc-gateway", ["coordinator", "--bogus"], "svc-gateway: unknown option '--bogus'; see --help\n"],
+    // catalog's --model is refused as start's is
+    ["svc-agent", ["catalog", "--model", "nonsense"], "svc-agent: option '--model <alias=path>' argument 'nonsense' is invalid. expected ALIAS=PATH; see --help\n"],
+    [
+      "svc-agent",
+      ["catalog", "--model", "qwen3-4b=/nonexistent/model.gguf"],
+      "svc-agent: option '--model <alias=path>' argument 'qwen3-4b=/nonexistent/model.gguf' is invalid. no file at /nonexistent/model.gguf; see --help\n",
+    ],
+    ["svc-agent", ["catalog", "--model", "bogus=/dev/null"], "svc-agent: --model bogus=/dev/null: bogus is not a catalog alias; see --help\n"],
     [
       "svc-gateway",
       ["serve", "--admin-emails", "ops@example.org, nope"],

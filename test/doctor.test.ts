@@ -83,8 +83,9 @@ describe("svc-agent doctor", () => {
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines.at(-1)).toBe("not ready to serve: 3 needed check(s) failed");
     for (const line of lines.slice(0, -1)) expect(line).toMatch(/^(✓ |✗ .+; fix: .+)/);
-    expect(lines).toContain(`✗ qwen3-4b: ${file} has sha256 ${sha256Of(bytes)} but the catalog pins ${tiny.files["qwen3-4b"]!.sha256}; refusing to load it (not needed to serve); fix: delete ${file} and run svc-agent pull qwen3-4b`);
-    expect(lines).toContain("✗ no model to serve; fix: svc-agent pull qwen3-4b");
+    expect(lines).toContain(`✗ qwen3-4b: ${file} has sha256 ${sha256Of(bytes)} but the catalog pins ${tiny.files["qwen3-4b"]!.sha256}; refusing to load it (not needed to serve); fix: replace ${file} with the file this catalog pins for qwen3-4b`);
+    // the test catalog's qwen3-4b is not the bundled one: `svc-agent pull qwen3-4b` would fetch another file, elsewhere
+    expect(lines).toContain(`✗ no model to serve; fix: replace ${file} with the file this catalog pins for qwen3-4b`);
     expect(lines.find((l) => l.startsWith(`✗ coordinator ${closed} is unreachable: `))).toMatch(/ECONNREFUSED.*; fix: check the URL/);
     expect(lines.find((l) => l.startsWith("✗ attestor chain does not verify"))).toContain("does not bind this agent's keys");
     expect(lines.find((l) => l.startsWith("✓ rung this machine would be granted: process"))).toContain("not a trusted release key");

@@ -228,6 +228,12 @@ describe("Rate limits: `svc-gateway keys list` and `keys limit`", () => {
     expect(describeLimits({ maxConcurrency: 4, rpm: null, tpm: 9 })).toBe("concurrency=4 rpm=default tpm=9");
   });
 
+  it("list on a store without keys says so, and where keys come from", () => {
+    const dir = freshDir();
+    SqliteKeyStore.open(dir).close();
+    expect(withKeyStore(dir, listKeys)).toEqual([expect.stringMatching(/^no user API keys in this key store yet: .*\/settings.*--oidc-issuer/)]);
+  });
+
   it("an unknown key id or a missing store is an error that says what to do, and creates nothing", () => {
     const dir = freshDir();
     SqliteKeyStore.open(dir).close();

@@ -1,16 +1,26 @@
-// The published package (README "Install"): `npm pack` holds exactly the build, the catalog and the docs; the
-// tarball installs into an empty folder offline and its bins run compiled JavaScript, and stop cleanly on SIGTERM.
+// The published package (README "Install"): `npm pack` holds exactly the build, the catalog and the docs, and every
+// link in its README and docs resolves inside it; the tarball installs into an empty folder offline and its bins
+// run compiled JavaScript, and stop cleanly on SIGTERM. `npm run build` keeps a current dist/ as it is.
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildInputsDigest, STAMP_FILE } from "../scripts/build-inputs.ts";
+import { runNode } from "./fixtures/cli.ts";
 import { startProcess } from "./fixtures/process.ts";
 import { makeTinyCatalog, tempDir, type TinyCatalog } from "./fixtures/tiny-catalog.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
-const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; dependencies: Record<string, string>; bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+  dependencies: Record<string, string>;
+  bin: Record<string, string>;
+  homepage: string;
+  bugs: { url: string };
+};
 const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean }> };
 
 let dir: string;
@@ -71,9 +81,56 @@ afterAll(() => {
 describe("npm pack", () => {
   it("holds the build, the catalog, package.json and the docs: no sources, tests, bench or scratch", () => {
     const outside = packed.filter((p) => !p.startsWith("dist/"));
-    expect(outside).toEqual(["LICENSE", "README.md", "RECEIPTS.md", "models.lock.json", "package.json"]);
+    const docs = ["api", "architecture", "configuration", "operator-guide", "provider-guide", "security", "troubleshooting", "verifying"].map((d) => `docs/${d}.md`);
+    expect(outside).toEqual(["LICENSE", "README.md", "RECEIPTS.md", "bench/README.md", ...docs, "models.lock.json", "package.json"]);
+    expect(packed).not.toContain(`dist/${STAMP_FILE}`);
     expect(packed).toEqual(expect.arrayContaining(["dist/bin/svc-agent.js", "dist/bin/svc-gateway.js", "dist/index.js", "dist/index.d.ts", "dist/gateway/web/verify/client.js"]));
     expect(packed.filter((p) => /^dist\/(test|bench|scripts|tiny-model)\//.test(p) || /\.test\.|\.tmp$|\.gguf$/.test(p))).toEqual([]);
+  });
+
+  it("every relative link in its README and docs resolves to a file it holds", () => {
+    const broken: string[] = [];
+    for (const file of packed.filter((p) => p.endsWith(".md"))) {
+      for (const [, target] of readFileSync(join(ROOT, file), "utf8").matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target!) || target!.startsWith("#")) continue;
+        if (!packed.includes(normalize(join(dirname(file), target!.split("#")[0]!)))) broken.push(`${file} -> ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("package.json's homepage and bugs lead to the package's README and troubleshooting page once published", () => {
+    // no public repository exists to name: both point at the registry's copies of files the tarball holds
+    expect(pkg.homepage).toBe(`https://www.npmjs.com/package/${pkg.name}#readme`);
+    const published = `https://cdn.jsdelivr.net/npm/${pkg.name}/`;
+    expect(pkg.bugs.url.startsWith(published)).toBe(true);
+    expect(packed).toContain(pkg.bugs.url.slice(published.length));
+  });
+});
+
+describe("npm run build", () => {
+  it("keeps a dist/ built from the same inputs as it is: the first `npx svc-agent` in a clone runs it, as prepare", async () => {
+    // `npm pack` above built dist/ or found it current
+    expect(readFileSync(join(ROOT, "dist", STAMP_FILE), "utf8")).toBe(buildInputsDigest(ROOT));
+    const before = statSync(join(ROOT, "dist", "index.js")).mtimeMs;
+    const build = await runNode(["--import", "tsx", "scripts/build.ts"], { cwd: ROOT });
+    expect([build.code, build.stdout, build.stderr]).toEqual([0, "", `${join(ROOT, "dist")} is current: built from these sources already\n`]);
+    expect(statSync(join(ROOT, "dist", "index.js")).mtimeMs).toBe(before);
+  });
+
+  it("its inputs' digest changes when a source changes, is added or is removed", () => {
+    const copy = join(dir, "inputs");
+    for (const path of ["tsconfig.json", "tsconfig.build.json", "index.d.ts", "bin", "src"]) cpSync(join(ROOT, path), join(copy, path), { recursive: true });
+    const first = buildInputsDigest(copy);
+    writeFileSync(join(copy, "src", "errors.ts"), `${readFileSync(join(copy, "src", "errors.ts"), "utf8")}\n`);
+    const edited = buildInputsDigest(copy);
+    writeFileSync(join(copy, "agent.ts"), "export {};\n"); // outside the included folders: not an input
+    expect(buildInputsDigest(copy)).toBe(edited);
+    writeFileSync(join(copy, "src", "added.ts"), "export {};\n");
+    const added = buildInputsDigest(copy);
+    rmSync(join(copy, "src", "added.ts"));
+    rmSync(join(copy, "src", "errors.ts"));
+    expect(new Set([first, edited, added, buildInputsDigest(copy)]).size).toBe(4);
   });
 });
 

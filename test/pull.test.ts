@@ -76,6 +76,14 @@ describe("svc-agent pull", () => {
     expect(requests).toHaveLength(1);
   });
 
+  it("a first pull on a fresh machine makes the data dir that holds the models dir (as ~/.svc does) private: 0700", async () => {
+    const dataDir = join(modelsDir, ".svc");
+    const result = await runCli("svc-agent", ["pull", "qwen3-4b", "--catalog", tiny.catalogPath, "--models-dir", join(dataDir, "models"), "--hub-url", hubUrl, "--data-dir", dataDir]);
+    expect([result.code, result.stderr]).toEqual([0, ""]);
+    // svc-agent doctor flags anything looser: the agent's keys go here
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+  });
+
   it("resumes a partial download with a Range request", async () => {
     writeFileSync(`${target()}.partial`, bytes.subarray(0, 150_000));
     const result = await pull();

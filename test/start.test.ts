@@ -1,6 +1,6 @@
 // `npm start` (README "Two commands"): brings the service up and prints a curl and an SDK example that work
 // as printed. Without a downloaded model it says it serves the tiny random-weight demo model.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
@@ -10,7 +10,9 @@ import { startProcess, TSX } from "./fixtures/process.ts";
 import { tempDir } from "./fixtures/tiny-catalog.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/start.ts", import.meta.url));
-const dataDir = tempDir();
+const home = tempDir();
+// not there yet, as ~/.svc on a first `npm start`
+const dataDir = join(home, ".svc");
 const start = startProcess(SCRIPT, ["--port", "0", "--coordinator-port", "0", "--data-dir", dataDir], {
   nodeArgs: TSX,
   env: { SVC_OPERATOR_KEYS: "" },
@@ -20,7 +22,7 @@ const start = startProcess(SCRIPT, ["--port", "0", "--coordinator-port", "0", "-
 const banner = start.waitFor(/Ctrl-C stops all three\./, 30_000).then(() => start.stdout());
 afterAll(async () => {
   await start.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
 });
 
 describe("npm start", () => {
@@ -48,6 +50,32 @@ describe("npm start", () => {
     expect(verified.stdout).toContain("VALID: receipt rcpt_");
   });
 
+  it("makes its data dir private to its owner (0700): it holds the agent's keys", async () => {
+    await banner;
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+  });
+
+  it("prints the doctor command for its agent, and that doctor reports the demo ready to serve", async () => {
+    const text = await banner;
+    const flags = /npx svc-agent doctor (.+)/.exec(text)![1]!.split(" ");
+    const doctor = await runCli("svc-agent", ["doctor", ...flags]);
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).toContain("✓ ready to serve: tiny-random");
+    expect(doctor.stdout).not.toContain(`${dataDir} has mode`);
+    expect(doctor.stdout.trimEnd().split("\n").at(-1)).toBe("ready to serve");
+  });
+
+  it("its operator key reads /settings/usage as JSON, as docs/operator-guide.md says: no sign-in here, so 404 sign_in_not_configured", async () => {
+    const text = await banner;
+    const key = /api_key="([^"]+)"/.exec(text)![1]!;
+    const base = /base_url="([^"]+)\/v1"/.exec(text)![1]!;
+    const res = await fetch(`${base}/settings/usage`, { headers: { authorization: `Bearer ${key}` } });
+    expect([res.status, res.headers.get("content-type")]).toEqual([404, "application/json"]);
+    expect(await res.json()).toEqual({
+      error: { message: expect.stringContaining("no usage is counted"), type: "invalid_request_error", code: "sign_in_not_configured", param: null, svc_action: "fix_key" },
+    });
+  });
+
   it("prints SDK settings (base_url, api_key, model) that work with the OpenAI SDK", async () => {
     const text = await banner;
     const [, baseURL, apiKey] = /OpenAI\(base_url="([^"]+)", api_key="([^"]+)"\)/.exec(text)!;
@@ -72,11 +100,20 @@ function processesMentioning(text: string): number[] {
     .map(Number);
 }
 
+/** The gateway's enrollment tokens, as `svc-gateway providers list --json` prints them. */
+async function enrollmentTokens(): Promise<{ name: string; revokedAt: number | null }[]> {
+  const listed = await runCli("svc-gateway", ["providers", "list", "--json", "--data-dir", join(dataDir, "gateway")]);
+  expect(listed.code, listed.stderr).toBe(0);
+  return JSON.parse(listed.stdout) as { name: string; revokedAt: number | null }[];
+}
+
 describe("npm start: Ctrl-C", () => {
-  it("stops gateway, coordinator and agent", async () => {
+  it("stops gateway, coordinator and agent, and revokes the enrollment token it made for its agent", async () => {
     await banner;
+    expect(await enrollmentTokens()).toEqual([expect.objectContaining({ name: "npm start agent", revokedAt: null })]);
     expect(processesMentioning(dataDir).length).toBeGreaterThanOrEqual(2); // the script and its agent
     await start.kill("SIGINT");
     await expect.poll(() => processesMentioning(dataDir), { timeout: 10_000, interval: 100 }).toEqual([]);
+    expect(await enrollmentTokens()).toEqual([expect.objectContaining({ name: "npm start agent", revokedAt: expect.any(Number) })]);
   });
 });

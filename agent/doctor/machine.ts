@@ -8,6 +8,7 @@ import { PACKAGE_ROOT } from "../../src/process/package-root.ts";
 import type { OnBytes } from "../../src/crypto/sha256-node.ts";
 import { keysPath } from "../daemon/identity.ts";
 import { ModelFileError, type ModelStore } from "../models/store.ts";
+import { pullCommand } from "../models/pull-command.ts";
 import { fail, gb, pass, type Check } from "./check.ts";
 
 export function nodeCheck(version = process.versions.node): Check {
@@ -62,8 +63,10 @@ export async function modelChecks(store: ModelStore, aliases: readonly string[],
   for (const alias of aliases) {
     const path = store.pathFor(alias);
     const pin = store.entry(alias).sha256;
+    const pull = pullCommand(store, alias);
     if (!existsSync(path)) {
-      checks.push(fail(`model:${alias}`, `${alias}: not downloaded (${path})`, `svc-agent pull ${alias}`, { needed: false, data: { path, present: false } }));
+      const fix = pull ?? `put the file this catalog pins for ${alias} at ${path}, or pass --model ${alias}=PATH`;
+      checks.push(fail(`model:${alias}`, `${alias}: not downloaded (${path})`, fix, { needed: false, data: { path, present: false } }));
       continue;
     }
     const bar = progress(alias, store.entry(alias).size_bytes);
@@ -72,7 +75,8 @@ export async function modelChecks(store: ModelStore, aliases: readonly string[],
       checks.push({ ...pass(`model:${alias}`, `${alias}: ${path} matches its pin (sha256 ${pin.slice(0, 12)}…)`), needed: false, data: { path, present: true, sha256: pin } });
     } catch (err) {
       if (!(err instanceof ModelFileError)) throw err;
-      checks.push(fail(`model:${alias}`, err.message, `delete ${path} and run svc-agent pull ${alias}`, { needed: false, data: { path, present: true } }));
+      const fix = pull ? `delete ${path} and run ${pull}` : `replace ${path} with the file this catalog pins for ${alias}`;
+      checks.push(fail(`model:${alias}`, err.message, fix, { needed: false, data: { path, present: true } }));
     } finally {
       bar?.stop();
     }
@@ -84,8 +88,9 @@ export async function modelChecks(store: ModelStore, aliases: readonly string[],
 export function servingCheck(modelChecks: readonly Check[], fitting: readonly string[]): Check {
   const ready = modelChecks.filter((c) => c.ok).map((c) => c.id.slice("model:".length));
   if (ready.length > 0) return pass("serving", `ready to serve: ${ready.join(", ")}`, { aliases: ready });
-  const first = fitting[0];
-  return fail("serving", "no model to serve", first ? `svc-agent pull ${first}` : "serve from a machine with more memory", { data: { aliases: [] } });
+  // the first fitting model's fix, which says how to get it
+  const fix = modelChecks.find((c) => c.id === `model:${fitting[0]}`)?.fix ?? "serve from a machine with more memory";
+  return fail("serving", "no model to serve", fix, { data: { aliases: [] } });
 }
 
 /** Free space where the missing models would go. */

@@ -5,6 +5,10 @@ import type { Catalog, CatalogEntry } from "../../src/catalog.ts";
 export interface MachineView {
   memoryGb: number;
   isPresent: (alias: string) => boolean;
+  /** Where the alias's file is looked for. */
+  pathFor: (alias: string) => string;
+  /** The command that fetches it there, when one would (agent/models/pull-command.ts). */
+  pullCommand: (alias: string) => string | undefined;
 }
 
 export function formatBytes(bytes: number): string {
@@ -21,7 +25,7 @@ function formatGb(gb: number): string {
 /** What this machine lacks to serve the entry, or "ready". */
 export function readiness(entry: CatalogEntry, machine: MachineView): string {
   const lacks: string[] = [];
-  if (!machine.isPresent(entry.alias)) lacks.push(`not downloaded (svc-agent pull ${entry.alias})`);
+  if (!machine.isPresent(entry.alias)) lacks.push(`not downloaded (${machine.pullCommand(entry.alias) ?? `no file at ${machine.pathFor(entry.alias)}`})`);
   if (entry.min_memory_gb > machine.memoryGb) lacks.push(`needs ${formatGb(entry.min_memory_gb)} of memory`);
   return lacks.length === 0 ? "ready" : lacks.join("; ");
 }

@@ -3,6 +3,7 @@
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { sha256File, type OnBytes } from "../../src/crypto/sha256-node.ts";
+import { PRIVATE_DIR_MODE } from "../../src/process/file-modes.ts";
 import { makeDirs } from "../../src/process/make-dir.ts";
 
 interface CachedHash {
@@ -42,7 +43,8 @@ export class VerifiedFiles {
     const { size, mtimeMs } = statSync(path);
     this.records.set(path, { size, mtimeMs, sha256 });
     if (this.persistPath === undefined) return;
-    makeDirs(dirname(this.persistPath));
+    // the agent's data dir, which holds its keys too
+    makeDirs(dirname(this.persistPath), PRIVATE_DIR_MODE);
     const tmp = `${this.persistPath}.tmp`;
     writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.records), null, 2));
     renameSync(tmp, this.persistPath);

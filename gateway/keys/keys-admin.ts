@@ -28,9 +28,14 @@ export function describeLimits(limits: KeyLimits): string {
   return `concurrency=${one(limits.maxConcurrency)} rpm=${one(limits.rpm)} tpm=${one(limits.tpm)}`;
 }
 
+/** Said instead of the list when the store holds no key: an empty answer would read as a failure. */
+const NO_KEYS = "no user API keys in this key store yet: signed-in users make them on the settings page (/settings, with sign-in set up: --oidc-issuer); operator keys (SVC_OPERATOR_KEYS) are never stored";
+
 /** One line per key, newest first: id, display prefix, owner, name, state and limits. */
 export function listKeys(store: KeyStore): string[] {
-  return store.listAllKeys().map((key) => {
+  const keys = store.listAllKeys();
+  if (keys.length === 0) return [NO_KEYS];
+  return keys.map((key) => {
     const state = key.revokedAt === null ? "live" : "revoked";
     return `${key.id}  ${key.prefix}  ${key.owner ?? "-"}  ${JSON.stringify(key.name)}  ${state}  ${describeLimits(key.limits)}`;
   });

@@ -3,7 +3,7 @@
 // key is looked up together with its owner, so no one can reach another user's keys.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
-import { sendBody } from "../http/respond.ts";
+import { sendBody, sendError } from "../http/respond.ts";
 import type { UserKeys } from "../keys/user-keys.ts";
 import type { Admins } from "./admins.ts";
 import { ASSETS } from "./assets.ts";
@@ -84,6 +84,10 @@ export function resolvePage(signIn: SignIn | undefined, method: string, path: st
     name: route.name,
     serve: async (req, res) => {
       if (signIn !== undefined) return handler({ signIn, req, res, param });
+      // a script sending a key reads /settings/usage as JSON (docs/operator-guide.md "Usage"): the envelope, not a page
+      if (route.name === "/settings/usage" && req.headers.authorization !== undefined) {
+        return sendError(req, res, new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway, and without it no usage is counted: start it with --oidc-issuer."));
+      }
       if (route.name !== "/settings") throw new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway.");
       sendHtml(res, 200, notConfiguredPage());
     },

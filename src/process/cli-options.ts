@@ -1,7 +1,7 @@
 // Argument parsers shared by the two command lines.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CommanderError, InvalidArgumentError, type Command, type OutputConfiguration } from "commander";
+import { CommanderError, InvalidArgumentError, type Command, type Option, type OutputConfiguration } from "commander";
 import { Hex32 } from "../receipt/hex.ts";
 import { PACKAGE_ROOT } from "./package-root.ts";
 import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
@@ -81,8 +81,32 @@ export const limitOverride = (value: string): number | null => {
   return n;
 };
 
+/**
+ * Commander reports a missing required option before an unknown one, so `start --bogus` would say `--coordinator`
+ * is missing; a mistyped flag is the likelier mistake, so the required options are checked after the unknown ones,
+ * just before the action runs, in commander's own words. Done at run time: the options stay marked required for
+ * --help and docs/configuration.md.
+ */
+function unknownOptionsFirst(program: Command): void {
+  const required = new Map<Command, Option[]>();
+  const walk = (command: Command) => {
+    const mandatory = command.options.filter((o) => o.mandatory);
+    for (const option of mandatory) option.mandatory = false;
+    if (mandatory.length > 0) required.set(command, mandatory);
+    command.commands.forEach(walk);
+  };
+  walk(program);
+  program.hook("preAction", (_program, action) => {
+    for (let command: Command | null = action; command !== null; command = command.parent) {
+      const missing = required.get(command)?.find((o) => command!.getOptionValue(o.attributeName()) === undefined);
+      if (missing) action.error(`error: required option '${missing.flags}' not specified`, { exitCode: USAGE_EXIT, code: "commander.missingMandatoryOptionValue" });
+    }
+  });
+}
+
 /** Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one line and exit 1. */
 export async function runProgram(program: Command, bin: string): Promise<void> {
+  unknownOptionsFirst(program);
   try {
     await program.parseAsync();
   } catch (err) {
