@@ -1,4 +1,4 @@
-// The after-generation checker (src/schema/validate.ts) and the JSON text normaliser (agent/engine/grammar/json-text.ts).
+// The JSON Schema checker the tests read answers with (src/schema/validate.ts) and the JSON text normaliser (agent/engine/grammar/json-text.ts).
 import { describe, expect, it } from "vitest";
 import { resolveLocalRef, validate } from "../src/schema/validate.ts";
 import { normalizeJsonText } from "../agent/engine/grammar/json-text.ts";

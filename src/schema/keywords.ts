@@ -9,7 +9,7 @@ export type At = (key: string) => string;
 /** No effect on which values are valid. OpenAPI's `nullable` is not JSON Schema: ignored, so null is never generated. */
 export const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "$vocabulary", "$anchor", "title", "description", "default",
   "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "nullable", "strict"]);
-/** Validation keywords the grammar cannot express: dropped from the grammar, checked after generation by validate(). */
+/** Validation keywords the grammar cannot express: dropped from the grammar and never checked after it (refused under strict). */
 export const UNSUPPORTED = new Set(["pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not",
   "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties", "propertyNames", "contains",
   "minContains", "maxContains", "uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$dynamicAnchor",

@@ -1,6 +1,8 @@
-// Checks a parsed JSON value against a JSON Schema (2020-12, with draft-07's array `items` and `definitions`),
-// after generation: it catches what the grammar cannot enforce (pattern, numeric bounds, …) when not in strict mode.
-// No validator library ships in node_modules and node-llama-cpp's validateObjectAgainstGbnfSchema only knows its subset.
+// Checks a parsed JSON value against a JSON Schema (2020-12, with draft-07's array `items` and `definitions`): prepare.ts
+// keeps only the const/enum members the schema's other keywords allow, and the tests check generated answers with it.
+// svc does not check an answer after generation (docs/api.md): what the grammar cannot enforce is refused under strict,
+// else listed as not enforced. No dependency validates 2020-12, and node-llama-cpp's validateObjectAgainstGbnfSchema
+// only knows its subset.
 
 export interface ValueProblem {
   /** JSON pointer into the value ("" is the value itself). */
