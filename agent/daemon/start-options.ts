@@ -1,5 +1,5 @@
-// The flags `svc-agent start` takes, declared once: `start` runs with them and `service install` writes
-// them into the service file, so the two can never drift apart.
+// The flags `svc-agent start` takes, declared once: `start` runs with them, `service install` writes them into the
+// service file and `doctor` takes those it checks, so the three can never drift apart.
 import { Command, Option } from "commander";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
