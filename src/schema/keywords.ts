@@ -1,6 +1,7 @@
 // What each JSON Schema keyword means to node-llama-cpp's grammar generator, and merging schemas that apply side by
 // side (allOf branches, keywords beside oneOf/anyOf) when their keywords do not overlap.
-import { deepEqual, pointer } from "./validate.ts";
+import { pointer } from "./json-pointer.ts";
+import { deepEqual } from "./validate.ts";
 
 export type Obj = Record<string, unknown>;
 /** Where a keyword of the schema being walked sits, as a JSON pointer. */
