@@ -9,7 +9,8 @@ import { readJsonBody } from "./http/body.ts";
 import { CallerGone } from "./http/caller-gone.ts";
 import { Drain } from "./http/drain.ts";
 import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http/timeouts.ts";
-import { answerOps, OPS_PATHS, type Ops } from "./http/ops.ts";
+import { OPS_PATHS, opsRoutes, type Ops, type OpsHandler } from "./http/ops.ts";
+import { Router } from "./http/router.ts";
 import { chatCompletions } from "./openai/completions.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
@@ -23,59 +24,23 @@ import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
-interface Route {
-  /** The log's name for the route (a pattern, never the raw path). */
-  name: string;
-  match: (path: string) => string | undefined;
-  methods: Record<string, Handler>;
-}
+const API = new Router<Handler>(
+  [
+    {
+      name: "/v1/chat/completions",
+      path: "/v1/chat/completions",
+      methods: { POST: async (ctx) => chatCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
+    },
+    { name: "/v1/models", path: "/v1/models", methods: { GET: listModels } },
+    { name: "/v1/models/{id}", path: /^\/v1\/models\/([^/]+)$/, methods: { GET: retrieveModel } },
+    { name: "/v1/providers", path: "/v1/providers", methods: { GET: listProviders } },
+    { name: "/v1/providers/{id}/attestation", path: /^\/v1\/providers\/([^/]+)\/attestation$/, methods: { GET: providerAttestation } },
+  ],
+  // 404 and 405 need no key: they say nothing about the service
+  (method, path) => `No route ${method} ${path}; the API is in docs/api.md.`,
+);
 
-const exact = (route: string) => (path: string) => (path === route ? "" : undefined);
-
-const ROUTES: Route[] = [
-  {
-    name: "/v1/chat/completions",
-    match: exact("/v1/chat/completions"),
-    methods: { POST: async (ctx) => chatCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
-  },
-  { name: "/v1/models", match: exact("/v1/models"), methods: { GET: listModels } },
-  {
-    name: "/v1/models/{id}",
-    match: (path) => (/^\/v1\/models\/[^/]+$/.test(path) ? safeDecode(path.slice("/v1/models/".length)) : undefined),
-    methods: { GET: retrieveModel },
-  },
-  { name: "/v1/providers", match: exact("/v1/providers"), methods: { GET: listProviders } },
-  {
-    name: "/v1/providers/{id}/attestation",
-    match: (path) => /^\/v1\/providers\/[^/]+\/attestation$/.exec(path) ? safeDecode(path.split("/")[3]!) : undefined,
-    methods: { GET: providerAttestation },
-  },
-];
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-/** Finds the handler, or throws 404/405 (these need no key: they say nothing about the service). */
-function resolveRoute(method: string, path: string): { route: Route; handler: Handler; param: string } {
-  for (const route of ROUTES) {
-    const param = route.match(path);
-    if (param === undefined) continue;
-    const handler = route.methods[method];
-    if (!handler) {
-      const allowed = Object.keys(route.methods).join(", ");
-      throw new ApiError("method_not_allowed", `${method} is not allowed on ${route.name}; use ${allowed}.`);
-    }
-    return { route, handler, param };
-  }
-  throw new ApiError("route_not_found", `No route ${method} ${path}; the API is in docs/api.md.`);
-}
-
-async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   const timing = new ServerTiming(started);
   const requestId = `req_${randomBytes(12).toString("hex")}`;
@@ -99,16 +64,17 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
       if (!OPS_PATHS.has(path)) throw new ApiError("shutting_down", "The gateway is shutting down; send the request to another gateway or retry shortly.");
     }
     if (OPS_PATHS.has(path)) {
-      routeName = path;
-      await answerOps(opsOf(gateway, drain), method, path, res);
+      const { name, handler } = ops.resolve(method, path, res);
+      routeName = name;
+      await handler(res);
     } else if (page) {
       // /verify is public: no sign-in, no key
       const resolved = isVerifyPath(path) ? resolveVerifyPage(gateway.catalog, method, path, res) : resolvePage(gateway.signIn, method, path, res);
       routeName = resolved.name;
       await resolved.serve(req, res);
     } else {
-      const { route, handler, param } = resolveRoute(method, path);
-      routeName = route.name;
+      const { name, handler, param } = API.resolve(method, path, res);
+      routeName = name;
       const principal = timing.time("auth", () => gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization)));
       const admission = gateway.limiter.admit(principal, res);
       const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission, timing };
@@ -125,12 +91,8 @@ async function handle(gateway: Gateway, drain: Drain, logger: Logger, req: Incom
       // a 4xx message can quote what the caller sent; only the gateway's own failures are spelled out
       if (error.status >= 500) log.error = error.message;
       if (!res.headersSent) res.setHeader("server-timing", timing.header());
-      if (page) {
-        sendErrorPage(req, res, error);
-      } else {
-        const allow = error.code === "method_not_allowed" ? allowHeader(path) : {};
-        sendError(req, res, error, allow);
-      }
+      if (page) sendErrorPage(req, res, error);
+      else sendError(req, res, error);
     }
   } finally {
     gateway.metrics.inFlight.dec();
@@ -150,11 +112,6 @@ function opsOf(gateway: Gateway, drain: Drain): Ops {
       return { ok: status === "ok", body: { status, coordinator } };
     },
   };
-}
-
-function allowHeader(path: string): Record<string, string> {
-  const route = ROUTES.find((r) => r.match(path) !== undefined);
-  return route ? { allow: Object.keys(route.methods).join(", ") } : {};
 }
 
 const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
@@ -186,8 +143,9 @@ export interface GatewayServer {
 
 export function createGatewayServer(gateway: Gateway, logger: Logger, timeouts: HttpTimeouts = DEFAULT_HTTP_TIMEOUTS): GatewayServer {
   const drain = new Drain();
+  const ops = new Router(opsRoutes(opsOf(gateway, drain)));
   const server = createServer(serverOptions(timeouts), (req, res) => {
-    handle(gateway, drain, logger, req, res).catch((err: unknown) => {
+    handle(gateway, drain, ops, logger, req, res).catch((err: unknown) => {
       logger.error({ err }, "request handler failed");
       if (!res.headersSent) res.destroy();
     });

@@ -22,14 +22,14 @@ function firstDifference(actual: string, expected: string): string | undefined {
   return "docs/configuration.md differs from the code (run npm run docs:config)";
 }
 
-/** Every `process.env.NAME` (or `env.NAME` / `env["NAME"]`) in the code the bins and `npm start` run. */
+/** Every `process.env.NAME` (or `env.NAME` / `env["NAME"]`, `.env("NAME")`, a flag table's `env: "NAME"`) in the code the bins and `npm start` run. */
 function envReadInCode(): Set<string> {
   const names = new Set<string>();
   for (const folder of ["bin", "src", "agent", "gateway", "scripts", "test/fixtures"]) {
     for (const file of readdirSync(join(ROOT, folder), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))) {
       const text = readFileSync(join(ROOT, folder, file), "utf8");
-      for (const m of text.matchAll(/process\.env(?:\.([A-Z][A-Z0-9_]*)|\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\])|\.env\(\s*["']([A-Z][A-Z0-9_]*)["']\s*\)/g)) {
-        names.add((m[1] ?? m[2] ?? m[3])!);
+      for (const m of text.matchAll(/process\.env(?:\.([A-Z][A-Z0-9_]*)|\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\])|\.env\(\s*["']([A-Z][A-Z0-9_]*)["']\s*\)|\benv:\s*["']([A-Z][A-Z0-9_]*)["']/g)) {
+        names.add((m[1] ?? m[2] ?? m[3] ?? m[4])!);
       }
     }
   }

@@ -54,6 +54,16 @@ describe("§4.4 GET {coordinator_url}/v1/catalog", () => {
       ["qwen3-8b", gw.tiny.files["qwen3-8b"]!.sha256],
     ]);
   });
+
+  it("another method is 405 with Allow: GET, another path 404, both in the envelope", async () => {
+    const wrong = await fetch(`${gw.coordinatorUrl}/v1/catalog`, { method: "POST" });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("GET");
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+    const none = await fetch(`${gw.coordinatorUrl}/v1/nope`);
+    expect(none.status).toBe(404);
+    expect(((await none.json()) as { error: { code: string } }).error.code).toBe("route_not_found");
+  });
 });
 
 describe("§5 Authentication", () => {

@@ -1,5 +1,6 @@
-// The after-generation checker (src/schema/validate.ts) and the JSON text normaliser (agent/engine/grammar/json-text.ts).
+// The JSON Schema checker the tests read answers with (src/schema/validate.ts) and the JSON text normaliser (agent/engine/grammar/json-text.ts).
 import { describe, expect, it } from "vitest";
+import { pointer, pointerKeys } from "../src/schema/json-pointer.ts";
 import { resolveLocalRef, validate } from "../src/schema/validate.ts";
 import { normalizeJsonText } from "../agent/engine/grammar/json-text.ts";
 
@@ -118,6 +119,18 @@ describe("validate", () => {
   it("boolean schemas", () => {
     ok(1, true);
     bad(1, false);
+  });
+});
+
+describe("JSON Pointer (RFC 6901)", () => {
+  it("escapes ~ as ~0 and / as ~1 a key at a time, and reads the keys back", () => {
+    const path = pointer(pointer(pointer("", "properties"), "a~/b"), 0);
+    expect(path).toBe("/properties/a~0~1b/0");
+    expect(pointerKeys(path)).toEqual(["properties", "a~/b", "0"]);
+    // ~01 is an escaped ~ then a 1, never a /
+    expect(pointerKeys("/~01")).toEqual(["~1"]);
+    expect(pointerKeys("")).toEqual([]);
+    expect(pointerKeys("/")).toEqual([""]);
   });
 });
 

@@ -47,6 +47,7 @@ describe("Observability: GET /healthz", () => {
     for (const url of [gw.url, gw.coordinatorUrl]) {
       const res = await fetch(`${url}/healthz`, { method: "POST" });
       expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("GET, HEAD");
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
     }
   });

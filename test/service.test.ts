@@ -158,7 +158,8 @@ describe("svc-agent service on macOS (launchd)", () => {
     expect(existsSync(join(h.dir, ".svc", "logs"))).toBe(true);
     const status = await runCli("svc-agent", ["service", "status", "--platform", "darwin"], env);
     expect(status.code).toBe(3);
-    expect(status.stdout).toContain("running: no\nlast exit: exit code 1\n");
+    // the log's path is read back from the plist's ProgramArguments
+    expect(status.stdout).toBe(`installed: ${file}\nlog: ${join(h.dir, ".svc", "logs", "svc-agent.log")}\nrunning: no\nlast exit: exit code 1\n`);
   });
 });
 

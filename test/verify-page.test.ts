@@ -61,7 +61,9 @@ describe("GET /verify: public, and no request leaves the browser", () => {
     const script = await fetch(`${gateway.url}/verify/assets/verify.js`);
     expect(script.headers.get("content-type")).toMatch(/^text\/javascript/);
     expect(await script.text()).not.toMatch(/\bBuffer\b/);
-    expect((await fetch(`${gateway.url}/verify`, { method: "POST" })).status).toBe(405);
+    const posted = await fetch(`${gateway.url}/verify`, { method: "POST" });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get("allow")).toBe("GET, HEAD");
     expect((await fetch(`${gateway.url}/verify/nothing`)).status).toBe(404);
   });
 

@@ -1,6 +1,7 @@
 // The human-readable catalog table of `svc-agent catalog`: every alias with its pin, and whether this
 // machine could serve it (file present, enough memory).
 import type { Catalog, CatalogEntry } from "../../src/catalog.ts";
+import { alignTable } from "../../src/process/text-table.ts";
 
 export interface MachineView {
   memoryGb: number;
@@ -41,7 +42,5 @@ export function catalogTable(catalog: Catalog, machine: MachineView): string {
     m.license,
     readiness(m, machine),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ");
-  return [line(header), ...rows.map(line)].join("\n");
+  return alignTable([header, ...rows]);
 }

@@ -2,61 +2,40 @@
 // starts at login and launchd restarts it when it exits with an error, at most every 10 s. Pure text in and
 // out; manager.ts runs launchctl.
 import { join } from "node:path";
+import { build, parse, type PlistValue } from "plist";
 import { SERVICE_NAME, type ServiceSpec } from "./spec.ts";
 import type { ServiceState } from "./state.ts";
 
 export const plistPath = (home: string) => join(home, "Library", "LaunchAgents", `${SERVICE_NAME}.plist`);
 
-const xml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-const unxml = (text: string) => text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
-const str = (value: string) => `<string>${xml(value)}</string>`;
-
 export function launchdPlist(spec: ServiceSpec): string {
-  const env = Object.entries(spec.env);
-  const lines = [
-    `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">`,
-    `<plist version="1.0">`,
-    `<dict>`,
-    `  <key>Label</key>`,
-    `  ${str(SERVICE_NAME)}`,
-    `  <key>ProgramArguments</key>`,
-    `  <array>`,
-    ...spec.program.map((arg) => `    ${str(arg)}`),
-    `  </array>`,
-    ...(env.length === 0
-      ? []
-      : [`  <key>EnvironmentVariables</key>`, `  <dict>`, ...env.flatMap(([k, v]) => [`    <key>${xml(k)}</key>`, `    ${str(v)}`]), `  </dict>`]),
-    `  <key>RunAtLoad</key>`,
-    `  <true/>`,
+  return build({
+    Label: SERVICE_NAME,
+    ProgramArguments: spec.program,
+    ...(Object.keys(spec.env).length === 0 ? {} : { EnvironmentVariables: spec.env }),
+    RunAtLoad: true,
     // restart after a crash, not after a clean stop (SIGTERM ends the agent with 0)
-    `  <key>KeepAlive</key>`,
-    `  <dict>`,
-    `    <key>SuccessfulExit</key>`,
-    `    <false/>`,
-    `  </dict>`,
-    `  <key>ThrottleInterval</key>`,
-    `  <integer>10</integer>`,
+    KeepAlive: { SuccessfulExit: false },
+    ThrottleInterval: 10,
     // launchd sends SIGKILL after this; the agent needs its session grace to leave cleanly
-    `  <key>ExitTimeOut</key>`,
-    `  <integer>${spec.stopTimeoutS}</integer>`,
+    ExitTimeOut: spec.stopTimeoutS,
     // never "Background": macOS would hold it to the efficiency cores and throttle its I/O
-    `  <key>ProcessType</key>`,
-    `  <string>Standard</string>`,
-    `  <key>StandardOutPath</key>`,
-    `  ${str(spec.consoleFile)}`,
-    `  <key>StandardErrorPath</key>`,
-    `  ${str(spec.consoleFile)}`,
-    `</dict>`,
-    `</plist>`,
-  ];
-  return `${lines.join("\n")}\n`;
+    ProcessType: "Standard",
+    StandardOutPath: spec.consoleFile,
+    StandardErrorPath: spec.consoleFile,
+  });
 }
 
-/** ProgramArguments read back from a plist this module wrote. */
+/** ProgramArguments read back from the installed plist; none when it is not a plist, or has no such array of strings. */
 export function plistProgram(text: string): string[] {
-  const array = /<key>ProgramArguments<\/key>\s*<array>([\s\S]*?)<\/array>/.exec(text)?.[1] ?? "";
-  return [...array.matchAll(/<string>([^<]*)<\/string>/g)].map((m) => unxml(m[1]!));
+  let plist: PlistValue;
+  try {
+    plist = parse(text);
+  } catch {
+    return [];
+  }
+  const program: unknown = (plist as { ProgramArguments?: unknown } | null)?.ProgramArguments;
+  return Array.isArray(program) && program.every((arg): arg is string => typeof arg === "string") ? program : [];
 }
 
 /** The service's target in the user's GUI domain, as launchctl names it. */

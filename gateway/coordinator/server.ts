@@ -6,13 +6,13 @@ import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
 import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import { catalogBody, type Catalog } from "../../src/catalog.ts";
-import { ApiError } from "../../src/errors.ts";
 import { GATEWAY_MAX_FRAME_BYTES, GATEWAY_PATH, type ToGateway } from "../../src/wire/gateway.ts";
 import { AGENT_MAX_FRAME_BYTES, AGENT_PATH } from "../../src/wire/agent.ts";
 import { DEFAULT_HEARTBEAT_MS, sweepTickMs } from "../../src/link/heartbeat.ts";
 import { LivenessSweep } from "./liveness-sweep.ts";
 import { DEFAULT_HTTP_TIMEOUTS, serverOptions } from "../http/timeouts.ts";
-import { answerOps, OPS_PATHS, type Ops } from "../http/ops.ts";
+import { opsRoutes, type Ops, type OpsHandler } from "../http/ops.ts";
+import { Router } from "../http/router.ts";
 import { asApiError, sendError, sendJson } from "../http/respond.ts";
 import { coordinatorMetrics } from "./metrics.ts";
 import { acceptAgent } from "./agent-link.ts";
@@ -21,7 +21,6 @@ import { acceptGateway, gatewayEndpoint, type GatewayEndpoint } from "./gateway-
 import { Attestations } from "./attestations.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
 import { bearerKey } from "../http/bearer.ts";
-
 
 export const DEFAULT_RECHALLENGE_MS = 5 * 60_000;
 
@@ -62,22 +61,18 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
     health: () => ({ ok: true, body: { status: "ok", providers: registry.entries().length, gateways: gateways.clients.size + localLinks.size } }),
   };
 
+  const routes = new Router<OpsHandler>(
+    [
+      ...opsRoutes(ops),
+      // public: the catalog needs no key (SPEC §5)
+      { name: "/v1/catalog", path: "/v1/catalog", methods: { GET: async (res) => sendJson(res, 200, body) } },
+    ],
+    (method, path) => `No route ${method} ${path} on the coordinator.`,
+  );
   const server = createServer(serverOptions(DEFAULT_HTTP_TIMEOUTS), (req, res) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
-    if (OPS_PATHS.has(path)) {
-      answerOps(ops, req.method ?? "GET", path, res).catch((err: unknown) => {
-        const error = asApiError(err);
-        sendError(req, res, error, error.code === "method_not_allowed" ? { allow: "GET" } : {});
-      });
-    } else if (path !== "/v1/catalog") {
-      sendError(req, res, new ApiError("route_not_found", `No route ${req.method} ${path} on the coordinator.`));
-    } else if (req.method !== "GET") {
-      const error = new ApiError("method_not_allowed", `${req.method} is not allowed on /v1/catalog; use GET.`);
-      sendError(req, res, error, { allow: "GET" });
-    } else {
-      // public: the catalog needs no key (SPEC §5)
-      sendJson(res, 200, body);
-    }
+    const answer = async () => routes.resolve(req.method ?? "GET", path, res).handler(res);
+    answer().catch((err: unknown) => sendError(req, res, asApiError(err)));
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -2,7 +2,7 @@
 // balancers and orchestrators, `GET /metrics` (Prometheus text) for monitoring.
 import type { ServerResponse } from "node:http";
 import { collectDefaultMetrics, type Registry } from "prom-client";
-import { ApiError } from "../../src/errors.ts";
+import { readable, type Route } from "./router.ts";
 import { sendBody, sendJson } from "./respond.ts";
 
 export const OPS_PATHS: ReadonlySet<string> = new Set(["/healthz", "/metrics"]);
@@ -13,17 +13,21 @@ export interface Ops {
   health(): { ok: boolean; body: Record<string, unknown> };
 }
 
-/** Answers one of OPS_PATHS; other methods are 405 like any route. */
-export async function answerOps(ops: Ops, method: string, path: string, res: ServerResponse): Promise<void> {
-  if (method !== "GET" && method !== "HEAD") {
-    throw new ApiError("method_not_allowed", `${method} is not allowed on ${path}; use GET.`);
-  }
-  if (path === "/metrics") {
-    sendBody(res, 200, ops.registry.contentType, await ops.registry.metrics());
-    return;
-  }
-  const { ok, body } = ops.health();
-  sendJson(res, ok ? 200 : 503, body, { "cache-control": "no-store" });
+export type OpsHandler = (res: ServerResponse) => Promise<void>;
+
+/** The routes of OPS_PATHS, for a server's route table. */
+export function opsRoutes(ops: Ops): Route<OpsHandler>[] {
+  return [
+    {
+      name: "/healthz",
+      path: "/healthz",
+      methods: readable(async (res) => {
+        const { ok, body } = ops.health();
+        sendJson(res, ok ? 200 : 503, body, { "cache-control": "no-store" });
+      }),
+    },
+    { name: "/metrics", path: "/metrics", methods: readable(async (res) => sendBody(res, 200, ops.registry.contentType, await ops.registry.metrics())) },
+  ];
 }
 
 /**

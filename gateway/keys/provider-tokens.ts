@@ -2,7 +2,7 @@
 // `--expires` durations, and the `svc-gateway providers list` table.
 import type { KeyStore, ProviderToken } from "./key-store.ts";
 import { PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
-import { alignTable } from "./text-table.ts";
+import { alignTable } from "../../src/process/text-table.ts";
 
 /** What the coordinator asks at each agent's connect and challenge: the live token behind this secret. */
 export function enrollmentLookup(store: KeyStore): (token: string) => Promise<ProviderToken | undefined> {

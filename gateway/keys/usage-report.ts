@@ -1,7 +1,7 @@
 // `svc-gateway keys usage`: the key store's per-day counts over the last N UTC days as two plain tables, per
 // key (operator keys too) and per provider, for an operator at a terminal.
 import type { KeyStore, UsageCounts } from "./key-store.ts";
-import { alignTable } from "./text-table.ts";
+import { alignTable } from "../../src/process/text-table.ts";
 import { totalsBy, usageWindow } from "./usage.ts";
 
 const when = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString().slice(0, 16).replace("T", " "));

@@ -1,6 +1,6 @@
 // Which provider takes a request: the pinned one, or idle-first among those at or above the gateway's floor
-// that serve the alias (SPEC §4.1). The coordinator runs it, so that choices made for concurrent requests,
-// from any number of gateways, see each other.
+// that serve the alias (SPEC §4.1). Each gateway chooses from its own copy of the directory; the coordinator,
+// where every gateway's choices meet, only checks that a choice still holds (gateway/coordinator/registry.ts).
 import { ApiError } from "../../src/errors.ts";
 import { atOrAbove, qualified, type TrustLevel } from "../../src/receipt/rungs.ts";
 import type { ProviderRecord } from "../../src/wire/gateway.ts";

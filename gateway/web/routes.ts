@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 import { sendBody, sendError } from "../http/respond.ts";
+import { readable, Router } from "../http/router.ts";
 import type { UserKeys } from "../keys/user-keys.ts";
 import type { Admins } from "./admins.ts";
 import { ASSETS } from "./assets.ts";
@@ -24,32 +25,57 @@ export interface SignIn {
   admins: Admins;
 }
 
-interface Request {
-  signIn: SignIn;
+/** One request for a page; `signIn` is absent when the gateway runs without OIDC. */
+interface Visit {
+  signIn: SignIn | undefined;
   req: IncomingMessage;
   res: ServerResponse;
   param: string;
 }
 
-type PageHandler = (r: Request) => Promise<void>;
-
-interface PageRoute {
-  name: string;
-  pattern: RegExp;
-  methods: Record<string, PageHandler>;
+interface Request extends Visit {
+  signIn: SignIn;
 }
 
-const KEY_PATH = /^\/settings\/keys\/(key_[0-9a-f]{24})\/revoke$/;
+type Page = (visit: Visit) => Promise<void>;
 
-const PAGE_ROUTES: PageRoute[] = [
-  { name: "/settings", pattern: /^\/settings\/?$/, methods: { GET: showSettings } },
-  { name: "/settings/keys", pattern: /^\/settings\/keys$/, methods: { POST: createKey } },
-  { name: "/settings/usage", pattern: /^\/settings\/usage$/, methods: { GET: ({ signIn, req, res }) => showOperatorUsage(signIn, req, res) } },
-  { name: "/settings/keys/{id}/revoke", pattern: KEY_PATH, methods: { GET: confirmRevoke, POST: revokeKey } },
-  { name: "/auth/login", pattern: /^\/auth\/login$/, methods: { GET: beginSignIn } },
-  { name: "/auth/callback", pattern: /^\/auth\/callback$/, methods: { GET: finishSignIn } },
-  { name: "/auth/logout", pattern: /^\/auth\/logout$/, methods: { POST: signOut } },
-];
+/** A page for signed-in users, or for those signing in: without OIDC it does not exist. */
+const signedIn =
+  (handler: (r: Request) => Promise<void>): Page =>
+  async ({ signIn, ...r }) => {
+    if (signIn === undefined) throw new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway.");
+    return handler({ signIn, ...r });
+  };
+
+/** docs/operator-guide.md "Usage": a script sending a key reads it as JSON, so without sign-in it gets the envelope, not a page. */
+const operatorUsage: Page = async (visit) => {
+  if (visit.signIn === undefined && visit.req.headers.authorization !== undefined) {
+    return sendError(visit.req, visit.res, new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway, and without it no usage is counted: start it with --oidc-issuer."));
+  }
+  return signedIn(({ signIn, req, res }) => showOperatorUsage(signIn, req, res))(visit);
+};
+
+const PAGES = new Router<Page>(
+  [
+    ...Object.entries(ASSETS).map(([path, asset]) => ({
+      name: "/settings/assets/{file}",
+      path,
+      methods: readable<Page>(async ({ res }) => sendBody(res, 200, asset.type, asset.body, { "cache-control": "max-age=3600" })),
+    })),
+    {
+      name: "/settings",
+      path: /^\/settings\/?$/,
+      methods: { GET: async ({ signIn, ...r }) => (signIn === undefined ? sendHtml(r.res, 200, notConfiguredPage()) : showSettings({ signIn, ...r })) },
+    },
+    { name: "/settings/keys", path: "/settings/keys", methods: { POST: signedIn(createKey) } },
+    { name: "/settings/usage", path: "/settings/usage", methods: { GET: operatorUsage } },
+    { name: "/settings/keys/{id}/revoke", path: /^\/settings\/keys\/(key_[0-9a-f]{24})\/revoke$/, methods: { GET: signedIn(confirmRevoke), POST: signedIn(revokeKey) } },
+    { name: "/auth/login", path: "/auth/login", methods: { GET: signedIn(beginSignIn) } },
+    { name: "/auth/callback", path: "/auth/callback", methods: { GET: signedIn(finishSignIn) } },
+    { name: "/auth/logout", path: "/auth/logout", methods: { POST: signedIn(signOut) } },
+  ],
+  (_method, path) => `There is no page at ${path}.`,
+);
 
 export const isPagePath = (path: string): boolean => path === "/settings" || path.startsWith("/settings/") || path.startsWith("/auth/");
 
@@ -64,34 +90,8 @@ export interface ResolvedPage {
  * `serve` throws is an ApiError for the caller to render as an error page.
  */
 export function resolvePage(signIn: SignIn | undefined, method: string, path: string, res: ServerResponse): ResolvedPage {
-  const asset = ASSETS[path];
-  if (asset !== undefined && (method === "GET" || method === "HEAD")) {
-    return {
-      name: "/settings/assets/{file}",
-      // node sends no body in answer to HEAD, only the length it would have had
-      serve: async (_req, res) => sendBody(res, 200, asset.type, asset.body, { "cache-control": "max-age=3600" }),
-    };
-  }
-  const route = PAGE_ROUTES.find((r) => r.pattern.test(path));
-  if (route === undefined) throw new ApiError("route_not_found", `There is no page at ${path}.`);
-  const handler = route.methods[method];
-  if (handler === undefined) {
-    res.setHeader("allow", Object.keys(route.methods).join(", "));
-    throw new ApiError("method_not_allowed", `${method} is not allowed on ${route.name}.`);
-  }
-  const param = KEY_PATH.exec(path)?.[1] ?? "";
-  return {
-    name: route.name,
-    serve: async (req, res) => {
-      if (signIn !== undefined) return handler({ signIn, req, res, param });
-      // a script sending a key reads /settings/usage as JSON (docs/operator-guide.md "Usage"): the envelope, not a page
-      if (route.name === "/settings/usage" && req.headers.authorization !== undefined) {
-        return sendError(req, res, new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway, and without it no usage is counted: start it with --oidc-issuer."));
-      }
-      if (route.name !== "/settings") throw new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway.");
-      sendHtml(res, 200, notConfiguredPage());
-    },
-  };
+  const { name, handler, param } = PAGES.resolve(method, path, res);
+  return { name, serve: (req, res) => handler({ signIn, req, res, param }) };
 }
 
 async function showSettings({ signIn, req, res }: Request): Promise<void> {

@@ -1,5 +1,7 @@
-// Reconnect delays with "full jitter": a random wait up to an exponentially growing cap, so a fleet of
-// agents that lost the coordinator together does not come back in one stampede.
+// Reconnect delays with "full jitter": a random wait anywhere from zero up to a cap that doubles with each
+// failed attempt, so a fleet of agents that lost the coordinator together spreads its returns over the whole
+// window instead of arriving in one stampede (AWS, "Exponential Backoff And Jitter": full jitter does the
+// least total work of the schemes compared there).
 
 export class Backoff {
   private attempt = 0;
@@ -13,7 +15,7 @@ export class Backoff {
   next(): number {
     const cap = Math.min(this.maxMs, this.baseMs * 2 ** this.attempt);
     this.attempt = Math.min(this.attempt + 1, 30);
-    return Math.round(cap / 2 + (this.random() * cap) / 2);
+    return Math.round(this.random() * cap);
   }
 
   reset(): void {

@@ -1,4 +1,5 @@
-// Argument parsers shared by the two command lines.
+// What the two command lines share: argument parsers, one-line usage errors and their exit code, --version, and
+// running a program.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CommanderError, InvalidArgumentError, type Command, type Option, type OutputConfiguration } from "commander";

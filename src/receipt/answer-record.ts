@@ -3,6 +3,7 @@
 // tool calls alike.
 import * as z from "zod";
 
+/** Call ids are opaque to svc; the bound only keeps a hostile history small. */
 export const MAX_CALL_ID_LENGTH = 256;
 
 /** One entry of an assistant message's `tool_calls`, in a history or in an answer. */

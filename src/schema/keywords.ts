@@ -1,6 +1,7 @@
 // What each JSON Schema keyword means to node-llama-cpp's grammar generator, and merging schemas that apply side by
 // side (allOf branches, keywords beside oneOf/anyOf) when their keywords do not overlap.
-import { deepEqual, pointer } from "./validate.ts";
+import { pointer } from "./json-pointer.ts";
+import { deepEqual } from "./validate.ts";
 
 export type Obj = Record<string, unknown>;
 /** Where a keyword of the schema being walked sits, as a JSON pointer. */
@@ -9,7 +10,7 @@ export type At = (key: string) => string;
 /** No effect on which values are valid. OpenAPI's `nullable` is not JSON Schema: ignored, so null is never generated. */
 export const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "$vocabulary", "$anchor", "title", "description", "default",
   "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "nullable", "strict"]);
-/** Validation keywords the grammar cannot express: dropped from the grammar, checked after generation by validate(). */
+/** Validation keywords the grammar cannot express: dropped from the grammar and never checked after it (refused under strict). */
 export const UNSUPPORTED = new Set(["pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not",
   "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties", "propertyNames", "contains",
   "minContains", "maxContains", "uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$dynamicAnchor",

@@ -3,7 +3,8 @@
 // says, per keyword and path, whether the grammar enforces it, it is an annotation, it needed a rewrite, or it cannot be enforced.
 import type { GbnfJsonSchema } from "node-llama-cpp";
 import { ANNOTATIONS, anyJson, COMBINATORS, constraining, FAMILY, FORMATS, isObj, mergeAll, TYPES, UNSUPPORTED, type At, type Obj } from "./keywords.ts";
-import { deepEqual, pointer, resolveLocalRef, validate } from "./validate.ts";
+import { pointer } from "./json-pointer.ts";
+import { deepEqual, resolveLocalRef, validate } from "./validate.ts";
 
 export type KeywordKind = "enforced" | "annotation" | "rewritten" | "unsupported";
 

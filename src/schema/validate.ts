@@ -1,6 +1,9 @@
-// Checks a parsed JSON value against a JSON Schema (2020-12, with draft-07's array `items` and `definitions`),
-// after generation: it catches what the grammar cannot enforce (pattern, numeric bounds, …) when not in strict mode.
-// No validator library ships in node_modules and node-llama-cpp's validateObjectAgainstGbnfSchema only knows its subset.
+// Checks a parsed JSON value against a JSON Schema (2020-12, with draft-07's array `items` and `definitions`): prepare.ts
+// keeps only the const/enum members the schema's other keywords allow, and the tests check generated answers with it.
+// svc does not check an answer after generation (docs/api.md): what the grammar cannot enforce is refused under strict,
+// else listed as not enforced. No dependency validates 2020-12, and node-llama-cpp's validateObjectAgainstGbnfSchema
+// only knows its subset.
+import { pointer, pointerKeys } from "./json-pointer.ts";
 
 export interface ValueProblem {
   /** JSON pointer into the value ("" is the value itself). */
@@ -11,7 +14,6 @@ export interface ValueProblem {
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-export const pointer = (base: string, key: string | number) => `${base}/${String(key).replace(/~/g, "~0").replace(/\//g, "~1")}`;
 
 /** The subschema a local `$ref` ("#", "#/$defs/x", "#/properties/a", URI-escaped) points at, if any. */
 export function resolveLocalRef(root: unknown, ref: string): unknown {
@@ -25,8 +27,7 @@ export function resolveLocalRef(root: unknown, ref: string): unknown {
   if (path === "") return root;
   if (!path.startsWith("/")) return undefined; // "#anchor" names
   let node: unknown = root;
-  for (const raw of path.slice(1).split("/")) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+  for (const key of pointerKeys(path)) {
     if (Array.isArray(node) && /^\d+$/.test(key)) node = node[Number(key)];
     else if (isObj(node) && Object.hasOwn(node, key)) node = node[key];
     else return undefined;

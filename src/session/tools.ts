@@ -8,7 +8,6 @@ export { MAX_CALL_ID_LENGTH, type ToolCall, ToolCallSchema };
 /** OpenAI's rule for a function name, and its limit on tools per request. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const MAX_TOOLS = 128;
-/** Call ids are opaque to svc; the bound only keeps a hostile history small. */
 
 export const FunctionToolSchema = z.strictObject({
   type: z.literal("function"),
@@ -25,7 +24,6 @@ export type FunctionTool = z.infer<typeof FunctionToolSchema>;
 export const NamedToolChoiceSchema = z.strictObject({ type: z.literal("function"), function: z.strictObject({ name: z.string().regex(TOOL_NAME) }) });
 export const ToolChoiceSchema = z.union([z.enum(["auto", "none", "required"]), NamedToolChoiceSchema]);
 export type ToolChoice = z.infer<typeof ToolChoiceSchema>;
-
 
 /**
  * Each present only when the caller set it, so a plain request seals the same bytes as before these existed.

@@ -22,7 +22,7 @@ export const ToAgentSchema = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("challenge"), nonce: Hex32 }),
   z.strictObject({ t: z.literal("granted"), rung: Trust, provider_id: Hex32, serial: z.string().optional(), refusals: z.array(z.string()) }),
   z.strictObject({ t: z.literal("refused"), reason: z.string() }),
-  /** `whole`: the caller takes the answer in one piece (not a stream), so it comes back in one frame. */
+  /** `whole`: the caller takes the answer in one piece (not a stream), so it comes back with its receipt, in one frame unless it is long (agent/daemon/frame-batcher.ts). */
   z.strictObject({ t: z.literal("session"), id: SessionId, alias: Alias, enc: Base64, ct: Base64, whole: z.literal(true).optional() }),
   z.strictObject({ t: z.literal("cancel"), id: SessionId }),
 ]);

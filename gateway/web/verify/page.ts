@@ -3,8 +3,8 @@
 // send nothing: no fetch, no form post, so what is pasted never leaves the browser.
 import type { ServerResponse } from "node:http";
 import type { Catalog } from "../../../src/catalog.ts";
-import { ApiError } from "../../../src/errors.ts";
 import { sendBody } from "../../http/respond.ts";
+import { readable, Router } from "../../http/router.ts";
 import { html } from "../html.ts";
 import { sendHtml } from "../respond.ts";
 import type { ResolvedPage } from "../routes.ts";
@@ -33,21 +33,27 @@ fieldset input { width: 100%; box-sizing: border-box; font-family: ui-monospace,
 
 export const isVerifyPath = (path: string): boolean => path === VERIFY_PATH || path.startsWith(`${VERIFY_PATH}/`);
 
-/** The page, its script or its stylesheet; anything else under /verify is a 404, any method but GET/HEAD a 405. */
+type Serve = (res: ServerResponse, catalog: Catalog) => Promise<void>;
+
+const page: Serve = async (res, catalog) => sendHtml(res, 200, verifyPage(catalog), { "content-security-policy": VERIFY_CSP });
+const script: Serve = async (res) => sendAsset(res, "text/javascript; charset=utf-8", await verifierScript());
+const style: Serve = async (res) => sendAsset(res, "text/css; charset=utf-8", CSS);
+
+/** The page, its script and its stylesheet, each read with GET or HEAD; anything else under /verify is a 404. */
+const VERIFY = new Router<Serve>(
+  [
+    { name: VERIFY_PATH, path: /^\/verify\/?$/, methods: readable(page) },
+    { name: "/verify/assets/{file}", path: SCRIPT_PATH, methods: readable(script) },
+    { name: "/verify/assets/{file}", path: STYLE_PATH, methods: readable(style) },
+  ],
+  (_method, path) => `There is no page at ${path}.`,
+);
+
 export function resolveVerifyPage(catalog: Catalog, method: string, path: string, res: ServerResponse): ResolvedPage {
-  const serve = {
-    [VERIFY_PATH]: { name: VERIFY_PATH, serve: async () => sendHtml(res, 200, verifyPage(catalog), { "content-security-policy": VERIFY_CSP }) },
-    [SCRIPT_PATH]: { name: "/verify/assets/{file}", serve: async () => sendAsset(res, "text/javascript; charset=utf-8", await verifierScript()) },
-    [STYLE_PATH]: { name: "/verify/assets/{file}", serve: async () => sendAsset(res, "text/css; charset=utf-8", CSS) },
-  }[path === `${VERIFY_PATH}/` ? VERIFY_PATH : path];
-  if (serve === undefined) throw new ApiError("route_not_found", `There is no page at ${path}.`);
-  if (method !== "GET" && method !== "HEAD") {
-    res.setHeader("allow", "GET, HEAD");
-    throw new ApiError("method_not_allowed", `${method} is not allowed on ${serve.name}.`);
-  }
+  const { name, handler } = VERIFY.resolve(method, path, res);
   // start the bundle while the browser reads the page; the script's own request reports a failed build
-  if (serve.name === VERIFY_PATH) verifierScript().catch(() => undefined);
-  return { name: serve.name, serve: () => serve.serve() };
+  if (name === VERIFY_PATH) verifierScript().catch(() => undefined);
+  return { name, serve: (_req, res) => handler(res, catalog) };
 }
 
 // the bundle is rebuilt when the gateway restarts (perhaps upgraded): revalidate rather than keep it for an hour

@@ -1,4 +1,5 @@
-// Plain-text tables for the operator's commands: columns padded to their widest cell, two spaces apart.
+// Plain-text tables for both command lines (svc-agent catalog, svc-gateway providers list and keys usage):
+// columns padded to their widest cell, two spaces apart.
 
 /** The rows (a header first) as aligned lines, trailing spaces trimmed. */
 export function alignTable(rows: readonly (readonly string[])[]): string {
