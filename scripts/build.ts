@@ -1,7 +1,8 @@
 // `npm run build` (also on `prepare` and `prepack`): compiles the bins and what they import into dist/ with
-// tsc, so an installed package runs plain JavaScript; a clone's tests and `npm start` keep running the sources.
+// tsc, so an installed package runs plain JavaScript; the end-to-end tests and the bench run it too (their
+// harness builds first, harness/build.ts), while `npm start` keeps running the sources.
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -30,6 +31,13 @@ for (const bin of ["svc-agent", "svc-gateway"]) {
   if (!readFileSync(path, "utf8").startsWith("#!/usr/bin/env node\n")) throw new Error(`${path} lost its #! line`);
   chmodSync(path, 0o755);
 }
+// a build of unchanged sources leaves dist/ alone: the tests run dist/ and measure it (src/trust/measure.ts) while
+// test/e2e/package.test.ts's `npm pack` builds again, and between the two renames below there is no dist/
+if (sameTree(NEXT, DIST)) {
+  rmSync(NEXT, { recursive: true, force: true });
+  console.error(`${DIST} is up to date`);
+  process.exit(0);
+}
 const old = join(ROOT, `dist.old-${process.pid}`);
 rmSync(old, { recursive: true, force: true });
 try {
@@ -40,3 +48,16 @@ try {
 renameSync(NEXT, DIST);
 rmSync(old, { recursive: true, force: true });
 console.error(`built ${DIST}`);
+
+/** Whether two folders hold the same files with the same bytes and modes. */
+function sameTree(a: string, b: string): boolean {
+  if (!existsSync(b)) return false;
+  const files = (dir: string) => readdirSync(dir, { recursive: true, encoding: "utf8" }).sort();
+  const [left, right] = [files(a), files(b)];
+  if (left.join("\0") !== right.join("\0")) return false;
+  return left.every((f) => {
+    const [x, y] = [statSync(join(a, f)), statSync(join(b, f))];
+    if (x.isDirectory() || y.isDirectory()) return x.isDirectory() === y.isDirectory();
+    return x.mode === y.mode && readFileSync(join(a, f)).equals(readFileSync(join(b, f)));
+  });
+}
