@@ -2,8 +2,8 @@
 // processes, each one's output sent to a file in the run's folder (so reading logs costs the load generator
 // nothing), and optionally a V8 CPU profile of each.
 import { join } from "node:path";
-import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc, type ProcOptions } from "../test/fixtures/process.ts";
-import { startSwarm as startSwarmProcess } from "../test/fixtures/swarm.ts";
+import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc, type ProcOptions } from "../harness/process.ts";
+import { startSwarm as startSwarmProcess } from "../harness/swarm.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 
 export const OPERATOR_KEY = "sk-svc_bench_operator_key";
