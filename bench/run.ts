@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildDist } from "../harness/build.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
@@ -28,6 +29,8 @@ const opts = new Command("npm run bench")
   .opts<{ quick?: boolean; only?: string; cpuProf?: string; agents?: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
+// every section runs the compiled bins (dist/), as installed; unchanged sources leave dist/ as it is
+buildDist();
 
 const only = new Set((opts.only ?? SECTIONS.join(",")).split(",") as Section[]);
 const quick = opts.quick === true;

@@ -1,14 +1,17 @@
 // One harness for the real child processes of tests and the bench (`svc-gateway …`, `svc-agent …`, the swarm,
 // `npm start`): start one, wait for a line or a JSON log line, read its output, its memory and CPU, and stop
 // it. Output is held in memory, or written to a file when a load generator must not spend its own CPU on
-// reading it (the bench): then it is read only when asked.
+// reading it (the bench): then it is read only when asked. Every child is registered (registry.ts), so none
+// outlives the test run.
 import { spawn, type ChildProcess } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+import { register } from "./registry.ts";
 
-export const GATEWAY_BIN = fileURLToPath(new URL("../bin/svc-gateway.js", import.meta.url));
-export const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));
+/** The compiled bins, what npm installs: built once per run (build.ts), they start in half the time tsx takes. */
+export const GATEWAY_BIN = fileURLToPath(new URL("../dist/bin/svc-gateway.js", import.meta.url));
+export const AGENT_BIN = fileURLToPath(new URL("../dist/bin/svc-agent.js", import.meta.url));
 /** Node's flags that run a TypeScript script. */
 export const TSX = ["--import", "tsx"];
 
@@ -22,6 +25,7 @@ export interface ProcOptions {
   killAfterMs?: number;
   /** For messages; defaults to the script's file name and first argument. */
   name?: string;
+  cwd?: string | URL;
 }
 
 export interface Usage {
@@ -67,6 +71,7 @@ export function startProcess(script: string, args: string[], options: ProcOption
   const out = logFile === undefined ? "pipe" : openSync(logFile, "a");
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
     env: { ...process.env, ...options.env },
+    cwd: options.cwd,
     stdio: ["ignore", out, out],
   });
   let stdout = "";
@@ -87,6 +92,7 @@ export function startProcess(script: string, args: string[], options: ProcOption
     wakeAll();
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  register({ child, name, exited });
   child.once("exit", wakeAll);
   const running = () => child.exitCode === null && child.signalCode === null;
   const output = logFile === undefined ? () => stdout : () => readFileSync(logFile, "utf8");
@@ -140,11 +146,18 @@ export function startProcess(script: string, args: string[], options: ProcOption
 /** Up to the last newline: the last piece may be a line still being written. */
 const completeLines = (text: string) => text.slice(0, text.lastIndexOf("\n") + 1);
 
+/** The lines that are JSON objects (log lines, the ready line); a command's pretty-printed JSON is not among them. */
 function jsonLines(text: string): Record<string, unknown>[] {
   return text
     .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .filter((line) => line.startsWith("{") && line.endsWith("}"))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function usageOf(pid: number): Usage {

@@ -16,6 +16,7 @@ import { startCluster, type Cluster } from "../fixtures/cluster.ts";
 import { enrollAt, tokenFor } from "../fixtures/enroll.ts";
 import { listProviders, startAgent, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
 import { AGENT_BIN, GATEWAY_BIN, startProcess } from "../../harness/process.ts";
+import { waitForReady } from "../../harness/ready.ts";
 import { makeTestCa } from "../fixtures/test-ca.ts";
 
 let cluster: Cluster;
@@ -137,7 +138,7 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
     const dataDir = join(cluster.tiny.dir, "rechallenging");
     const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "300"]);
     try {
-      const coordinatorUrl = (await proc.waitFor(/coordinator at (http:\/\/\S+) \(catalog/))[1]!;
+      const coordinatorUrl = (await waitForReady(proc, "svc-gateway coordinator")).coordinator;
       enrollAt(coordinatorUrl, dataDir);
       const agent = await startAgent(coordinatorUrl, cluster.tiny);
       const reattested = () => proc.logs().filter((l) => l.msg === "agent re-attested" && l.provider === agent.providerId).length;

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runNode } from "../../harness/cli.ts";
 import { freePort } from "../fixtures/ports.ts";
 import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
+import { waitForReady } from "../../harness/ready.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";
 
 const procs: Proc[] = [];
@@ -28,12 +29,12 @@ describe("npm run demo: an operator and a provider as two processes", () => {
     const gateway = argsOf(printed.stdout, "svc-gateway");
     const gw = startProcess(GATEWAY_BIN, [...gateway.args, "--port", String(port), "--coordinator-port", String(coordinatorPort)], { env: gateway.env });
     procs.push(gw);
-    await gw.waitFor(/OpenAI routes at/);
+    await waitForReady(gw, "svc-gateway serve");
     const agent = argsOf(printed.stdout, "svc-agent");
     const agentArgs = agent.args.map((a) => (a === "http://127.0.0.1:8081" ? `http://127.0.0.1:${coordinatorPort}` : a));
     const ag = startProcess(AGENT_BIN, [...agentArgs, "--threads", "1"], { env: agent.env });
     procs.push(ag);
-    await ag.waitFor(/advertising/);
+    await waitForReady(ag, "svc-agent start");
     const key = gateway.env.SVC_OPERATOR_KEYS!;
     await expect
       .poll(async () => {

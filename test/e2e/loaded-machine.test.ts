@@ -1,25 +1,25 @@
 // Liveness on a loaded machine (docs/architecture.md "Faults"): with a busy loop on every core for the whole test, live
 // agents are never dropped and every request is answered. The CI-sized form of running the suite under a
 // CPU hog; the production heartbeat is in force (no fixture sets another).
-import { spawn, type ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, post, type GatewayProcess } from "../fixtures/gateway.ts";
+import { startProcess, type Proc } from "../../harness/process.ts";
 import { readSse } from "../../harness/sse.ts";
 
 /** Long enough for several busy heartbeat intervals (2 s) and their allowed silence (4 s) to pass under load (idle: 4.5 s and 9 s). */
 const LOADED_MS = 20_000;
 
 let gw: GatewayProcess;
-const hogs: ChildProcess[] = [];
+const hogs: Proc[] = [];
 
 beforeAll(async () => {
   gw = await startGateway({ agents: 2, agentArgs: ["--engine", "synthetic", "--synthetic-tokens", "8", "--synthetic-token-ms", "20"] });
-  for (let i = 0; i < availableParallelism(); i++) hogs.push(spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
+  for (let i = 0; i < availableParallelism(); i++) hogs.push(startProcess("-e", ["for (;;) {}"], { name: "cpu hog" }));
 }, 60_000);
 
 afterAll(async () => {
-  for (const hog of hogs) hog.kill("SIGKILL");
+  await Promise.all(hogs.map((hog) => hog.kill("SIGKILL")));
   await gw?.stop();
 });
 

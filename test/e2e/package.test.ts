@@ -6,6 +6,7 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProcess } from "../../harness/process.ts";
+import { waitForReady } from "../../harness/ready.ts";
 import { makeTinyCatalog, tempDir, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -109,11 +110,11 @@ describe("the installed tarball", () => {
       "serve", "--port", "0", "--coordinator-port", "0", "--open-enrollment", "--catalog", tiny.catalogPath, "--data-dir", join(dir, "gateway"),
     ], { env: { SVC_OPERATOR_KEYS: "sk-svc_op_package-test-0123456789" }, killAfterMs: 30_000 });
     const agent = startProcess(realpathSync(bin("svc-agent")), [
-      "start", "--coordinator", (await gateway.waitFor(/coordinator at (http:\/\/\S+) \(catalog/))[1]!, "--catalog", tiny.catalogPath,
+      "start", "--coordinator", (await waitForReady(gateway, "svc-gateway serve")).coordinator, "--catalog", tiny.catalogPath,
       "--models-dir", tiny.modelsDir, "--data-dir", join(dir, "agent"), "--engine", "synthetic",
     ], { killAfterMs: 30_000 });
     try {
-      await agent.waitFor(/advertising \[tiny-random\]/);
+      expect((await waitForReady(agent, "svc-agent start")).aliases).toEqual(["tiny-random"]);
       agent.child.kill("SIGTERM");
       await agent.exited;
       expect([agent.child.exitCode, agent.child.signalCode]).toEqual([0, null]);

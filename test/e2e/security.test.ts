@@ -10,6 +10,7 @@ import { runCli } from "../../harness/cli.ts";
 import { startCluster, type Cluster } from "../fixtures/cluster.ts";
 import { get, post, startAgent, startGateway, waitForProvider } from "../fixtures/gateway.ts";
 import { GATEWAY_BIN, startProcess } from "../../harness/process.ts";
+import { waitForReady } from "../../harness/ready.ts";
 
 const SLOW = ["--engine", "synthetic", "--synthetic-tokens", "20", "--synthetic-token-ms", "100"];
 
@@ -67,7 +68,7 @@ describe("Security: provider admission", () => {
     const dataDir = join(cluster.tiny.dir, "rechallenge-store");
     const coordinator = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "500"]);
     try {
-      const url = (await coordinator.waitFor(/coordinator at (http:\/\/\S+) \(catalog/))[1]!;
+      const url = (await waitForReady(coordinator, "svc-gateway coordinator")).coordinator;
       const { id, token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
       const agent = await startAgent(url, cluster.tiny, { token });
       const listed = JSON.parse((await runCli("svc-gateway", ["providers", "list", "--json", "--data-dir", dataDir])).stdout) as { id: string; lastUsedAt: number | null }[];
@@ -134,7 +135,7 @@ describe("Security: gateway links", () => {
     const refusing = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir]);
     const guarded = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env: { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" } });
     try {
-      const port = async (p: typeof refusing) => (await p.waitFor(/coordinator at http:\/\/0\.0\.0\.0:(\d+)/))[1]!;
+      const port = async (p: typeof refusing) => /^http:\/\/0\.0\.0\.0:(\d+)$/.exec((await waitForReady(p, "svc-gateway coordinator")).coordinator)![1]!;
       const [refusingPort, guardedPort] = [await port(refusing), await port(guarded)];
       await refusing.waitForLog((l) => String(l.msg).includes("no --gateway-secret"));
       const serve = (coordinatorPort: string, env: NodeJS.ProcessEnv) =>

@@ -1,12 +1,13 @@
 // The house rules of docs/architecture.md's "Layout", checked on the import graph, one line per folder: src/ stands on its
 // own and its receipt/ wing on its own inside it, agent/ and gateway/ never reach into each other, the coordinator reaches
-// only src/ and two shared gateway wings, and no module imports itself round a circle.
+// only src/ and two shared gateway wings, harness/ and bench/ never reach into test/, unit tests start no process, and
+// no module imports itself round a circle.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "../..");
-const FOLDERS = ["bin", "src", "tiny-model", "agent", "gateway", "scripts", "bench"];
+const FOLDERS = ["bin", "src", "tiny-model", "agent", "gateway", "scripts", "harness", "bench"];
 const PACKAGE_IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["']([^."'][^"']*)["']|\bimport\s*\(\s*["']([^."'][^"']*)["']/g;
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']|\bimport\s+["'](\.{1,2}\/[^"']+)["']|\bimport\s*\(\s*["'](\.{1,2}\/[^"']+)["']/g;
 
@@ -110,6 +111,27 @@ describe("Layout (docs/architecture.md)", () => {
   it("served code never loads the tiny test model", () => {
     const served = (f: string) => ["bin", "src", "agent", "gateway"].some((folder) => under(folder)(f));
     expect(violations(served, (t) => !under("tiny-model")(t))).toEqual([]);
+  });
+
+  it("harness/ serves test/ and bench/ alike, so neither it nor bench/ imports test/, and it imports no bench/", () => {
+    expect(violations(under("bench"), (t) => !under("test")(t))).toEqual([]);
+    expect(violations(under("harness"), (t) => !under("test")(t) && !under("bench")(t))).toEqual([]);
+  });
+
+  it("unit tests start no process and load no model: no harness/, child_process or llama.cpp model", () => {
+    const unit = sources("test/unit");
+    expect(unit.length).toBeGreaterThan(30);
+    const forbidden = unit.flatMap((file) => {
+      const text = readFileSync(join(ROOT, file), "utf8");
+      const paths = [...text.matchAll(IMPORT)].map((m) => normalize(join(dirname(file), m[1] ?? m[2] ?? m[3]!)));
+      const bad = [
+        ...paths.filter((t) => under("harness")(t) || t === "test/fixtures/tiny-llama.ts" || t === "agent/engine/engine.ts"),
+        ...packageImports(file).filter((p) => p === "node:child_process"),
+        ...(/\bgetLlama\(/.test(text) ? ["node-llama-cpp getLlama"] : []),
+      ];
+      return bad.map((b) => `${file} -> ${b}`);
+    });
+    expect(forbidden).toEqual([]);
   });
 
   it("no import cycles", () => {
