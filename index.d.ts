@@ -1,5 +1,5 @@
 // Types of the package entry (index.js). The data types come from src/receipt/types.ts, which has no imports
-// and so compiles anywhere; tsc holds the three declarations below to the implementation (test/receipts.test.ts
+// and so compiles anywhere; tsc holds the three declarations below to the implementation (test/e2e/receipts.test.ts
 // assigns each to the other).
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt/types.js";
 

@@ -24,6 +24,7 @@ import type { AttestationFlags } from "./verify/attestation.ts";
 import { collect, existingModelFile, hexKey, httpUrl, nonNegativeInteger, oneLineUsageErrors, packageVersion, positiveInteger, positiveNumber, receiptNonce, USAGE_EXIT } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
+import { readyLine } from "../src/process/ready-line.ts";
 
 interface RunFlags extends StartFlags {
   heartbeatMs: number;
@@ -130,6 +131,8 @@ export function agentProgram(): Command {
         faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
         ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
         log,
+        // on stdout even with --log-file: it is for whatever started this process, not the log
+        ready: (state) => console.log(readyLine({ ready: "svc-agent start", ...state, coordinator: flags.coordinator })),
       }).catch((err: Error) => {
         file?.write(`svc-agent: ${err.message}`);
         throw err;

@@ -1,7 +1,7 @@
 // The load generator: chat completions over keep-alive HTTP/1.1, closed-loop at a fixed concurrency, timing
 // each request whole (non-stream) or its first content token and the gaps between tokens (stream).
 import { Agent, request } from "node:http";
-import { hasContent, sseParser } from "../test/fixtures/sse.ts";
+import { hasContent, sseParser } from "../harness/sse.ts";
 
 export interface Sample {
   /** Whole request, ms. */

@@ -2,7 +2,7 @@
 // Portkey gateway (@portkey-ai/gateway, its own Node server entry) in front of it, both real processes on 127.0.0.1.
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { TSX, type Proc } from "../test/fixtures/process.ts";
+import { TSX, type Proc } from "../harness/process.ts";
 import { LoadClient, type Target } from "./load.ts";
 import { startBenchProcess } from "./procs.ts";
 

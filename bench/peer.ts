@@ -2,7 +2,7 @@
 // the open-source Portkey gateway in front of a mock OpenAI upstream, one load generator, interleaved rounds.
 import type { GenerateRequest } from "../agent/engine/turn.ts";
 import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
-import type { Proc } from "../test/fixtures/process.ts";
+import type { Proc } from "../harness/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
 import { LoadClient, type RunResult, type Sample, type Target } from "./load.ts";

@@ -1,9 +1,10 @@
-// The benchmark's processes, on the tests' harness (test/fixtures/process.ts): our own bins as real child
-// processes, each one's output sent to a file in the run's folder (so reading logs costs the load generator
-// nothing), and optionally a V8 CPU profile of each.
+// The benchmark's processes, on the shared harness (harness/): our own compiled bins as real child processes,
+// started through the one ready-line starter, each one's output sent to a file in the run's folder (so reading
+// logs costs the load generator nothing), and optionally a V8 CPU profile of each.
 import { join } from "node:path";
-import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc, type ProcOptions } from "../test/fixtures/process.ts";
-import { startSwarm as startSwarmProcess } from "../test/fixtures/swarm.ts";
+import { startProcess, type Proc, type ProcOptions } from "../harness/process.ts";
+import { startReady } from "../harness/ready.ts";
+import { startSwarm as startSwarmProcess } from "../harness/swarm.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 
 export const OPERATOR_KEY = "sk-svc_bench_operator_key";
@@ -26,7 +27,7 @@ function benchOptions(dir: string, name: string, env: NodeJS.ProcessEnv = {}): P
   return { name, env, nodeArgs, logFile: join(dir, `${name}.log`), killAfterMs: 5_000 };
 }
 
-/** One of our bins (or another script), started the bench's way; `nodeArgs` go before the script (TSX, a preload). */
+/** A script that is not one of our bins (the mock upstream, a peer), started the bench's way; `nodeArgs` go before it. */
 export function startBenchProcess(dir: string, name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Proc {
   const options = benchOptions(dir, name, env);
   return startProcess(script, args, { ...options, nodeArgs: [...(options.nodeArgs ?? []), ...nodeArgs] });
@@ -34,32 +35,26 @@ export function startBenchProcess(dir: string, name: string, script: string, arg
 
 /** `svc-gateway coordinator` alone, so its memory and CPU are measured apart from the gateway's. */
 export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator"): Promise<{ proc: Proc; url: string }> {
-  const args = ["coordinator", "--port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : [])];
-  const proc = startBenchProcess(dir, name, GATEWAY_BIN, args);
-  const url = (await proc.waitFor(/coordinator at (http:\/\/\S+) /, 60_000))[1]!;
-  return { proc, url };
+  const args = ["--port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : [])];
+  const proc = await startReady("svc-gateway coordinator", args, benchOptions(dir, name));
+  return { proc, url: proc.ready.coordinator };
 }
 
 /** `svc-gateway serve`, with the given coordinator, or an embedded one when none is given. */
 export async function startGateway(dir: string, options: { coordinatorUrl?: string; catalogPath?: string; name?: string } = {}) {
   const name = options.name ?? "gateway";
-  const args = ["serve", "--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION];
+  const args = ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION];
   if (options.coordinatorUrl) args.push("--coordinator", options.coordinatorUrl);
   if (options.catalogPath) args.push("--catalog", options.catalogPath);
-  const proc = startBenchProcess(dir, name, GATEWAY_BIN, args, { SVC_OPERATOR_KEYS: OPERATOR_KEY });
-  const url = (await proc.waitFor(/OpenAI routes at (http:\/\/\S+)\/v1/, 60_000))[1]!;
-  const coordinatorUrl = options.coordinatorUrl ?? (await proc.waitFor(/embedded coordinator at (http:\/\/\S+) /, 60_000))[1]!;
-  await proc.waitFor(/connected to the coordinator/, 60_000);
-  return { proc, url, coordinatorUrl };
+  const proc = await startReady("svc-gateway serve", args, benchOptions(dir, name, { SVC_OPERATOR_KEYS: OPERATOR_KEY }));
+  return { proc, url: proc.ready.gateway, coordinatorUrl: proc.ready.coordinator };
 }
 
 /** One `svc-agent start` process on the tiny catalog (`extra`: e.g. `--engine synthetic`), once it advertises. */
 export async function startAgent(dir: string, name: string, coordinatorUrl: string, tiny: WrittenTinyCatalog, extra: string[]) {
-  const args = ["start", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, name), ...extra];
-  const proc = startBenchProcess(dir, name, AGENT_BIN, args);
-  const id = (await proc.waitFor(/as provider ([0-9a-f]{64})/, 60_000))[1]!;
-  await proc.waitFor(/advertising/, 60_000);
-  return { proc, id };
+  const args = ["--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--models-dir", tiny.modelsDir, "--data-dir", join(dir, name), ...extra];
+  const proc = await startReady("svc-agent start", args, benchOptions(dir, name));
+  return { proc, id: proc.ready.provider };
 }
 
 /** N synthetic agents in one process (bench/swarm.ts), each with its own keys and WebSocket. */

@@ -4,6 +4,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
+import { buildDist } from "../harness/build.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { LoadClient, type Sample } from "./load.ts";
 import { OPERATOR_KEY, profileInto, startAgent, startGateway } from "./procs.ts";
@@ -18,6 +19,7 @@ const opts = new Command("tsx bench/profile-loop.ts")
   .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
+buildDist();
 const dir = mkdtempSync(join(os.tmpdir(), "svc-profile-"));
 const tiny = writeTinyCatalog(join(dir, "tiny"), [{ alias: "tiny-random", seed: 7, endOfTurn: "never" }], "svc-bench");
 const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "gateway" });

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildDist } from "../harness/build.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
@@ -31,6 +32,8 @@ const opts = new Command("npm run bench")
   .opts<{ quick?: boolean; only?: string; cpuProf?: string; agents?: string; out: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
+// every section runs the compiled bins (dist/), as installed; unchanged sources leave dist/ as it is
+buildDist();
 
 const only = new Set((opts.only ?? SECTIONS.join(",")).split(",") as Section[]);
 const quick = opts.quick === true;

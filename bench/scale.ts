@@ -2,7 +2,7 @@
 // 100 and 1,000 synthetic agents (bench/swarm.ts, real WebSockets); for each, the connect storm, the listing,
 // memory, and closed-loop throughput; then a concurrency sweep, and concurrent streams up to 1,000.
 import { get } from "node:http";
-import type { Proc, Usage } from "../test/fixtures/process.ts";
+import type { Proc, Usage } from "../harness/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { LoadClient, type RunResult } from "./load.ts";
 import { OPERATOR_KEY, startCoordinator, startGateway, startSwarm } from "./procs.ts";

@@ -19,6 +19,7 @@ import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
+import { readyLine } from "../src/process/ready-line.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
 
 interface CoordinatorFlags {
@@ -195,6 +196,7 @@ export function gatewayProgram(): Command {
       if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
     }
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
+    console.log(readyLine({ ready: "svc-gateway serve", gateway: running.url, coordinator: running.coordinatorUrl }));
     onShutdownSignal(async () => {
       console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
       await running.close(flags.shutdownGraceMs);
@@ -228,6 +230,7 @@ export function gatewayProgram(): Command {
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
+    console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
     onShutdownSignal(async () => {
       await running.close();
       store.close();

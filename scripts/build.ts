@@ -1,5 +1,6 @@
 // `npm run build` (also on `prepare` and `prepack`): compiles the bins and what they import into dist/ with
-// tsc, so an installed package runs plain JavaScript; a clone's tests and `npm start` keep running the sources.
+// tsc, so an installed package runs plain JavaScript; the end-to-end tests and the bench run it too (their
+// harness builds first, harness/build.ts), while `npm start` keeps running the sources.
 // A dist/ built from the same inputs is kept as it is (scripts/build-inputs.ts); remove dist/ to build it anyway.
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 // `npm run docs:config`: writes docs/configuration.md, every command, flag and environment variable of both
 // bins with its default, read from the commander programs themselves (agent/cli.ts, gateway/cli.ts), so the
-// reference cannot drift from the code: test/config-reference.test.ts regenerates it and compares.
+// reference cannot drift from the code: test/unit/scripts/config-reference.test.ts regenerates it and compares.
 // `--check` compares instead of writing, and exits 1 when the file is stale.
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -35,7 +35,7 @@ Every command, flag and environment variable of \`svc-agent\` and \`svc-gateway\
 
 **Generated** by \`npm run docs:config\` (\`scripts/config-reference.ts\`) from the commander definitions in
 \`agent/cli.ts\` and \`gateway/cli.ts\` (and the modules they call). Do not edit it by hand:
-\`test/config-reference.test.ts\` fails when this file and the code differ. The guides explain what the flags are
+\`test/unit/scripts/config-reference.test.ts\` fails when this file and the code differ. The guides explain what the flags are
 for: [provider guide](provider-guide.md), [operator guide](operator-guide.md), [checking receipts](verifying.md).
 
 Conventions, on every command of both bins:

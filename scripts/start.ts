@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
+import type { ReadyLine } from "../src/process/ready-line.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/start.ts";
 import { loadCatalog } from "../src/catalog.ts";
@@ -64,9 +65,11 @@ try {
     agent.stdout.on("data", (d: Buffer) => {
       process.stdout.write(d);
       out += d.toString();
-      const advertising = /advertising \[.*\]/.exec(out);
-      const provider = /as provider ([0-9a-f]{64})/.exec(out);
-      if (advertising && provider) resolve(`${provider[1]} (separate process, ${/granted rung (\w+)/.exec(out)?.[1] ?? "process"} rung) ${advertising[0]}`);
+      // the agent's ready line (docs/operator-guide.md "The ready line"), not its banner
+      const lines = out.slice(0, out.lastIndexOf("\n")).split("\n").filter((l) => l.startsWith("{"));
+      const ready = lines.map((l) => JSON.parse(l) as ReadyLine).find((l) => l.ready === "svc-agent start");
+      if (ready?.ready !== "svc-agent start") return;
+      resolve(`${ready.provider} (separate process, ${ready.rung} rung) advertising [${ready.aliases.join(", ")}]`);
     });
     agent.once("exit", (code) => reject(new Error(`the agent exited with ${code} before it joined`)));
   });

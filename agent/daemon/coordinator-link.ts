@@ -34,6 +34,8 @@ export interface DaemonOptions {
   faults: Faults;
   heartbeatMs: number;
   log(line: string): void;
+  /** Once, at the first advertisement since start: what the ready line (src/process/ready-line.ts) reports. */
+  ready?(state: { provider: string; rung: TrustLevel; aliases: string[] }): void;
 }
 
 /** How long a stopping agent waits for the coordinator to acknowledge its close. */
@@ -48,6 +50,7 @@ export class AgentDaemon {
   private session?: { id: string; controller: AbortController; done: Promise<void> };
   /** Set once the agent is leaving: it finishes the session it runs and takes no other. */
   private leaving = false;
+  private announced = false;
 
   constructor(private readonly options: DaemonOptions) {
     const { coordinatorUrl, log } = options;
@@ -112,6 +115,10 @@ export class AgentDaemon {
       this.link.resetBackoff();
       connection.send({ t: "advertise", aliases: [...this.options.aliases] });
       log(`advertising [${this.options.aliases.join(", ")}]`);
+      if (!this.announced) {
+        this.announced = true;
+        this.options.ready?.({ provider: message.provider_id, rung: message.rung, aliases: [...this.options.aliases] });
+      }
     } else if (message.t === "refused") {
       // said once, in the disconnect line that follows, with the close code
       this.refusal = `refused: ${message.reason}`;

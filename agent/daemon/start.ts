@@ -6,7 +6,7 @@ import { loadCatalog, type Catalog } from "../../src/catalog.ts";
 import { measure } from "../../src/trust/measure.ts";
 import { loadManifest } from "../../src/trust/release-manifest.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
-import { AgentDaemon } from "./coordinator-link.ts";
+import { AgentDaemon, type DaemonOptions } from "./coordinator-link.ts";
 import { Engine } from "../engine/engine.ts";
 import type { Faults } from "./test-faults.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
@@ -35,6 +35,8 @@ export interface StartAgentOptions {
   /** `--engine synthetic`: the benchmark engine instead of llama.cpp. */
   synthetic?: { tokens: number; tokenMs: number };
   log(line: string): void;
+  /** Called once, when the agent first advertises: see DaemonOptions.ready. */
+  ready?: DaemonOptions["ready"];
 }
 
 export interface RunningAgent {
@@ -78,6 +80,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     heartbeatMs: options.heartbeatMs,
     token: options.token,
     log,
+    ready: options.ready,
   });
   daemon.start();
   return {

@@ -3,7 +3,7 @@
 // joined the directory), so choosing reads the top of at most three heaps instead of every provider, and a
 // change of load, rung or aliases moves one provider in the heaps of its own aliases. A sorted list of ids
 // answers pin prefixes by binary search. It must choose exactly what chooseProvider would over the same
-// providers: test/provider-index.test.ts checks that on random sequences of directory changes.
+// providers: test/unit/gateway/routing/provider-index.test.ts checks that on random sequences of directory changes.
 import { TRUST_LEVELS, type TrustLevel } from "../../src/receipt/rungs.ts";
 import { chooseProvider, noProvider, type Routable, type RouteRequest } from "./routing.ts";
 

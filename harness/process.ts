@@ -1,0 +1,171 @@
+// One harness for the real child processes of tests and the bench (`svc-gateway …`, `svc-agent …`, the swarm,
+// `npm start`): start one, wait for a line or a JSON log line, read its output, its memory and CPU, and stop
+// it. Output is held in memory, or written to a file when a load generator must not spend its own CPU on
+// reading it (the bench): then it is read only when asked. Every child is registered (registry.ts), so none
+// outlives the test run.
+import { spawn, type ChildProcess } from "node:child_process";
+import { openSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
+import { register } from "./registry.ts";
+
+/** The compiled bins, what npm installs: built once per run (build.ts), they start in half the time tsx takes. */
+export const GATEWAY_BIN = fileURLToPath(new URL("../dist/bin/svc-gateway.js", import.meta.url));
+export const AGENT_BIN = fileURLToPath(new URL("../dist/bin/svc-agent.js", import.meta.url));
+/** Node's flags that run a TypeScript script. */
+export const TSX = ["--import", "tsx"];
+
+export interface ProcOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Node's own flags, before the script: TSX, `--cpu-prof`. */
+  nodeArgs?: string[];
+  /** Send stdout and stderr, together, to this file (appending) instead of holding them here. */
+  logFile?: string;
+  /** `stop()` sends SIGKILL when SIGTERM has not ended the process after this long; by default it waits. */
+  killAfterMs?: number;
+  /** For messages; defaults to the script's file name and first argument. */
+  name?: string;
+  cwd?: string | URL;
+}
+
+export interface Usage {
+  /** Resident set now, MiB. */
+  rssMb: number;
+  /** Peak resident set since start (VmHWM), MiB. */
+  peakMb: number;
+  /** User + system CPU time since start, ms. */
+  cpuMs: number;
+}
+
+export interface Proc {
+  child: ChildProcess;
+  name: string;
+  /** Standard output so far; with `logFile`, the file: standard error as well. */
+  stdout(): string;
+  /** Standard error so far; with `logFile` it is in `stdout()` and this is empty. */
+  stderr(): string;
+  /** Every JSON log line so far. */
+  logs(): Record<string, unknown>[];
+  /** Resolves with the match once stdout matches `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  /** Resolves once a JSON log line passes `test`. */
+  waitForLog(test: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Memory and CPU time from /proc (Linux). */
+  usage(): Usage;
+  /** Settles when the process has exited, however it came to. */
+  exited: Promise<void>;
+  /** SIGTERM, and wait for the exit (SIGKILL after `killAfterMs` when given). */
+  stop(): Promise<void>;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+/** How often a process writing to a file is read while something waits on its output. */
+const FILE_POLL_MS = 50;
+/** How much of the output an error message quotes. */
+const QUOTED = 8_000;
+
+/** `node [nodeArgs] script ...args`. */
+export function startProcess(script: string, args: string[], options: ProcOptions = {}): Proc {
+  const { logFile } = options;
+  const name = options.name ?? [basename(script), args[0]].filter(Boolean).join(" ");
+  const out = logFile === undefined ? "pipe" : openSync(logFile, "a");
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+    env: { ...process.env, ...options.env },
+    cwd: options.cwd,
+    stdio: ["ignore", out, out],
+  });
+  let stdout = "";
+  let stderr = "";
+  const logLines: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of waiters) wake();
+  };
+  child.stdout?.on("data", (d: Buffer) => {
+    const before = stdout.lastIndexOf("\n") + 1;
+    stdout += d.toString();
+    logLines.push(...jsonLines(completeLines(stdout.slice(before))));
+    wakeAll();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+    wakeAll();
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  register({ child, name, exited });
+  child.once("exit", wakeAll);
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const output = logFile === undefined ? () => stdout : () => readFileSync(logFile, "utf8");
+  const logs = logFile === undefined ? () => [...logLines] : () => jsonLines(completeLines(output()));
+
+  function waitUntil<T>(find: () => T | undefined, what: string, timeoutMs: number): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const settle = (outcome: () => void) => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        waiters.delete(check);
+        outcome();
+      };
+      const quoted = () => `${output().slice(-QUOTED)}\n${stderr.slice(-QUOTED)}`;
+      const timer = setTimeout(() => settle(() => reject(new Error(`${name}: ${what} did not appear within ${timeoutMs} ms:\n${quoted()}`))), timeoutMs);
+      // a file is read on a timer; piped output wakes the waiters as it arrives
+      const poll = logFile === undefined ? undefined : setInterval(() => check(), FILE_POLL_MS);
+      const check = () => {
+        const found = find();
+        if (found !== undefined) settle(() => resolve(found));
+        else if (!running()) settle(() => reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before ${what}:\n${quoted()}`)));
+      };
+      waiters.add(check);
+      check();
+    });
+  }
+
+  return {
+    child,
+    name,
+    stdout: output,
+    stderr: () => stderr,
+    logs,
+    waitFor: (pattern, timeoutMs = 30_000) => waitUntil(() => pattern.exec(output()) ?? undefined, String(pattern), timeoutMs),
+    waitForLog: (test, timeoutMs = 10_000) => waitUntil(() => logs().find(test), "a matching log line", timeoutMs),
+    usage: () => usageOf(child.pid!),
+    exited,
+    async stop() {
+      if (running()) child.kill("SIGTERM");
+      const timer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), options.killAfterMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill(signal) {
+      if (running()) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** Up to the last newline: the last piece may be a line still being written. */
+const completeLines = (text: string) => text.slice(0, text.lastIndexOf("\n") + 1);
+
+/** The lines that are JSON objects (log lines, the ready line); a command's pretty-printed JSON is not among them. */
+function jsonLines(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("{") && line.endsWith("}"))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
+
+function usageOf(pid: number): Usage {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  // /proc/PID/stat: fields 14 and 15 are utime and stime in clock ticks (100 per second on Linux)
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, cpuMs: ticks * 10 };
+}

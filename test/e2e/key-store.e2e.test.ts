@@ -1,0 +1,119 @@
+// SPEC §5's key store across gateway restarts: a clean restart keeps every key (and the batched usage), a
+// kill -9 in the middle of key creation leaves the SQLite file consistent, and without an identity provider
+// only operator keys work, whatever the store holds.
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, signIn } from "../fixtures/browser.ts";
+import { OPERATOR_KEY } from "../fixtures/gateway.ts";
+import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
+
+let gateway: SettingsGateway;
+let cookie: string;
+let csrf: string;
+
+beforeAll(async () => {
+  gateway = await startSettingsGateway();
+  const browser = await launchBrowser();
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, gateway.url, "erin");
+    cookie = (await context.cookies(gateway.url)).filter((c) => c.name === "svc_session").map((c) => `${c.name}=${c.value}`)[0]!;
+    csrf = await page.inputValue("form[action='/settings/keys'] input[name=csrf]");
+  } finally {
+    await browser.close();
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+function createKey(name: string): Promise<Response> {
+  return fetch(`${gateway.url}/settings/keys`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: gateway.url },
+    body: new URLSearchParams({ csrf, name }).toString(),
+  });
+}
+
+const settings = async () => (await fetch(`${gateway.url}/settings`, { headers: { cookie } })).text();
+
+/** Creates a key and reads its secret from the page it is shown on, once. */
+async function createAndRead(name: string): Promise<string> {
+  expect((await createKey(name)).status).toBe(303);
+  const secret = /id="new-secret" class="secret" readonly value="(sk-svc_[^"]+)"/.exec(await settings())?.[1];
+  expect(secret).toBeDefined();
+  return secret!;
+}
+
+const status = async (key: string) => (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status;
+
+describe("§5 Authentication: the key store", () => {
+  it("the gateway restarted keeps every key, the signed-in session, and the last use counted before it stopped", async () => {
+    const secrets = [await createAndRead("one"), await createAndRead("two")];
+    expect(await status(secrets[0]!)).toBe(200);
+    await gateway.proc.stop(); // SIGTERM: batched last-used times are written on the way out
+    await gateway.restart();
+    const page = await settings();
+    expect(page).toContain("erin@example.test");
+    const lastUsed = (name: string) => new RegExp(`<td>${name}</td><td><code>[^<]+</code></td><td>[^<]+</td><td>([^<]+)</td>`).exec(page)?.[1];
+    expect(lastUsed("one")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(lastUsed("two")).toBe("never");
+    for (const secret of secrets) expect(await status(secret)).toBe(200);
+  });
+
+  it("kill -9 during key creation leaves the store consistent: every key handed out still works, no key is half written", async () => {
+    const handedOut: string[] = [];
+    for (let i = 0; i < 12; i++) handedOut.push(await createAndRead(`batch-${i}`));
+    // creations in flight when the process dies: each is either wholly there or wholly absent
+    const watcher = new Database(join(gateway.dataDir, "keys.sqlite"), { readonly: true });
+    const written = watcher.prepare("SELECT count(*) AS n FROM api_keys WHERE name LIKE 'in-flight-%'").pluck();
+    const inFlight = Array.from({ length: 8 }, (_, i) => createKey(`in-flight-${i}`).catch(() => undefined));
+    try {
+      // the gateway has demonstrably begun writing them: the first one's row is in the file (its WAL) already,
+      // while no answer has been read; the kill lands while the rest are being written or still to come
+      await expect.poll(() => written.get() as number, { timeout: 10_000, interval: 1 }).toBeGreaterThan(0);
+    } finally {
+      watcher.close();
+    }
+    await gateway.proc.kill("SIGKILL");
+    await Promise.all(inFlight);
+    await gateway.restart();
+
+    for (const secret of handedOut) expect(await status(secret)).toBe(200);
+    const db = new Database(join(gateway.dataDir, "keys.sqlite"), { readonly: true });
+    try {
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+      expect(db.pragma("foreign_key_check")).toEqual([]);
+      const rows = db.prepare("SELECT id, user_id, name, secret_sha256, prefix, created_at FROM api_keys").all() as Record<string, unknown>[];
+      expect(rows.filter((r) => String(r.name).startsWith("batch-"))).toHaveLength(12);
+      for (const row of rows) {
+        expect(row.id).toMatch(/^key_[0-9a-f]{24}$/);
+        expect(row.secret_sha256).toMatch(/^[0-9a-f]{64}$/);
+        expect(row.prefix).toMatch(/^sk-svc_[A-Za-z0-9_-]{4}…$/);
+        expect(row.created_at).toEqual(expect.any(Number));
+      }
+      // no secret is stored, in any column
+      for (const secret of handedOut) expect(JSON.stringify(rows)).not.toContain(secret.slice(7));
+      // the page lists exactly what the file holds
+      expect((await settings()).match(/aria-label="Revoke /g)).toHaveLength(rows.length);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("without an identity provider the settings page says so, and only operator keys work", async () => {
+    const userKey = await createAndRead("before-oidc-off");
+    await gateway.proc.stop();
+    await gateway.restart({ signIn: false });
+    const page = await fetch(`${gateway.url}/settings`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Sign-in is not configured on this gateway");
+    expect((await fetch(`${gateway.url}/auth/login`, { redirect: "manual" })).status).toBe(404);
+    expect(await status(userKey)).toBe(401);
+    expect(await status(OPERATOR_KEY)).toBe(200);
+  });
+});

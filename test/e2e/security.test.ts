@@ -1,0 +1,262 @@
+// docs/security.md, tried as an attacker would on loopback: who may join the coordinator as a
+// provider or as a gateway, where the embedded coordinator listens, and that no message or burst can wedge a
+// queue. Each test reproduces an attack and shows it fail.
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { GATEWAY_PATH } from "../../src/wire/gateway.ts";
+import { wsUrl } from "../../src/link/ws-url.ts";
+import { runCli } from "../../harness/cli.ts";
+import { startCluster, type Cluster } from "../fixtures/cluster.ts";
+import { get, post, startAgent, startGateway, waitForProvider } from "../fixtures/gateway.ts";
+import { GATEWAY_BIN, startProcess } from "../../harness/process.ts";
+import { waitForReady } from "../../harness/ready.ts";
+
+const SLOW = ["--engine", "synthetic", "--synthetic-tokens", "20", "--synthetic-token-ms", "100"];
+
+let cluster: Cluster;
+let gateway: Awaited<ReturnType<Cluster["startGateway"]>>;
+beforeAll(async () => {
+  cluster = await startCluster();
+  gateway = await cluster.startGateway();
+}, 60_000);
+afterAll(() => cluster.stop());
+
+/** A raw WebSocket to the coordinator, as any process on the machine could open one. */
+function rawLink(path: string, headers: Record<string, string> = {}): Promise<{ ws?: WebSocket; status?: number; body?: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl(cluster.coordinator.url, path), { headers });
+    ws.once("open", () => resolve({ ws }));
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (d: Buffer) => (body += d.toString()));
+      res.on("end", () => resolve({ status: res.statusCode, body }));
+    });
+    ws.once("error", reject);
+  });
+}
+
+describe("Security: provider admission", () => {
+  it("an agent with no enrollment token and no hardware evidence is refused with a close code and one line saying why", async () => {
+    const agent = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "", until: /disconnected: refused/ });
+    expect(agent.stdout()).toMatch(/disconnected: refused: this coordinator admits a provider with an enrollment token .* \(close code 4403\); reconnecting/);
+    expect(agent.stdout()).not.toMatch(/granted rung/);
+    await cluster.coordinator.waitForLog((l) => l.msg === "agent refused" && String(l.reason).includes("enrollment token"));
+    await agent.stop();
+  });
+
+  it("an unknown or revoked token is refused (close code 4401); a live one joins", async () => {
+    const bogus = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "svc-prov_not-a-token", until: /disconnected: refused/ });
+    expect(bogus.stdout()).toMatch(/refused: the enrollment token is unknown, revoked or expired.*\(close code 4401\)/);
+    await bogus.stop();
+    const dataDir = join(cluster.tiny.dir, "gateway");
+    const enrolled = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--name", "mac-1", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
+    expect(enrolled.token).toMatch(/^svc-prov_/);
+    expect((await runCli("svc-gateway", ["providers", "revoke", enrolled.id, "--data-dir", dataDir])).stdout).toContain(`revoked ${enrolled.id}`);
+    const revoked = await startAgent(cluster.coordinator.url, cluster.tiny, { token: enrolled.token, until: /disconnected: refused/ });
+    expect(revoked.stdout()).toMatch(/close code 4401/);
+    await revoked.stop();
+  });
+
+  it("a hardware-rung agent joins without a token", async () => {
+    const agent = await cluster.startAgent("hardware", { token: "" });
+    expect(agent.stdout()).toMatch(/granted rung hardware/);
+    await agent.stop();
+  });
+
+  it("a revoked token ends a connected agent's stay at its next challenge", async () => {
+    const dataDir = join(cluster.tiny.dir, "rechallenge-store");
+    const coordinator = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "500"]);
+    try {
+      const url = (await waitForReady(coordinator, "svc-gateway coordinator")).coordinator;
+      const { id, token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
+      const agent = await startAgent(url, cluster.tiny, { token });
+      const listed = JSON.parse((await runCli("svc-gateway", ["providers", "list", "--json", "--data-dir", dataDir])).stdout) as { id: string; lastUsedAt: number | null }[];
+      expect(listed.find((t) => t.id === id)?.lastUsedAt).toEqual(expect.any(Number));
+      await runCli("svc-gateway", ["providers", "revoke", id, "--data-dir", dataDir]);
+      await agent.waitFor(/disconnected: refused: the enrollment token is unknown, revoked or expired/);
+      await agent.stop();
+    } finally {
+      await coordinator.stop();
+    }
+  });
+
+  it("--open-enrollment admits any machine, and the gateway warns when its floor is below hardware", async () => {
+    const open = await startGateway({ args: ["--open-enrollment"], agents: 0 });
+    try {
+      await open.waitFor(/open enrollment: any machine .* WARNING: with trust floor process such a machine reads prompts/);
+      const agent = await startAgent(open.coordinatorUrl, open.tiny, { token: "" });
+      expect(agent.stdout()).toMatch(/granted rung process/);
+      await agent.stop();
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it("the providers commands: a bad --expires or an unknown id is one line naming it, exit 1", async () => {
+    const dataDir = join(cluster.tiny.dir, "cli-store");
+    const bad = await runCli("svc-gateway", ["providers", "enroll", "--expires", "soon", "--data-dir", dataDir]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^svc-gateway: --expires soon: give a duration/)]);
+    const made = await runCli("svc-gateway", ["providers", "enroll", "--name", "studio", "--expires", "30d", "--data-dir", dataDir]);
+    const unknown = await runCli("svc-gateway", ["providers", "revoke", "ptk_nope", "--data-dir", dataDir]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe("svc-gateway: providers revoke ptk_nope: no live enrollment token has that id (see providers list)");
+    const secret = made.stdout.trim();
+    expect(secret).toMatch(/^svc-prov_[A-Za-z0-9_-]{43}$/);
+    const table = (await runCli("svc-gateway", ["providers", "list", "--data-dir", dataDir])).stdout;
+    expect(table).toMatch(/studio\s+svc-prov_\S+…\s+live/);
+    expect(table).not.toContain(secret);
+  });
+});
+
+describe("Security: gateway links", () => {
+  it("the embedded coordinator refuses a gateway link without this gateway's secret", async () => {
+    const gw = await startGateway({ agents: 0 });
+    try {
+      for (const headers of [{}, { authorization: "Bearer guessed-secret" }]) {
+        const res = await new Promise<number>((resolve, reject) => {
+          const ws = new WebSocket(wsUrl(gw.coordinatorUrl, GATEWAY_PATH), { headers });
+          ws.once("unexpected-response", (_req, r) => resolve(r.statusCode ?? 0));
+          ws.once("open", () => reject(new Error("the coordinator took an unauthenticated gateway")));
+          ws.once("error", reject);
+        });
+        expect(res).toBe(401);
+      }
+      // its own gateway still serves
+      expect((await get(gw, "/healthz")).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it("a coordinator that listens beyond loopback takes gateways only with --gateway-secret", async () => {
+    const dir = join(cluster.tiny.dir, "open-coordinator");
+    const refusing = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir]);
+    const guarded = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env: { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" } });
+    try {
+      const port = async (p: typeof refusing) => /^http:\/\/0\.0\.0\.0:(\d+)$/.exec((await waitForReady(p, "svc-gateway coordinator")).coordinator)![1]!;
+      const [refusingPort, guardedPort] = [await port(refusing), await port(guarded)];
+      await refusing.waitForLog((l) => String(l.msg).includes("no --gateway-secret"));
+      const serve = (coordinatorPort: string, env: NodeJS.ProcessEnv) =>
+        startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", `http://127.0.0.1:${coordinatorPort}`, "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env });
+      const refused = serve(refusingPort, {});
+      const linked = serve(guardedPort, { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" });
+      try {
+        await refused.waitForLog((l) => l.msg === "the coordinator refused this gateway's link" && String(l.why).includes("no --gateway-secret"));
+        await linked.waitForLog((l) => l.msg === "connected to the coordinator");
+      } finally {
+        await Promise.all([refused.stop(), linked.stop()]);
+      }
+    } finally {
+      await Promise.all([refusing.stop(), guarded.stop()]);
+    }
+  });
+
+  it("the embedded coordinator listens on loopback even when --host opens the gateway; --coordinator-host opens it", async () => {
+    const closed = await startGateway({ agents: 0, args: ["--host", "0.0.0.0"] });
+    const opened = await startGateway({ agents: 0, args: ["--host", "0.0.0.0", "--coordinator-host", "0.0.0.0"] });
+    try {
+      expect(closed.url).toMatch(/^http:\/\/0\.0\.0\.0:/);
+      expect(closed.coordinatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      expect(opened.coordinatorUrl).toMatch(/^http:\/\/0\.0\.0\.0:/);
+    } finally {
+      await Promise.all([closed.stop(), opened.stop()]);
+    }
+  });
+});
+
+describe("Security: placements cannot wedge or flood a queue", () => {
+  it("a placement on a provider the directory does not hold is answered stale, after a delta saying it is gone", async () => {
+    const { ws } = await rawLink(GATEWAY_PATH);
+    const messages: { t: string; gone?: string[] }[] = [];
+    const stale = new Promise<void>((resolve) =>
+      ws!.on("message", (d) => {
+        messages.push(JSON.parse(String(d)) as (typeof messages)[number]);
+        if (messages.at(-1)!.t === "stale") resolve();
+      }),
+    );
+    const ghost = "e".repeat(64);
+    ws!.send(JSON.stringify({ t: "place", id: "s_ghost0001", provider: ghost, alias: "qwen3-4b", floor: "process", exclude: [], enc: "AAAA", ct: "AAAA" }));
+    await stale;
+    expect(messages.slice(-2)).toEqual([{ t: "directory", put: [], gone: [ghost], placed: ["s_ghost0001"] }, { t: "stale", id: "s_ghost0001" }]);
+    ws!.close();
+  });
+
+  it("a gateway message of the wrong shape closes that gateway's link with 1008, and the coordinator goes on", async () => {
+    const { ws } = await rawLink(GATEWAY_PATH);
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws!.once("close", (code, reason) => resolve({ code, reason: String(reason) })));
+    ws!.send(JSON.stringify({ t: "place", id: "not a session id!", provider: "e".repeat(64), alias: "qwen3-4b", floor: "process", exclude: [], enc: "AAAA", ct: "AAAA" }));
+    expect(await closed).toEqual({ code: 1008, reason: "invalid message" });
+    // a fresh link is served as ever (its directory may arrive with the handshake, so ask for something after)
+    const { ws: next } = await rawLink(GATEWAY_PATH);
+    const answer = new Promise<unknown>((resolve) =>
+      next!.on("message", (d) => {
+        const message = JSON.parse(String(d)) as { t: string };
+        if (message.t === "attestation") resolve(message);
+      }),
+    );
+    next!.send(JSON.stringify({ t: "attestation", rid: 1, id: "e".repeat(64) }));
+    expect(await answer).toEqual({ t: "attestation", rid: 1, record: null });
+    next!.close();
+  });
+
+  it("20,000 placements of garbage from one socket: the queue cap refuses the excess, the provider drains the rest, and a caller is served", async () => {
+    const agent = await cluster.startAgent("process");
+    try {
+      await waitForProvider(gateway, agent.providerId);
+      const { ws } = await rawLink(GATEWAY_PATH);
+      let refused = 0;
+      let settled = 0;
+      let mostWaiting = 0;
+      const all = new Promise<void>((resolve) =>
+        ws!.on("message", (d) => {
+          const message = JSON.parse(String(d)) as { t: string; error?: { code: string }; put?: { id: string; waiting: number }[] };
+          for (const entry of message.put ?? []) if (entry.id === agent.providerId) mostWaiting = Math.max(mostWaiting, entry.waiting);
+          if (message.t === "rejected" && message.error?.code === "overloaded") refused++;
+          if (message.t === "rejected" || message.t === "end") if (++settled === 20_000) resolve();
+        }),
+      );
+      for (let i = 0; i < 20_000; i++) {
+        const id = `s_flood${String(i).padStart(6, "0")}`;
+        ws!.send(JSON.stringify({ t: "place", id, provider: agent.providerId, alias: "qwen3-4b", floor: "process", pin: agent.providerId, exclude: [], enc: "AAAA", ct: "AAAA" }));
+      }
+      await all;
+      // the provider's queue never held more than its cap (32), as the directory told this link throughout
+      expect(mostWaiting).toBe(32);
+      expect(refused).toBeGreaterThan(19_000);
+      ws!.close();
+      await waitForProvider(gateway, agent.providerId, (r) => r?.busy === false && r.waiting === 0);
+      const res = await post(gateway, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 2, provider: agent.providerId });
+      expect(res.status).toBe(200);
+      const metrics = await (await fetch(`${cluster.coordinator.url}/metrics`)).text();
+      expect(Number(/^svc_coordinator_overloaded_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(refused);
+    } finally {
+      await agent.stop();
+    }
+  }, 60_000);
+});
+
+describe("Security: admission control", () => {
+  it("a full queue answers 503 overloaded, svc_action wait, with Retry-After; a request that waits too long gets the same", async () => {
+    const gw = await startGateway({ agentArgs: SLOW, args: ["--max-queue-per-provider", "1", "--max-queued-ms", "1000"] });
+    try {
+      const chat = () => post(gw, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 20 });
+      const running = chat();
+      await waitForProvider(gw, gw.providerId, (r) => r?.busy === true);
+      const waiting = chat();
+      await waitForProvider(gw, gw.providerId, (r) => r?.waiting === 1);
+      const over = await chat();
+      expect(over.status).toBe(503);
+      expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(((await over.json()) as { error: unknown }).error).toMatchObject({ code: "overloaded", svc_action: "wait" });
+      // the one queued behind a 2 s session passes its 1 s limit
+      const late = await waiting;
+      expect(late.status).toBe(503);
+      expect(((await late.json()) as { error: { message: string } }).error.message).toMatch(/waited 1 s in the queue/);
+      expect((await running).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,170 @@
+// `svc-agent verify` fails closed (docs/verifying.md, RECEIPTS.md step 4): the real command line against
+// saved receipts and a stub provider listing. VALID needs a key tied to a provider you trust; a receipt forged
+// with a fresh key is UNVERIFIED without trust input and INVALID against a listing that says otherwise.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { providerIdOf } from "../../src/receipt/provider-id.ts";
+import { newReceiptId, signReceipt, type ReceiptPayload } from "../../src/receipt/receipt.ts";
+import { Signer } from "../../src/crypto/signing.ts";
+import { runCli } from "../../harness/cli.ts";
+import { receiptPayload } from "../fixtures/receipt-payload.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-verify-"));
+let listing: Server;
+let listingUrl = "";
+/** What the stub gateway lists at /v1/providers. */
+let providers: { id: string; trust: string; serial?: string }[] = [];
+
+beforeAll(async () => {
+  listing = createServer((req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(req.url === "/v1/providers" ? providers : { error: "no" }));
+  });
+  await new Promise<void>((resolve) => listing.listen(0, "127.0.0.1", resolve));
+  listingUrl = `http://127.0.0.1:${(listing.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => listing.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const content = "Hello ✓";
+const honest = Signer.fromSeed(Buffer.alloc(32, 0x11));
+const forger = Signer.fromSeed(Buffer.alloc(32, 0x66));
+
+function receiptFile(signer: Signer, claim: Pick<ReceiptPayload, "trust_level"> & { serial?: string }, name = `r${newReceiptId()}.json`): string {
+  const receipt = signReceipt(signer, receiptPayload(signer, content, claim));
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: receipt.usage, svc_receipt: receipt }));
+  return path;
+}
+
+const verify = (...args: string[]) => runCli("svc-agent", ["verify", ...args]);
+const lastLine = (stdout: string) => stdout.trimEnd().split("\n").at(-1);
+const forgedHardware = () => receiptFile(forger, { trust_level: "hardware", serial: "MADE-UP-SERIAL" });
+
+describe("svc-agent verify: UNVERIFIED without trust input (exit 2)", () => {
+  it("a receipt signed by a fresh key claiming hardware and a made-up serial is not VALID", async () => {
+    const result = await verify(forgedHardware());
+    expect(result.code, result.stdout + result.stderr).toBe(2);
+    expect(lastLine(result.stdout)).toBe("UNVERIFIED: signature and hashes hold, but nothing ties the key to a provider you trust");
+    expect(result.stdout).toContain("--    the key's owner not checked: pass --providers URL, --key HEX or --trust-on-first-use FILE");
+    expect(result.stdout).not.toMatch(/^VALID/m);
+  });
+});
+
+describe("svc-agent verify --providers URL: the listing's entry, rung and serial", () => {
+  it("a receipt claiming hardware from a provider listed at process is INVALID (exit 1)", async () => {
+    // the provider's own key, lying about its rung: a dishonest process-rung machine can sign anything
+    providers = [{ id: providerIdOf(honest.publicKey), trust: "process" }];
+    const result = await verify(receiptFile(honest, { trust_level: "hardware", serial: "MADE-UP-SERIAL" }), "--providers", listingUrl);
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toContain("FAIL  trust_level is hardware, expected process");
+    expect(lastLine(result.stdout)).toMatch(/^INVALID: trust_level is hardware, expected process/);
+  });
+
+  it("the forged receipt of an unlisted key is INVALID (exit 1)", async () => {
+    providers = [{ id: providerIdOf(honest.publicKey), trust: "hardware", serial: "C02REAL" }];
+    const result = await verify(forgedHardware(), "--providers", `${listingUrl}/v1`);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`FAIL  provider ${providerIdOf(forger.publicKey)} is not listed by ${listingUrl}/v1/providers`);
+  });
+
+  it("a serial other than the listed one is INVALID; the listed rung and serial are VALID (exit 0)", async () => {
+    providers = [{ id: providerIdOf(honest.publicKey), trust: "hardware", serial: "C02REAL" }];
+    const wrong = await verify(receiptFile(honest, { trust_level: "hardware", serial: "C02FAKE" }), "--providers", listingUrl);
+    expect([wrong.code, wrong.stdout]).toEqual([1, expect.stringContaining("FAIL  serial is C02FAKE, expected C02REAL")]);
+    const right = await verify(receiptFile(honest, { trust_level: "hardware", serial: "C02REAL" }), "--providers", listingUrl);
+    expect(right.code, right.stdout).toBe(0);
+    expect(lastLine(right.stdout)).toMatch(/^VALID: receipt rcpt_[0-9a-f]{24} signed by provider [0-9a-f]{64} at rung hardware for qwen3-4b$/);
+  });
+
+  it("a listing that cannot be read is exit 3, not a verdict", async () => {
+    const result = await verify(forgedHardware(), "--providers", `${listingUrl}/elsewhere/v1/providers/x`);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/^svc-agent: .* did not return a provider listing\n$/);
+  });
+});
+
+describe("svc-agent verify --key HEX (and its old name --provider-key)", () => {
+  it("the right key is VALID (exit 0), with the rung noted as the provider's own claim", async () => {
+    for (const flag of ["--key", "--provider-key"]) {
+      const result = await verify(forgedHardware(), flag, forger.publicKey);
+      expect(result.code, `${flag}: ${result.stdout}`).toBe(0);
+      expect(result.stdout).toContain("--    trust_level hardware is the provider's own claim: only --providers holds it to a directory");
+    }
+  });
+
+  it("another key is INVALID (exit 1)", async () => {
+    const result = await verify(forgedHardware(), "--key", honest.publicKey);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`FAIL  the signing key is ${forger.publicKey}, expected ${honest.publicKey}`);
+  });
+});
+
+describe("svc-agent verify --trust-on-first-use FILE", () => {
+  const known = join(dir, "known-keys.json");
+
+  it("first sight records the key for that provider and passes; the same key passes again", async () => {
+    const first = await verify(receiptFile(honest, { trust_level: "hardware", serial: "C02TOFU" }), "--trust-on-first-use", known);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toContain(`ok    first sight of provider ${providerIdOf(honest.publicKey)}: key ${honest.publicKey} recorded in ${known}`);
+    expect(statSync(known).mode & 0o777).toBe(0o600);
+    const file = JSON.parse(readFileSync(known, "utf8")) as { providers: Record<string, { signing_key: string; serial?: string }> };
+    expect(file.providers[providerIdOf(honest.publicKey)]).toMatchObject({ signing_key: honest.publicKey, serial: "C02TOFU" });
+    const again = await verify(receiptFile(honest, { trust_level: "hardware", serial: "C02TOFU" }), "--trust-on-first-use", known);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`ok    the key is the one ${known} recorded for provider ${providerIdOf(honest.publicKey)}`);
+  });
+
+  it("a new key claiming a serial first seen with another key is INVALID (exit 1) and is not recorded", async () => {
+    const before = readFileSync(known, "utf8");
+    const result = await verify(receiptFile(forger, { trust_level: "hardware", serial: "C02TOFU" }), "--trust-on-first-use", known);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`FAIL  serial C02TOFU was first seen with provider ${providerIdOf(honest.publicKey)} (key ${honest.publicKey}), not this key`);
+    expect(readFileSync(known, "utf8")).toBe(before);
+  });
+
+  it("a recorded provider whose key is not the recorded one is INVALID (exit 1)", async () => {
+    const edited = join(dir, "edited-keys.json");
+    const id = providerIdOf(honest.publicKey);
+    writeFileSync(edited, JSON.stringify({ version: 1, providers: { [id]: { signing_key: forger.publicKey, first_seen: "2026-01-01T00:00:00.000Z" } } }));
+    const result = await verify(receiptFile(honest, { trust_level: "process" }), "--trust-on-first-use", edited);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`FAIL  provider ${id} was first seen with key ${forger.publicKey}, but this receipt is signed by ${honest.publicKey}`);
+  });
+
+  it("a receipt that fails a check records nothing", async () => {
+    const fresh = join(dir, "fresh-keys.json");
+    const path = receiptFile(forger, { trust_level: "process" });
+    const tampered = readFileSync(path, "utf8").replace('"completion_tokens":3,"total_tokens":10', '"completion_tokens":4,"total_tokens":11');
+    writeFileSync(path, tampered);
+    const result = await verify(path, "--trust-on-first-use", fresh);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`first sight of provider ${providerIdOf(forger.publicKey)}: key ${forger.publicKey} not yet in ${fresh}`);
+    expect(() => statSync(fresh)).toThrow(/ENOENT/);
+  });
+
+  it("a file that is not a known-keys file is exit 3, naming it", async () => {
+    const junk = join(dir, "junk.json");
+    writeFileSync(junk, "[1]");
+    const result = await verify(forgedHardware(), "--trust-on-first-use", junk);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(new RegExp(`^svc-agent: ${junk}: not a known-keys file`));
+  });
+});
+
+describe("svc-agent verify: usage errors exit 64, one line naming the flag", () => {
+  it("a bad --key, an unknown flag and a missing file argument", async () => {
+    const bad = await verify(forgedHardware(), "--key", "zz");
+    expect([bad.code, bad.stderr]).toEqual([64, "svc-agent: option '--key <hex>' argument 'zz' is invalid. expected 64 lowercase hex characters; see --help\n"]);
+    const unknown = await verify(forgedHardware(), "--bogus");
+    expect([unknown.code, unknown.stderr]).toEqual([64, "svc-agent: unknown option '--bogus'; see --help\n"]);
+    const missing = await verify();
+    expect([missing.code, missing.stderr]).toEqual([64, "svc-agent: missing required argument 'file'; see --help\n"]);
+  });
+});

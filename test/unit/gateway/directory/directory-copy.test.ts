@@ -1,0 +1,83 @@
+// DESIGN §7, a gateway's copy of the directory: what the coordinator's deltas say, and its own choices counted
+// until the coordinator counts them, so concurrent requests at one gateway spread as SPEC §4.1 spreads them.
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import type { Fabric, FabricHandlers } from "../../../../gateway/fabric/fabric.ts";
+import { CoordinatorClient } from "../../../../gateway/directory/coordinator-client.ts";
+import { DirectoryCopy } from "../../../../gateway/directory/directory-copy.ts";
+import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
+
+const hex = (c: string) => c.repeat(64);
+const entry = (c: string, over: Partial<DirectoryEntry> = {}): DirectoryEntry => ({
+  id: hex(c), model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, signing_key: hex("1"), sealing_key: hex("2"), last_assigned: 0, ...over,
+});
+const request = { alias: "qwen3-4b", floor: "process" as const };
+
+describe("DESIGN §7 A gateway's copy of the directory", () => {
+  it("is not ready until the whole directory arrives, and lists it without the keys", () => {
+    const copy = new DirectoryCopy();
+    expect(copy.ready).toBe(false);
+    copy.apply({ reset: true, put: [entry("a", { busy: true, waiting: 2 })], gone: [] });
+    expect(copy.ready).toBe(true);
+    expect(copy.list()).toEqual([{ id: hex("a"), model_ids: ["qwen3-4b"], trust: "process", busy: true, waiting: 2 }]);
+  });
+
+  it("a whole directory in parts is ready only with its last part", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, more: true, put: [entry("a")], gone: [] });
+    expect(copy.ready).toBe(false);
+    copy.apply({ put: [entry("b")], gone: [] });
+    expect([copy.ready, copy.list().length]).toEqual([true, 2]);
+  });
+
+  it("concurrent choices spread over idle providers: each counts on its provider until settled", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, put: [entry("a"), entry("b"), entry("c")], gone: [] });
+    const chosen = ["s_one00001", "s_two00001", "s_three001"].map((s) => copy.choose(s, request, []).id);
+    expect(new Set(chosen)).toEqual(new Set([hex("a"), hex("b"), hex("c")]));
+    // the fourth goes behind one of them; a settled choice no longer counts
+    copy.settle("s_two00001");
+    expect(copy.choose("s_four0001", request, []).id).toBe(chosen[1]);
+  });
+
+  it("the coordinator's delta naming a placement stops the copy counting it, as its entry now does", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, put: [entry("a", { last_assigned: 5 }), entry("b", { last_assigned: 9 })], gone: [] });
+    expect(copy.choose("s_one00001", request, []).id).toBe(hex("a"));
+    copy.apply({ put: [entry("a", { busy: true, last_assigned: 10 }), entry("b", { busy: true, waiting: 1 })], gone: [], placed: ["s_one00001"] });
+    // a carries 1 and b 2: were the placement still counted on top of a's busy, the two would tie and b,
+    // used longer ago, would be chosen
+    expect(copy.choose("s_two00001", request, []).id).toBe(hex("a"));
+  });
+
+  it("gone providers leave routing and the listing; a reset replaces everything; a pin it cannot serve is the SPEC's 503", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, put: [entry("a"), entry("b")], gone: [] });
+    copy.apply({ put: [], gone: [hex("a")] });
+    expect(copy.list().map((p) => p.id)).toEqual([hex("b")]);
+    expect(() => copy.choose("s_one00001", { ...request, pin: hex("a") }, [])).toThrow(/Provider a{64} is not online/);
+    copy.apply({ reset: true, put: [entry("c")], gone: [] });
+    expect(copy.list().map((p) => p.id)).toEqual([hex("c")]);
+    copy.clear();
+    expect([copy.ready, copy.list()]).toEqual([false, []]);
+    expect(() => copy.choose("s_two00001", request, [])).toThrow(/No provider at or above the process rung serves qwen3-4b/);
+  });
+});
+
+describe("DESIGN §7 The gateway's coordinator client and its copy", () => {
+  it("a listing asked for before the whole directory arrived waits for it, and answers from it", async () => {
+    let handlers: FabricHandlers | undefined;
+    const fabric: Fabric = {
+      where: "fake",
+      connect(h) {
+        handlers = h;
+        return { connected: true, send: () => true, close: async () => undefined };
+      },
+    };
+    const client = new CoordinatorClient(fabric, pino({ level: "silent" }));
+    const listing = client.list();
+    handlers!.message({ t: "directory", reset: true, more: true, put: [entry("a")], gone: [] });
+    handlers!.message({ t: "directory", put: [entry("b", { busy: true })], gone: [] });
+    expect((await listing).map((p) => [p.id, p.busy])).toEqual([[hex("a"), false], [hex("b"), true]]);
+  });
+});
