@@ -9,12 +9,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
+import { requireSupportedNode } from "../src/process/node-support.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/start.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { port } from "../src/process/cli-options.ts";
 import { DEMO_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
+
+// nothing above loads a native module, so this is the first thing that can fail on an unsupported Node
+requireSupportedNode("npm start");
 
 const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));
 
