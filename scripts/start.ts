@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
+import { requireSupportedNode } from "../src/process/node-support.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import type { ReadyLine } from "../src/process/ready-line.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
@@ -16,6 +17,9 @@ import { serve } from "../gateway/start.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { port } from "../src/process/cli-options.ts";
 import { DEMO_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
+
+// nothing above loads a native module, so this is the first thing that can fail on an unsupported Node
+requireSupportedNode("npm start");
 
 const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));
 

@@ -1,10 +1,10 @@
 // `svc-agent doctor`'s checks of this machine: Node, the llama.cpp backend and the memory it sees, which
 // catalog models fit, their files against their pins, free disk for the missing ones, the keys' file modes.
-import { existsSync, readFileSync, statfsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, statfsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Catalog } from "../../src/catalog.ts";
 import { octal, openMode } from "../../src/process/file-modes.ts";
-import { PACKAGE_ROOT } from "../../src/process/package-root.ts";
+import { nodeSupported, SUPPORTED_NODE_TEXT } from "../../src/process/node-support.ts";
 import type { OnBytes } from "../../src/crypto/sha256-node.ts";
 import { keysPath } from "../daemon/identity.ts";
 import { ModelFileError, type ModelStore } from "../models/store.ts";
@@ -12,13 +12,9 @@ import { pullCommand } from "../models/pull-command.ts";
 import { fail, gb, pass, type Check } from "./check.ts";
 
 export function nodeCheck(version = process.versions.node): Check {
-  const engines = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
-  const [major, minor] = /(\d+)\.(\d+)/.exec(engines)!.slice(1).map(Number) as [number, number];
-  const [haveMajor, haveMinor] = version.split(".").map(Number) as [number, number];
-  const ok = haveMajor > major || (haveMajor === major && haveMinor >= minor);
-  return ok
-    ? pass("node", `Node ${version} (needs ${engines})`)
-    : fail("node", `Node ${version} is too old (needs ${engines})`, `install Node ${major}.${minor} or later (nodejs.org, or: nvm install 22)`);
+  return nodeSupported(version)
+    ? pass("node", `Node ${version} (svc runs on Node ${SUPPORTED_NODE_TEXT})`)
+    : fail("node", `Node ${version} is not supported (svc runs on Node ${SUPPORTED_NODE_TEXT})`, "install Node 24, the active LTS (nodejs.org, or: nvm install 24)");
 }
 
 /** The backend node-llama-cpp picks with `gpu: "auto"`, as the engine asks for it, and the memory it sees. */

@@ -1,11 +1,11 @@
 // The default KeyStore: SQLite under --data-dir (WAL), created and migrated when the gateway opens it.
 // Secrets are stored only as SHA-256 hashes behind a unique index, so a key is found by one index lookup,
 // never by scanning.
-import Database from "better-sqlite3";
 import { join } from "node:path";
 import { privateDatabaseFile } from "./private-files.ts";
 import type { DailyUsage, KeyActivity, KeyLimits, KeyListing, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
+import { openSqlite, pragmaValue, transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
 import { SqliteUsage, USAGE_MIGRATION } from "./sqlite-usage.ts";
 
 export const STORE_FILE = "keys.sqlite";
@@ -71,30 +71,31 @@ const LIMIT_COLUMNS = "max_concurrency AS maxConcurrency, rpm, tpm";
 const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_concurrency", rpm: "rpm", tpm: "tpm" };
 
 export class SqliteKeyStore implements KeyStore {
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly statements = new Map<string, SqlStatement>();
   private readonly usage: SqliteUsage;
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(private readonly db: SqlDatabase) {
     this.usage = new SqliteUsage(db, (text) => this.sql(text));
   }
 
   /** Each statement is compiled once and reused: key and session lookups sit on the request path. */
-  private sql<P extends unknown[] = unknown[], R = unknown>(text: string): Database.Statement<P, R> {
+  private sql<P extends SqlValue[] = SqlValue[], R = unknown>(text: string): SqlStatement<P, R> {
     let statement = this.statements.get(text);
     if (statement === undefined) {
       statement = this.db.prepare(text);
       this.statements.set(text, statement);
     }
-    return statement as unknown as Database.Statement<P, R>;
+    return statement as unknown as SqlStatement<P, R>;
   }
 
   static open(dataDir: string): SqliteKeyStore {
-    const db = new Database(privateDatabaseFile(join(dataDir, STORE_FILE)));
-    db.pragma("journal_mode = WAL");
+    const db = openSqlite(privateDatabaseFile(join(dataDir, STORE_FILE)));
+    // set first: a second process (`svc-gateway keys …` beside a running gateway) waits for the lock, never fails
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec("PRAGMA journal_mode = WAL");
     // a key handed to its owner must survive a power cut, not only a crash; keys are created rarely
-    db.pragma("synchronous = FULL");
-    db.pragma("foreign_keys = ON");
-    db.pragma("busy_timeout = 5000");
+    db.exec("PRAGMA synchronous = FULL");
+    db.exec("PRAGMA foreign_keys = ON");
     migrate(db);
     return new SqliteKeyStore(db);
   }
@@ -165,9 +166,9 @@ export class SqliteKeyStore implements KeyStore {
       `UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?), requests = requests + ?,
          prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ? WHERE id = ?`,
     );
-    this.db.transaction(() => {
+    transaction(this.db, () => {
       for (const [keyId, a] of batch) update.run(a.lastUsedAt, a.requests, a.promptTokens, a.completionTokens, keyId);
-    })();
+    });
   }
 
   recordDailyUsage(batch: readonly DailyUsage[]): void {
@@ -186,7 +187,7 @@ export class SqliteKeyStore implements KeyStore {
     const changes = (Object.keys(LIMIT_COLUMN) as (keyof KeyLimits)[]).filter((name) => limits[name] !== undefined);
     if (changes.length === 0) return this.keyLimits(keyId);
     const set = changes.map((name) => `${LIMIT_COLUMN[name]} = ?`).join(", ");
-    return this.sql<(number | null | string)[], KeyLimits>(`UPDATE api_keys SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
+    return this.sql<SqlValue[], KeyLimits>(`UPDATE api_keys SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
       .get(...changes.map((name) => limits[name] as number | null), keyId);
   }
 
@@ -243,17 +244,17 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 }
 
-function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const version = db.pragma("user_version", { simple: true }) as number;
+function migrate(db: SqlDatabase): void {
+  transaction(db, () => {
+    const version = pragmaValue(db, "user_version") as number;
     if (version > MIGRATIONS.length) {
       throw new Error(`${STORE_FILE} has schema version ${version}, newer than this gateway knows (${MIGRATIONS.length}); upgrade svc`);
     }
     for (const step of MIGRATIONS.slice(version)) db.exec(step);
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
-  }).immediate();
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+  }, "IMMEDIATE");
 }

@@ -1,7 +1,7 @@
 // The key store's per-day usage table in SQLite: one row per (UTC day, key, provider), added to in batches
 // and read back for a window of days. Kept apart from sqlite-store.ts, which owns keys, users and sessions.
-import type Database from "better-sqlite3";
 import type { DailyUsage } from "./key-store.ts";
+import { transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
 
 /** The schema step that adds the table; sqlite-store.ts runs it as one of its migrations. */
 export const USAGE_MIGRATION = `CREATE TABLE usage_days (
@@ -19,11 +19,11 @@ export const USAGE_MIGRATION = `CREATE TABLE usage_days (
 const COLUMNS = `day, key_id AS keyId, provider_id AS providerId, requests, prompt_tokens AS promptTokens,
   completion_tokens AS completionTokens`;
 
-type Sql = <P extends unknown[] = unknown[], R = unknown>(text: string) => Database.Statement<P, R>;
+type Sql = <P extends SqlValue[] = SqlValue[], R = unknown>(text: string) => SqlStatement<P, R>;
 
 export class SqliteUsage {
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: SqlDatabase,
     /** The store's statement cache. */
     private readonly sql: Sql,
   ) {}
@@ -34,9 +34,9 @@ export class SqliteUsage {
        ON CONFLICT (day, key_id, provider_id) DO UPDATE SET requests = requests + excluded.requests,
          prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`,
     );
-    this.db.transaction(() => {
+    transaction(this.db, () => {
       for (const u of batch) add.run(u.day, u.keyId, u.providerId, u.requests, u.promptTokens, u.completionTokens);
-    })();
+    });
   }
 
   since(sinceDay: string, userId?: number): DailyUsage[] {

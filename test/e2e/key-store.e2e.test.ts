@@ -1,12 +1,12 @@
 // SPEC §5's key store across gateway restarts: a clean restart keeps every key (and the batched usage), a
 // kill -9 in the middle of key creation leaves the SQLite file consistent, and without an identity provider
 // only operator keys work, whatever the store holds.
-import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, signIn } from "../fixtures/browser.ts";
 import { OPERATOR_KEY } from "../fixtures/gateway.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
+import { openSqlite, pragmaValue } from "../../gateway/keys/sqlite-driver.ts";
 
 let gateway: SettingsGateway;
 let cookie: string;
@@ -69,13 +69,13 @@ describe("§5 Authentication: the key store", () => {
     const handedOut: string[] = [];
     for (let i = 0; i < 12; i++) handedOut.push(await createAndRead(`batch-${i}`));
     // creations in flight when the process dies: each is either wholly there or wholly absent
-    const watcher = new Database(join(gateway.dataDir, "keys.sqlite"), { readonly: true });
-    const written = watcher.prepare("SELECT count(*) AS n FROM api_keys WHERE name LIKE 'in-flight-%'").pluck();
+    const watcher = openSqlite(join(gateway.dataDir, "keys.sqlite"), { readOnly: true });
+    const written = watcher.prepare<[], { n: number }>("SELECT count(*) AS n FROM api_keys WHERE name LIKE 'in-flight-%'");
     const inFlight = Array.from({ length: 8 }, (_, i) => createKey(`in-flight-${i}`).catch(() => undefined));
     try {
       // the gateway has demonstrably begun writing them: the first one's row is in the file (its WAL) already,
       // while no answer has been read; the kill lands while the rest are being written or still to come
-      await expect.poll(() => written.get() as number, { timeout: 10_000, interval: 1 }).toBeGreaterThan(0);
+      await expect.poll(() => written.get()!.n, { timeout: 10_000, interval: 1 }).toBeGreaterThan(0);
     } finally {
       watcher.close();
     }
@@ -84,11 +84,11 @@ describe("§5 Authentication: the key store", () => {
     await gateway.restart();
 
     for (const secret of handedOut) expect(await status(secret)).toBe(200);
-    const db = new Database(join(gateway.dataDir, "keys.sqlite"), { readonly: true });
+    const db = openSqlite(join(gateway.dataDir, "keys.sqlite"), { readOnly: true });
     try {
-      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
-      expect(db.pragma("foreign_key_check")).toEqual([]);
-      const rows = db.prepare("SELECT id, user_id, name, secret_sha256, prefix, created_at FROM api_keys").all() as Record<string, unknown>[];
+      expect(pragmaValue(db, "integrity_check")).toBe("ok");
+      expect(db.prepare("PRAGMA foreign_key_check").all()).toEqual([]);
+      const rows = db.prepare<[], Record<string, unknown>>("SELECT id, user_id, name, secret_sha256, prefix, created_at FROM api_keys").all();
       expect(rows.filter((r) => String(r.name).startsWith("batch-"))).toHaveLength(12);
       for (const row of rows) {
         expect(row.id).toMatch(/^key_[0-9a-f]{24}$/);

@@ -1,6 +1,8 @@
 // The published package (README "Install"): `npm pack` holds exactly the build, the catalog and the docs, and every
-// link in its README and docs resolves inside it; the tarball installs into an empty folder offline and its bins
-// run compiled JavaScript, and stop cleanly on SIGTERM. `npm run build` keeps a current dist/ as it is.
+// link in its README and docs resolves inside it; the tarball installs into an empty folder offline with every
+// install script skipped (none is needed: README "Requirements"), and its bins run compiled JavaScript, serve, and
+// stop cleanly on SIGTERM. `npm run build` keeps a current dist/ as it is. SVC_TEST_NPM_CLI names another npm's
+// npm-cli.js to install with (CI's Node 24 cell: npm 12).
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -13,7 +15,12 @@ import { waitForReady } from "../../harness/ready.ts";
 import { makeTinyCatalog, tempDir, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
-const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+/** The npm that installs the tarball: this machine's, or the npm-cli.js SVC_TEST_NPM_CLI names (run by this node). */
+const npm = (args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) => {
+  const cli = process.env.SVC_TEST_NPM_CLI;
+  const [command, argv] = cli === undefined ? [process.platform === "win32" ? "npm.cmd" : "npm", args] : [process.execPath, [cli, ...args]];
+  return spawnSync(command, argv, { ...options, encoding: "utf8" });
+};
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
   name: string;
   version: string;
@@ -62,14 +69,17 @@ beforeAll(() => {
   dir = tempDir("svc-package-");
   tiny = makeTinyCatalog([{ alias: "tiny-random", seed: 7 }]);
   // prepare runs the build first, as it does before `npm publish`
-  const pack = JSON.parse(execFileSync(NPM, ["pack", "--json", "--pack-destination", dir], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })) as { filename: string; files: { path: string }[] }[];
+  const packing = npm(["pack", "--json", "--pack-destination", dir], { cwd: ROOT });
+  if (packing.status !== 0) throw new Error(`npm pack exited ${packing.status}:\n${packing.stderr}`);
+  // npm 11 prints a list of packed packages, npm 12 an object keyed by name
+  type Packed = { filename: string; files: { path: string }[] };
+  const printed = JSON.parse(packing.stdout) as Packed[] | Record<string, Packed>;
+  const pack = Array.isArray(printed) ? printed : Object.values(printed);
   tarball = join(dir, pack[0]!.filename);
   packed = pack[0]!.files.map((f) => f.path).sort();
   app = appLockedTo(tarball);
-  // offline, better-sqlite3 builds from source when no prebuilt binary is cached: with Debian's Node headers
-  // (README "Install"), where npm has not been told of others
-  const headers = process.env.npm_config_nodedir === undefined && existsSync("/usr/include/node/node.h") ? { npm_config_nodedir: "/usr" } : {};
-  const install = spawnSync(NPM, ["ci", "--offline", "--no-audit", "--no-fund"], { cwd: app, encoding: "utf8", env: { ...process.env, ...headers } });
+  // every dependency's install script skipped, as npm 12 skips them for a user whose policy allows none
+  const install = npm(["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: app });
   if (install.status !== 0) throw new Error(`npm ci --offline exited ${install.status}:\n${install.stdout}\n${install.stderr}`);
   expect(install.stderr).not.toContain("EBADENGINE");
 }, 600_000);
@@ -147,6 +157,12 @@ describe("the installed tarball", () => {
     expect(help.stdout).toContain("serve");
     const version = spawnSync(bin("svc-agent"), ["--version"], { encoding: "utf8" });
     expect(version.stdout.trim()).toBe(pkg.version);
+  });
+
+  it("`npx svc-agent catalog` in the project runs the installed bin", () => {
+    const npx = npm(["exec", "--offline", "--", "svc-agent", "catalog"], { cwd: app });
+    expect(npx.status, npx.stderr).toBe(0);
+    expect(npx.stdout).toContain("qwen3-4b (default)  Qwen/Qwen3-4B-GGUF");
   });
 
   it("runs compiled JavaScript: the bins are dist/ files, and tsx is not installed", () => {

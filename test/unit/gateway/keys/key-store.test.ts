@@ -1,13 +1,13 @@
 // SPEC §5's key store on a real SQLite file in a temp dir: schema and migration, secrets kept only as hashes
 // and found through an index, keys scoped to their owner, revocation and sessions; and docs/operator-guide.md "Rate limits":
 // per-key overrides, read through UserKeys and set by the operator's `svc-gateway keys` commands.
-import Database from "better-sqlite3";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeLimits, listKeys, setKeyLimits, withKeyStore } from "../../../../gateway/keys/keys-admin.ts";
 import { displayPrefix, newSecret, secretHash } from "../../../../gateway/keys/secret.ts";
+import { openSqlite, pragmaValue } from "../../../../gateway/keys/sqlite-driver.ts";
 import { SqliteKeyStore, STORE_FILE } from "../../../../gateway/keys/sqlite-store.ts";
 import { LIMITS_REFRESH_MS, UserKeys } from "../../../../gateway/keys/user-keys.ts";
 import { nodeSha256Hex } from "../../../../src/crypto/sha256-node.ts";
@@ -38,10 +38,10 @@ describe("§5 Authentication: the key store", () => {
   it("the gateway creates the schema in WAL mode, and reopening migrates nothing twice", () => {
     const dir = freshDir();
     SqliteKeyStore.open(dir).close();
-    const db = new Database(join(dir, STORE_FILE));
-    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(db.pragma("user_version", { simple: true })).toBe(3);
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    const db = openSqlite(join(dir, STORE_FILE));
+    expect(pragmaValue(db, "journal_mode")).toBe("wal");
+    expect(pragmaValue(db, "user_version")).toBe(3);
+    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((t) => t.name);
     expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "usage_days", "users"]);
     db.close();
     SqliteKeyStore.open(dir).close();
@@ -53,9 +53,9 @@ describe("§5 Authentication: the key store", () => {
     const { secret } = store.createKey(store.upsertUser(alice), "old key");
     store.close();
     // take the file back to schema version 1, as the first release wrote it
-    const db = new Database(join(dir, STORE_FILE));
+    const db = openSqlite(join(dir, STORE_FILE));
     db.exec("DROP TABLE usage_days; DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
-    db.pragma("user_version = 1");
+    db.exec("PRAGMA user_version = 1");
     db.close();
     const reopened = SqliteKeyStore.open(dir);
     expect(reopened.liveKey(secretHash(secret))).toBeDefined();
@@ -69,8 +69,8 @@ describe("§5 Authentication: the key store", () => {
   it("a store written by a newer gateway is refused rather than misread", () => {
     const dir = freshDir();
     SqliteKeyStore.open(dir).close();
-    const db = new Database(join(dir, STORE_FILE));
-    db.pragma("user_version = 99");
+    const db = openSqlite(join(dir, STORE_FILE));
+    db.exec("PRAGMA user_version = 99");
     db.close();
     expect(() => SqliteKeyStore.open(dir)).toThrow(/schema version 99, newer than this gateway knows/);
   });
@@ -86,7 +86,7 @@ describe("§5 Authentication: the key store", () => {
     const bytes = readdirSync(dir).map((f) => readFileSync(join(dir, f)).toString("latin1")).join("");
     expect(bytes).not.toContain(secret.slice(7));
     expect(bytes).toContain(secretHash(secret));
-    const db = new Database(join(dir, STORE_FILE), { readonly: true });
+    const db = openSqlite(join(dir, STORE_FILE), { readOnly: true });
     const plan = db
       .prepare("EXPLAIN QUERY PLAN SELECT id, user_id FROM api_keys WHERE secret_sha256 = ? AND revoked_at IS NULL")
       .all("x") as { detail: string }[];
