@@ -113,6 +113,10 @@ export class AgentDaemon {
       }
       if (!first) return;
       this.link.resetBackoff();
+      // the session the dropped link aborted may still be unwinding (an engine sees the abort at its next token):
+      // routable only once it has, or the first session offered here would be refused as a second one
+      await this.session?.done;
+      if (this.connection !== connection) return;
       connection.send({ t: "advertise", aliases: [...this.options.aliases] });
       log(`advertising [${this.options.aliases.join(", ")}]`);
       if (!this.announced) {

@@ -103,7 +103,8 @@ describe("Reliability: an agent that stalls mid-stream (SIGSTOP)", () => {
       await waitForProvider(gw, agent.providerId, (r) => r === undefined);
       agent.child.kill("SIGCONT");
       await waitForProvider(gw, agent.providerId, (r) => r?.busy === false && r.waiting === 0);
-      expect((await chat(gw, { max_tokens: 3 })).status).toBe(200);
+      const after = await chat(gw, { max_tokens: 3 });
+      expect(after.status, await after.clone().text()).toBe(200);
     } finally {
       await gw.stop();
     }

@@ -52,7 +52,7 @@ function flagsOf(command: Command): string[] {
 }
 
 // flags of other programs the docs show beside ours (systemctl, journalctl, npm, npx, xcode-select)
-const OTHER_TOOLS = ["--user", "--quick", "--install", "--no", "--no-audit", "--no-fund", "--no-install-recommends", "--dry-run", "--noEmit", "--reporter"];
+const OTHER_TOOLS = ["--user", "--quick", "--install", "--no", "--no-audit", "--no-fund", "--no-install-recommends", "--dry-run", "--noEmit", "--reporter", "--strict-allow-scripts", "--allow-scripts"];
 
 describe("docs", () => {
   it("finds the pages and their links", () => {
