@@ -22,7 +22,6 @@ afterAll(() => cluster.stop());
 const messages = [{ role: "user", content: "hi" }];
 const chat = (gateway: { url: string; key: string }, extra: Record<string, unknown> = {}, init: RequestInit = {}) =>
   post(gateway, "/v1/chat/completions", { messages, max_tokens: 8, ...extra }, init);
-const record = async (id: string) => (await listProviders(open)).find((p) => p.id === id)!;
 
 describe("§4.1 Routing", () => {
   it("with a pin, by whole id or by 8-character prefix, the call runs on that machine", async () => {
@@ -101,7 +100,8 @@ describe("§8 One session at a time per provider, FIFO queue", () => {
     await waitForProvider(open, id, (r) => r?.busy === true && r.waiting === 2);
     await Promise.all([first, second, third]);
     expect(finished).toEqual(["first", "second", "third"]);
-    expect(await record(id)).toMatchObject({ busy: false, waiting: 0 });
+    // the answers end before the agent's idle word reaches the directory: it follows, without a session between
+    await waitForProvider(open, id, (r) => r?.busy === false && r.waiting === 0);
   });
 
   it("a caller who hangs up while queued leaves the queue at once", async () => {
