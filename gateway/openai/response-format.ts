@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
+import { pointerKeys } from "../../src/schema/json-pointer.ts";
 import { prepareSchema, SchemaError, type KeywordUse } from "../../src/schema/prepare.ts";
 import { SCHEMA_NAME, type ResponseFormat } from "../../src/session/sampling.ts";
 
@@ -27,12 +28,7 @@ const SCHEMA_PARAM = "response_format.json_schema.schema";
 
 /** A JSON pointer into the schema as a request field path: "/properties/a/format" → "….properties.a.format". */
 export function schemaParam(pointer: string, base = SCHEMA_PARAM): string {
-  let out = base;
-  for (const raw of pointer.split("/").slice(1)) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    out += /^(?:0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : `.${key}`;
-  }
-  return out;
+  return pointerKeys(pointer).reduce((out, key) => out + (/^(?:0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : `.${key}`), base);
 }
 
 /** The sealed form (undefined for text), or the 400 for a schema svc cannot serve as asked. */

@@ -1,5 +1,6 @@
 // Turns grammar-generated JSON text into the canonical text svc returns: the JSON-schema grammar ends with newlines,
 // its integer rule allows exponents ("0e47…", "3e414150" = Infinity), so the text is parsed and written out again.
+import { pointer } from "../../../src/schema/json-pointer.ts";
 
 export type JsonText = { ok: true; text: string; value: unknown } | { ok: false; error: string };
 
@@ -21,7 +22,7 @@ function nonFinite(value: unknown, path: string): string | undefined {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
   if (typeof value !== "object" || value === null) return undefined;
   for (const [key, item] of Object.entries(value)) {
-    const found = nonFinite(item, `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+    const found = nonFinite(item, pointer(path, key));
     if (found !== undefined) return found;
   }
   return undefined;
