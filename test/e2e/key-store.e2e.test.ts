@@ -3,7 +3,7 @@
 // only operator keys work, whatever the store holds.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, signIn } from "../fixtures/browser.ts";
+import { browserSession } from "../fixtures/browser.ts";
 import { OPERATOR_KEY } from "../fixtures/gateway.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
 import { openSqlite, pragmaValue } from "../../gateway/keys/sqlite-driver.ts";
@@ -14,16 +14,7 @@ let csrf: string;
 
 beforeAll(async () => {
   gateway = await startSettingsGateway();
-  const browser = await launchBrowser();
-  try {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await signIn(page, gateway.url, "erin");
-    cookie = (await context.cookies(gateway.url)).filter((c) => c.name === "svc_session").map((c) => `${c.name}=${c.value}`)[0]!;
-    csrf = await page.inputValue("form[action='/settings/keys'] input[name=csrf]");
-  } finally {
-    await browser.close();
-  }
+  ({ cookie, csrf } = await browserSession(gateway.url, "erin"));
 }, 120_000);
 
 afterAll(async () => {

@@ -5,7 +5,7 @@
 // when a collection finalised one of its statements.
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, signIn } from "../fixtures/browser.ts";
+import { browserSession } from "../fixtures/browser.ts";
 import { OPERATOR_KEY, startAgent, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
 
@@ -24,16 +24,7 @@ beforeAll(async () => {
   // the synthetic engine answers at once: the load falls on the gateway and its store, not on inference
   agent = await startAgent(gateway.coordinatorUrl, gateway.tiny, { args: ["--engine", "synthetic", "--synthetic-tokens", "4"] });
   await waitForProvider({ url: gateway.url, key: OPERATOR_KEY }, agent.providerId);
-  const browser = await launchBrowser();
-  try {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await signIn(page, gateway.url, "soak");
-    cookie = (await context.cookies(gateway.url)).filter((c) => c.name === "svc_session").map((c) => `${c.name}=${c.value}`)[0]!;
-    csrf = await page.inputValue("form[action='/settings/keys'] input[name=csrf]");
-  } finally {
-    await browser.close();
-  }
+  ({ cookie, csrf } = await browserSession(gateway.url, "soak"));
 }, 120_000);
 
 afterAll(async () => {
