@@ -14,22 +14,24 @@ export function fromStream(text: string): SavedResponse {
   // a transcript cut before its final blank line still has its last event read
   parser.feed(`${text}\n\n`);
   const problems: string[] = [];
+  // one line per kind of fault, however many chunks repeat it
+  const note = (problem: string) => void (problems.includes(problem) || problems.push(problem));
   const rebuild = new Rebuild();
   let stop: Json | undefined;
   let done = false;
   for (const [i, raw] of data.entries()) {
     if (raw === "[DONE]") {
-      if (done || i !== data.length - 1) problems.push("events follow data: [DONE]");
+      if (done || i !== data.length - 1) note("events follow data: [DONE]");
       done = true;
       continue;
     }
     const chunk = parseJson(raw, `event ${i + 1} is not JSON`);
     if (!isObject(chunk)) throw new Error(`event ${i + 1} is not a JSON object`);
     if ("error" in chunk) {
-      problems.push(`the stream failed (${describeError(chunk.error)}); a failed stream has no receipt`);
+      note(`the stream failed (${describeError(chunk.error)}); a failed stream has no receipt`);
       continue;
     }
-    if (stop) problems.push("a chunk follows the stop chunk");
+    if (stop) note("a chunk follows the stop chunk");
     if ("svc_receipt" in chunk) stop = chunk;
     const problem = rebuild.add(chunk);
     if (problem !== undefined) problems.push(`event ${i + 1}: ${problem}`);
@@ -54,8 +56,9 @@ class Rebuild {
   broken = false;
   private first: Chunk | undefined;
 
-  /** Takes one chunk; returns what is wrong with it, if anything. */
+  /** Takes one chunk; returns what is wrong with it, if anything. After the first fault, chunks are not read. */
   add(raw: Json): string | undefined {
+    if (this.broken) return undefined;
     const read = readShape(ChunkSchema, raw);
     const problem = read.problem ?? this.sequenceProblem(read.data!, "svc_receipt" in raw) ?? this.take(read.data!);
     if (problem !== undefined) this.broken = true;

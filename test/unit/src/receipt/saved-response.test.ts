@@ -115,6 +115,12 @@ describe("svc-agent verify: the answer is rebuilt strictly", () => {
     expect(verifySavedResponse(stream, trusted).problems).toEqual([expect.stringMatching(/^event 2: choices\[0\]\.delta\.content: /)]);
   });
 
+  it("the first fault is reported once, however many chunks follow it", () => {
+    const bad = { ...(text.events[1] as object), tip: 1 };
+    const stream = transcriptOf([text.events[0]!, ...Array.from({ length: 1000 }, () => bad), ...text.events.slice(-2), ...Array.from({ length: 1000 }, () => bad)]);
+    expect(verifySavedResponse(stream, trusted).problems).toEqual(['event 2: the object: Unrecognized key: "tip"', "events follow data: [DONE]", "a chunk follows the stop chunk"]);
+  });
+
   it("a field the gateway never sends is invalid, and so is a stop chunk whose x_svc_* fields are not the receipt's", () => {
     expect(verifySavedResponse(body({ tip: 1 }), trusted).problems).toEqual([expect.stringMatching(/^the response is not in the gateway's shape: the object: Unrecognized key: "tip"/)]);
     const stop = calls.events.length - 2;
