@@ -75,7 +75,7 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
   print(`${path}: ${KINDS[saved.kind]}`);
   for (const problem of saved.problems) print(`  FAIL  ${problem}`);
   for (const check of [...verdict.checks, ...extra]) print(`  ${check.ok ? "ok  " : "FAIL"}  ${check.detail}`);
-  for (const note of notes(flags, receipt, saved.content === undefined)) print(`  --    ${note}`);
+  for (const note of notes(flags, receipt, saved.kind === "receipt")) print(`  --    ${note}`);
   print(verdictLine(status, problems, receipt));
   return status;
 }

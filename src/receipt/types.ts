@@ -121,9 +121,10 @@ export interface SavedResponse {
   kind: SavedKind;
   /** The `svc_receipt` found (not yet checked), or undefined when the file carries none. */
   receipt: unknown;
-  /** The assistant content in the file; absent for a receipt alone. */
+  /** The assistant content in the file; absent for a receipt alone, and when the answer in the file is not in
+   * the gateway's shape (a problem says where), since then the receipt cannot vouch for what it means. */
   content?: string;
-  /** The tool calls and reasoning in the file (a response or a stream; absent for a receipt alone). */
+  /** The tool calls (as the gateway sent them, without a client's `parsed_arguments`) and reasoning; absent as `content` is. */
   toolCalls?: unknown[];
   reasoning?: string | null;
   usage?: unknown;

@@ -144,6 +144,10 @@ describe("RECEIPTS.md offline: a saved answer with tool calls verifies as saved"
     const verdict = verifySavedResponse(edited, { providerId: gw.providerId });
     expect(verdict.status).toBe("invalid");
     expect(verdict.problems).toEqual([expect.stringContaining("tool_calls_sha256")]);
+    // a name slipped into a delta without an id: it continues the call, so it must not rename it
+    const renamed = sse.replace('{"index":0,"function":{"arguments":', '{"index":0,"function":{"name":"delete_files","arguments":');
+    expect(renamed).not.toBe(sse);
+    expect(verifySavedResponse(renamed, { providerId: gw.providerId }).problems).toEqual([expect.stringMatching(/delta\.tool_calls: tool call 0 changes its name from \w+ to delete_files$/)]);
   });
 });
 

@@ -203,6 +203,8 @@ describe("svc-agent verify FILE", () => {
       ["other-provider.json", withReceipt(one.body, hw.body.svc_receipt), ["--provider-key", honestKey()], /FAIL {2}the signing key is [0-9a-f]{64}, expected/],
       ["replayed.json", withReceipt(two.body, r), ["--nonce", "second-request_0123456789"], /FAIL {2}client_nonce is first-request_0123456789, expected second-request_0123456789/],
       ["wrong-hash.json", JSON.stringify({ ...one.body, choices: [{ ...one.body.choices[0]!, message: { role: "assistant", content: "a different answer" } }] }), [], /FAIL {2}response_sha256/],
+      ["index.json", JSON.stringify({ ...one.body, choices: [{ ...one.body.choices[0]!, index: 1 }] }), [], /FAIL {2}the response is not in the gateway's shape: choices\[0\]\.index/],
+      ["parts.json", JSON.stringify({ ...one.body, choices: [{ ...one.body.choices[0]!, message: { role: "assistant", content: [{ type: "text", text: "a different answer" }] } }] }), [], /FAIL {2}the response is not in the gateway's shape: choices\[0\]\.message\.content/],
     ];
     for (const [name, text, args, why] of cases) {
       const result = await verify(saved(name, text), ...args);

@@ -12,6 +12,7 @@ import { newReceiptId, signReceipt, type ReceiptPayload } from "../../src/receip
 import { Signer } from "../../src/crypto/signing.ts";
 import { runCli } from "../../harness/cli.ts";
 import { receiptPayload } from "../fixtures/receipt-payload.ts";
+import { savedBody } from "../fixtures/saved-answer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-verify-"));
 let listing: Server;
@@ -39,7 +40,7 @@ const forger = Signer.fromSeed(Buffer.alloc(32, 0x66));
 function receiptFile(signer: Signer, claim: Pick<ReceiptPayload, "trust_level"> & { serial?: string }, name = `r${newReceiptId()}.json`): string {
   const receipt = signReceipt(signer, receiptPayload(signer, content, claim));
   const path = join(dir, name);
-  writeFileSync(path, JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: receipt.usage, svc_receipt: receipt }));
+  writeFileSync(path, JSON.stringify(savedBody(receipt, content)));
   return path;
 }
 

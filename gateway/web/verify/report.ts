@@ -108,7 +108,7 @@ export function verificationReport(inputs: VerifyInputs, pins: readonly ModelPin
     ...saved.problems.map((words): ReportRow => ({ check: "file", label: "The file", result: "fail", words })),
     ...checkRows(verdict.checks),
   ];
-  if (verdict.receipt !== undefined) rows.push(...uncheckedRows(verdict.receipt.model_id, { pin, providerId, signingKey, clientNonce, content: saved.content }));
+  if (verdict.receipt !== undefined) rows.push(...uncheckedRows(verdict.receipt.model_id, { pin, providerId, signingKey, clientNonce, receiptAlone: saved.kind === "receipt" }));
   return { status: verdict.status, headline: headline(verdict.status, rows, verdict.receipt), rows };
 }
 
@@ -136,7 +136,7 @@ interface Unchecked {
   providerId: string | undefined;
   signingKey: string | undefined;
   clientNonce: string | undefined;
-  content: string | undefined;
+  receiptAlone: boolean;
 }
 
 /** What the page could not check, and why, so that "valid" is never read as more than it is. */
@@ -147,7 +147,7 @@ function uncheckedRows(modelId: string, u: Unchecked): ReportRow[] {
   }
   if (u.pin === undefined) rows.push(notChecked("model", "Model pin", `this gateway's catalog has no model ${modelId}`));
   rows.push(notChecked("request_sha256", LABELS.request_sha256!, "a saved response does not hold the sealed request (it carries the gateway's undisclosed nonce); the gateway checked this hash before it answered"));
-  if (u.content === undefined) rows.push(notChecked("response_sha256", LABELS.response_sha256!, "the file holds no content, only a receipt"));
+  if (u.receiptAlone) rows.push(notChecked("response_sha256", LABELS.response_sha256!, "the file holds no content, only a receipt"));
   if (u.clientNonce === undefined) rows.push(notChecked("client_nonce", LABELS.client_nonce!, "give the x-svc-receipt-nonce you sent to check the receipt was made for your request"));
   return rows;
 }

@@ -1,0 +1,86 @@
+// The closed shapes of what a gateway sends (gateway/openai/shapes.ts): a completion body and a stream chunk, plus
+// the fields listed in outside-fields.ts. A saved answer is read only through these, so a field the verifier
+// did not check cannot pass unseen. Portable: part of the verifier in src/receipt/index.ts.
+import * as z from "zod";
+import { MAX_CALL_ID_LENGTH, MAX_TOOL_CALLS, ToolCallSchema } from "./answer-record.ts";
+import { FINISH_REASONS, UsageSchema } from "./receipt.ts";
+
+const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** Not covered by the receipt (outside-fields.ts): only their types are checked. */
+const Meta = { id: z.string(), created: count, model: z.string() };
+const CallIndex = z.int().min(0).max(MAX_TOOL_CALLS - 1);
+
+/** `choices[0].message.tool_calls[i]`; the openai SDK's `parse()` adds `parsed_arguments`. */
+const BodyToolCallSchema = ToolCallSchema.extend({
+  function: z.strictObject({ name: z.string(), arguments: z.string(), parsed_arguments: z.unknown().optional() }),
+});
+
+export const BodySchema = z.strictObject({
+  ...Meta,
+  object: z.literal("chat.completion"),
+  // svc answers with one choice: any other count or index is not what was signed
+  choices: z.tuple([
+    z.strictObject({
+      index: z.literal(0),
+      message: z.strictObject({
+        role: z.literal("assistant"),
+        content: z.string().nullable(),
+        reasoning_content: z.string().optional(),
+        tool_calls: z.array(BodyToolCallSchema).min(1).max(MAX_TOOL_CALLS).optional(),
+        /** The openai SDK's `parse()`: the JSON value of `content`, or null. */
+        parsed: z.unknown().optional(),
+      }),
+      finish_reason: z.enum(FINISH_REASONS),
+    }),
+  ]),
+  usage: UsageSchema,
+  svc_receipt: z.unknown().optional(),
+});
+export type Body = z.infer<typeof BodySchema>;
+
+/** A call's first delta names it; the rest carry no id and continue the call at their index. */
+const CallStartSchema = z.strictObject({
+  index: CallIndex,
+  id: z.string().min(1).max(MAX_CALL_ID_LENGTH),
+  type: z.literal("function"),
+  function: z.strictObject({ name: z.string(), arguments: z.string() }),
+});
+const CallMoreSchema = z.strictObject({
+  index: CallIndex,
+  function: z.strictObject({ name: z.string().optional(), arguments: z.string() }),
+});
+export type CallDelta = z.infer<typeof CallStartSchema> | z.infer<typeof CallMoreSchema>;
+
+export const ChunkSchema = z.strictObject({
+  ...Meta,
+  object: z.literal("chat.completion.chunk"),
+  choices: z.tuple([
+    z.strictObject({
+      index: z.literal(0),
+      delta: z.strictObject({
+        role: z.literal("assistant").optional(),
+        content: z.string().optional(),
+        reasoning_content: z.string().optional(),
+        tool_calls: z.array(z.union([CallStartSchema, CallMoreSchema])).min(1).max(MAX_TOOL_CALLS).optional(),
+      }),
+      finish_reason: z.enum(FINISH_REASONS).nullable(),
+    }),
+  ]),
+  // the stop chunk's own fields (SPEC §3 step 4)
+  usage: UsageSchema.optional(),
+  svc_receipt: z.unknown().optional(),
+  x_svc_trust: z.string().optional(),
+  x_svc_model: z.string().optional(),
+  x_svc_provider: z.string().optional(),
+  x_svc_timing: z.record(z.string(), z.number().nonnegative()).optional(),
+});
+export type Chunk = z.infer<typeof ChunkSchema>;
+
+/** The value as the shape types it, or the first thing wrong with it, as `choices[0].index: …`. */
+export function readShape<T>(schema: z.ZodType<T>, value: unknown): { data: T; problem?: undefined } | { data?: undefined; problem: string } {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { data: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  const where = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+  return { problem: `${where === "" ? "the object" : where}: ${issue.message}` };
+}

@@ -1,0 +1,192 @@
+// RECEIPTS.md "Fields outside the receipt": the verifier accepts only what it checked. Saved answers of each kind
+// (text, reasoning, tool calls, JSON output; bodies, streams, bodies saved from the openai SDK's `parse()`) are
+// changed one field at a time, every way the field allows; each change must verify INVALID unless the field is
+// listed outside the receipt, and the list must be RECEIPTS.md's table.
+import { readFileSync } from "node:fs";
+import OpenAI from "openai";
+import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import type { AnswerPiece } from "../../../../src/receipt/answer-record.ts";
+import { OUTSIDE_THE_RECEIPT, type OutsideRule } from "../../../../src/receipt/outside-fields.ts";
+import { readSavedResponse, verifySavedResponse } from "../../../../src/receipt/saved-response.ts";
+import { savedAnswer, transcriptOf, trustedKey, type SavedAnswer, type SavedEvent } from "../../../fixtures/saved-answer.ts";
+
+type Path = readonly (string | number)[];
+interface Mutation {
+  path: Path;
+  how: "changed" | "retyped" | "removed" | "dropped" | "duplicated";
+  root: unknown;
+}
+
+/** Every single-field change of `root`: each leaf changed and retyped, each key removed, each element dropped and duplicated. */
+function* mutations(root: unknown, path: Path = [], at: unknown = root): Generator<Mutation> {
+  if (Array.isArray(at)) {
+    for (const [i, item] of at.entries()) {
+      const inner = [...path, i];
+      yield { path: inner, how: "dropped", root: setAt(root, path, at.filter((_, j) => j !== i)) };
+      yield { path: inner, how: "duplicated", root: setAt(root, path, [...at.slice(0, i + 1), item, ...at.slice(i + 1)]) };
+      yield* mutations(root, inner, item);
+    }
+    return;
+  }
+  if (typeof at === "object" && at !== null) {
+    for (const [key, value] of Object.entries(at)) {
+      const inner = [...path, key];
+      yield { path: inner, how: "removed", root: setAt(root, path, Object.fromEntries(Object.entries(at).filter(([k]) => k !== key))) };
+      yield* mutations(root, inner, value);
+    }
+    return;
+  }
+  if (path.length === 0) return;
+  yield { path, how: "changed", root: setAt(root, path, changed(at)) };
+  yield { path, how: "retyped", root: setAt(root, path, typeof at === "string" ? 1 : at === null ? 0 : String(at)) };
+}
+
+/** Another value of the same type: hex stays hex, so a signature or digest reaches its check, not the format's. */
+function changed(value: unknown): unknown {
+  if (typeof value === "number") return value + 1;
+  if (typeof value === "boolean") return !value;
+  if (value === null) return "x";
+  const s = String(value);
+  if (s === "") return "x";
+  const last = s.at(-1)!;
+  const next = /[0-9a-f]/.test(last) ? (parseInt(last, 16) ^ 1).toString(16) : last === "x" ? "y" : "x";
+  return s.slice(0, -1) + next;
+}
+
+function setAt(root: unknown, path: Path, value: unknown): unknown {
+  if (path.length === 0) return value;
+  type Node = Record<string | number, unknown>;
+  const copy = structuredClone(root) as Node;
+  const parent = path.slice(0, -1).reduce((node, key) => node[key] as Node, copy);
+  parent[path.at(-1)!] = value;
+  return copy;
+}
+
+/** `choices[0].message.tool_calls[1].function` as RECEIPTS.md names fields: `choices[].message.tool_calls[].function`. */
+const fieldOf = (path: Path) => path.map((p) => (typeof p === "number" ? "[]" : `.${p}`)).join("").replace(/^\./, "");
+
+/** The rule for a changed path, or undefined when it is covered. `free` applies to a field and all inside it. */
+function outsideRule(field: string): { rule: OutsideRule; exact: boolean; name: string } | undefined {
+  for (const entry of OUTSIDE_THE_RECEIPT) {
+    for (const name of entry.fields) {
+      if (field === name) return { rule: entry.rule, exact: true, name };
+      if (entry.rule === "free" && (field.startsWith(`${name}.`) || field.startsWith(`${name}[`))) return { rule: entry.rule, exact: false, name };
+    }
+  }
+  return undefined;
+}
+
+type Verdict = "valid" | "invalid" | "unverified";
+function verdictOf(text: string): Verdict {
+  try {
+    return verifySavedResponse(text, trustedKey).status;
+  } catch {
+    return "invalid"; // not a saved answer at all: `svc-agent verify` says INVALID
+  }
+}
+
+interface Fixture {
+  name: string;
+  root: unknown;
+  text: (root: unknown) => string;
+  /** Where a field's path starts inside `root`: streams are event lists, so their paths begin with the event. */
+  fieldPath: (path: Path) => Path;
+}
+const bodyFixture = (name: string, body: unknown): Fixture => ({ name, root: body, text: (r) => JSON.stringify(r, null, 2), fieldPath: (p) => p });
+const streamFixture = (name: string, events: SavedEvent[]): Fixture => ({ name, root: events, text: (r) => transcriptOf(r as SavedEvent[]), fieldPath: (p) => p.slice(1) });
+
+const call = (index: number, id: string, name: string, args: string[]): AnswerPiece[] =>
+  [{ type: "tool_call", index, id, name }, ...args.map((text): AnswerPiece => ({ type: "tool_args", index, text }))];
+const text = savedAnswer([{ type: "delta", text: "Hel" }, { type: "delta", text: "lo" }, { type: "delta", text: " ✓" }]);
+const reasoning = savedAnswer(
+  [{ type: "reasoning", text: "The user greets; " }, { type: "reasoning", text: "greet back." }, { type: "delta", text: "Hi there" }],
+  { usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21, completion_tokens_details: { reasoning_tokens: 8 } } },
+);
+const tools = savedAnswer([
+  { type: "delta", text: "Checking." },
+  ...call(0, "call_weather0", "get_weather", ['{"city":', '"Paris"}']),
+  ...call(1, "call_time01", "get_time", ['{"zone":"CET"}']),
+]);
+const json = savedAnswer([{ type: "delta", text: '{"city":"Paris",' }, { type: "delta", text: '"days":[1,2]}' }]);
+const sdkCall = savedAnswer(call(0, "call_weather0", "get_weather", ['{"city":"Paris","days":[1,2]}']));
+
+const Forecast = z.object({ city: z.string(), days: z.array(z.number()) });
+
+/** What a caller saves with `JSON.stringify(await client.chat.completions.parse(…))`, the SDK fed the gateway's body. */
+async function savedFromSdk(answer: SavedAnswer, params: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, "model" | "messages">): Promise<unknown> {
+  const client = new OpenAI({ apiKey: "sk-svc_test", baseURL: "http://gateway.invalid/v1", fetch: async () => Response.json(answer.body) });
+  const parsed = await client.chat.completions.parse({ model: "qwen3-4b", messages: [{ role: "user", content: "Weather in Paris?" }], ...params } as never);
+  return JSON.parse(JSON.stringify(parsed));
+}
+
+const sdkJson = await savedFromSdk(json, { response_format: zodResponseFormat(Forecast, "forecast") });
+const sdkTools = await savedFromSdk(sdkCall, { tools: [zodFunction({ name: "get_weather", parameters: Forecast })] });
+
+const fixtures: Fixture[] = [
+  bodyFixture("text, body", text.body),
+  streamFixture("text, stream", text.events),
+  bodyFixture("reasoning, body", reasoning.body),
+  streamFixture("reasoning, stream", reasoning.events),
+  bodyFixture("tool calls, body", tools.body),
+  streamFixture("tool calls, stream", tools.events),
+  bodyFixture("JSON output, body", json.body),
+  streamFixture("JSON output, stream", json.events),
+  bodyFixture("JSON output, saved from the SDK's parse()", sdkJson),
+  bodyFixture("tool calls, saved from the SDK's parse()", sdkTools),
+  bodyFixture("a receipt alone", text.receipt),
+];
+
+/** Each change with the field it touches, how that field is listed, and the verdict. */
+function* outcomes(fixture: Fixture) {
+  for (const m of mutations(fixture.root)) {
+    const field = fieldOf(fixture.fieldPath(m.path));
+    const outside = outsideRule(field);
+    const exempt = outside !== undefined && (outside.rule === "free" || (outside.rule === "optional" && outside.exact && m.how === "removed"));
+    yield { ...m, outside, exempt, verdict: () => verdictOf(fixture.text(m.root)) };
+  }
+}
+
+describe("RECEIPTS.md Fields outside the receipt: what a client adds", () => {
+  it("an answer saved from the openai SDK's parse() verifies VALID, its parsed fields equal to what they parse", () => {
+    const message = (saved: unknown) => (saved as { choices: [{ message: { parsed: unknown; tool_calls?: [{ function: { parsed_arguments: unknown } }] } }] }).choices[0].message;
+    expect(message(sdkJson).parsed).toEqual({ city: "Paris", days: [1, 2] });
+    expect(verifySavedResponse(JSON.stringify(sdkJson), trustedKey)).toMatchObject({ status: "valid", problems: [] });
+    expect([message(sdkTools).parsed, message(sdkTools).tool_calls?.[0].function.parsed_arguments]).toEqual([null, { city: "Paris", days: [1, 2] }]);
+    expect(verifySavedResponse(JSON.stringify(sdkTools), trustedKey)).toMatchObject({ status: "valid", problems: [] });
+    // the calls the receipt covers are the gateway's, without what the SDK added
+    expect(readSavedResponse(JSON.stringify(sdkTools)).toolCalls).toEqual(readSavedResponse(JSON.stringify(sdkCall.body)).toolCalls);
+  });
+
+  it("parsed and parsed_arguments that are not what content and arguments parse to are INVALID", () => {
+    const edited = (path: Path, value: unknown) => verifySavedResponse(JSON.stringify(setAt(sdkTools, path, value)), trustedKey).problems;
+    expect(edited(["choices", 0, "message", "parsed"], { city: "Paris", days: [1, 2] })).toEqual(["message.parsed is not the JSON value of message.content"]);
+    expect(edited(["choices", 0, "message", "tool_calls", 0, "function", "parsed_arguments"], { city: "Rome", days: [1, 2] }))
+      .toEqual(["message.tool_calls[0].function.parsed_arguments is not the JSON value of its arguments"]);
+  });
+
+  it("RECEIPTS.md's table lists exactly OUTSIDE_THE_RECEIPT, in its words", () => {
+    const doc = readFileSync(new URL("../../../../RECEIPTS.md", import.meta.url), "utf8");
+    const section = /## Fields outside the receipt\n([\s\S]*?)\n## /.exec(doc)?.[1] ?? "";
+    const rows = section.split("\n").filter((l) => l.startsWith("| `"));
+    expect(rows).toEqual(OUTSIDE_THE_RECEIPT.map((f) => `| ${f.fields.map((p) => `\`${p}\``).join(", ")} | ${f.where} | ${f.check} |`));
+  });
+});
+
+describe("RECEIPTS.md Verifying a receipt: every single-field change of a saved answer is INVALID", () => {
+  it.each(fixtures.map((f) => [f.name, f] as const))("%s", (name, fixture) => {
+    expect(verdictOf(fixture.text(fixture.root)), name).toBe("valid");
+    const all = [...outcomes(fixture)];
+    const wrong = all.filter((o) => !o.exempt).map((o) => ({ ...o, verdict: o.verdict() })).filter((o) => o.verdict !== "invalid").map((o) => `${o.how} ${o.path.join(".")}: ${o.verdict}`);
+    expect(wrong).toEqual([]);
+    // dozens of changes per fixture, nearly all of them held to INVALID
+    expect(all.filter((o) => !o.exempt).length, name).toBeGreaterThanOrEqual(48);
+  });
+
+  it("each field listed as free has some change that verifies VALID: the list names nothing the verifier covers", () => {
+    const free = OUTSIDE_THE_RECEIPT.filter((f) => f.rule === "free").flatMap((f) => f.fields);
+    const leftValid = new Set(fixtures.flatMap((f) => [...outcomes(f)].filter((o) => o.exempt && o.verdict() === "valid").map((o) => o.outside!.name)));
+    expect(free.filter((f) => !leftValid.has(f))).toEqual([]);
+  });
+});
