@@ -5,7 +5,6 @@ import { QwenChatWrapper, type ChatHistoryItem, type ChatModelResponse, type Cha
 import { ApiError } from "../../src/errors.ts";
 import type { ChatMessage } from "../../src/session/sealed-request.ts";
 import { THINK_CLOSE, THINK_OPEN } from "./qwen3-markup.ts";
-import { qwenWrapper } from "./tool-history.ts";
 import type { Turn } from "./turn.ts";
 
 /**
@@ -62,4 +61,13 @@ export function renderTurnPrompt(model: LlamaModel, wrapper: ChatWrapper, alias:
     ...(prompt.functions ? { availableFunctions: prompt.functions } : {}),
   });
   return contextText.tokenize(model.tokenizer);
+}
+
+/**
+ * The wrapper to render this history with: tool results as plain text (not JSON-quoted), and with reasoning off,
+ * the official `enable_thinking=false` prompt (an empty think block opening the answer).
+ */
+export function qwenWrapper({ reasoning = true }: { reasoning?: boolean } = {}): QwenChatWrapper {
+  // _flatFunctionResultString is internal and untyped: without it a string result renders JSON-quoted
+  return new QwenChatWrapper({ thoughts: reasoning ? "auto" : "discourage", _flatFunctionResultString: true } as ConstructorParameters<typeof QwenChatWrapper>[0]);
 }

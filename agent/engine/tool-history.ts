@@ -1,15 +1,8 @@
 // Maps OpenAI chat history with tool calls (assistant `tool_calls`, `role: "tool"` results) and `tools` onto
 // node-llama-cpp chat history for QwenChatWrapper, so it renders what Qwen3's official template renders.
-import {
-  LlamaText,
-  QwenChatWrapper,
-  SpecialTokensText,
-  type ChatHistoryItem,
-  type ChatModelFunctionCall,
-  type ChatModelFunctions,
-  type ChatModelResponse,
-  type ChatModelSegment,
-} from "node-llama-cpp";
+// Types only: the daemon plans each turn (agent/engine/turn.ts) with this module, and a process that runs no llama
+// engine (the synthetic one, the bench's swarm) need not load node-llama-cpp for it.
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatModelSegment, LlamaTextJSONValue } from "node-llama-cpp";
 import { historyProblems, type FunctionTool, type HistoryProblem, type ToolCall, type ToolHistoryMessage } from "../../src/session/tools.ts";
 import { THINK_CLOSE, THINK_OPEN, TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "./qwen3-markup.ts";
 
@@ -31,22 +24,13 @@ export interface ToolHistory {
   problems: HistoryProblem[];
 }
 
-/**
- * The wrapper to render this history with: tool results as plain text (not JSON-quoted), and with reasoning off,
- * the official `enable_thinking=false` prompt (an empty think block opening the answer).
- */
-export function qwenWrapper({ reasoning = true }: { reasoning?: boolean } = {}): QwenChatWrapper {
-  // _flatFunctionResultString is internal and untyped: without it a string result renders JSON-quoted
-  return new QwenChatWrapper({ thoughts: reasoning ? "auto" : "discourage", _flatFunctionResultString: true } as ConstructorParameters<typeof QwenChatWrapper>[0]);
-}
-
 const textOf = (content: MessageContent): string =>
   typeof content === "string" ? content : Array.isArray(content) ? content.map((part) => part.text).join("") : "";
 
 /** The call exactly as Qwen3 writes it, arguments verbatim: the official template also inserts the string as given. */
 function rawCall(call: HistoryToolCall): ChatModelFunctionCall["rawCall"] {
   const { name, arguments: args } = call.function;
-  return LlamaText([new SpecialTokensText(TOOL_CALL_OPEN), `\n{"name": "${name}", "arguments": `, args, "}\n", new SpecialTokensText(TOOL_CALL_CLOSE)]).toJSON();
+  return llamaTextJson([{ special: TOOL_CALL_OPEN }, `\n{"name": "${name}", "arguments": `, args, "}\n", { special: TOOL_CALL_CLOSE }]);
 }
 
 function parseArguments(text: string): unknown {
@@ -112,7 +96,7 @@ function fromThink(text: string): { reasoning: string; content: string } {
  * newlines live in the segment so that they go with it when the wrapper drops thoughts of earlier turns.
  */
 function thought(text: string): ChatModelSegment {
-  const raw = LlamaText([new SpecialTokensText(`${THINK_OPEN}\n`), text, new SpecialTokensText(`\n${THINK_CLOSE}\n\n`)]).toJSON();
+  const raw = llamaTextJson([{ special: `${THINK_OPEN}\n` }, text, { special: `\n${THINK_CLOSE}\n\n` }]);
   return { type: "segment", segmentType: "thought", text, ended: true, raw };
 }
 
@@ -124,4 +108,21 @@ function toFunctions(tools: readonly FunctionTool[] | undefined): ChatModelFunct
     functions[name] = { ...(description !== undefined ? { description } : {}), ...(parameters !== undefined ? { params: parameters as never } : {}) };
   }
   return functions;
+}
+
+/**
+ * `LlamaText([...]).toJSON()` for plain text and special-token text, as node-llama-cpp builds it: empty parts dropped
+ * and neighbours of one kind joined. Every use here starts with special text, so the result is never a bare string.
+ */
+function llamaTextJson(parts: ReadonlyArray<string | { special: string }>): LlamaTextJSONValue[] {
+  const out: LlamaTextJSONValue[] = [];
+  for (const part of parts) {
+    const value = typeof part === "string" ? part : part.special;
+    if (value === "") continue;
+    const last = out.at(-1);
+    if (typeof part === "string" && typeof last === "string") out[out.length - 1] = last + value;
+    else if (typeof part !== "string" && typeof last === "object" && last.type === "specialTokensText") out[out.length - 1] = { type: "specialTokensText", value: last.value + value };
+    else out.push(typeof part === "string" ? value : { type: "specialTokensText", value });
+  }
+  return out;
 }

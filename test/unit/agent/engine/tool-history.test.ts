@@ -2,7 +2,8 @@
 // Qwen3 chat template rendered by @huggingface/jinja (what llama.cpp and transformers render), and its 400s.
 import { Template } from "@huggingface/jinja";
 import { describe, expect, it } from "vitest";
-import { qwenWrapper, toToolHistory, type FunctionTool, type HistoryMessage } from "../../../../agent/engine/tool-history.ts";
+import { qwenWrapper } from "../../../../agent/engine/prompt.ts";
+import { toToolHistory, type FunctionTool, type HistoryMessage } from "../../../../agent/engine/tool-history.ts";
 import { QWEN3_OFFICIAL_TEMPLATE } from "../../../fixtures/qwen3-template.ts";
 
 const TOOLS: FunctionTool[] = [
