@@ -4,7 +4,7 @@
 // reading it (the bench): then it is read only when asked. Every child is registered (registry.ts), so none
 // outlives the test run.
 import { spawn, type ChildProcess } from "node:child_process";
-import { openSync, readFileSync } from "node:fs";
+import { openSync, readdirSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { register } from "./registry.ts";
@@ -26,6 +26,8 @@ export interface ProcOptions {
   /** For messages; defaults to the script's file name and first argument. */
   name?: string;
   cwd?: string | URL;
+  /** Open an IPC channel to the child, as npm start does to its agent (`child.disconnect()` closes it). */
+  ipc?: boolean;
 }
 
 export interface Usage {
@@ -72,7 +74,7 @@ export function startProcess(script: string, args: string[], options: ProcOption
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
     env: { ...process.env, ...options.env },
     cwd: options.cwd,
-    stdio: ["ignore", out, out],
+    stdio: ["ignore", out, out, ...(options.ipc ? (["ipc"] as const) : [])],
   });
   let stdout = "";
   let stderr = "";
@@ -168,4 +170,18 @@ function usageOf(pid: number): Usage {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]);
   return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, cpuMs: ticks * 10 };
+}
+
+/** Live processes (Linux /proc) whose command line mentions `text`: a test's own data dir finds every layer it started. */
+export function processesMentioning(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
+      } catch {
+        return false; // it exited while we looked
+      }
+    })
+    .map(Number);
 }

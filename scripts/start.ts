@@ -2,8 +2,9 @@
 // `svc-agent start` as a child process. The agent serves the catalog's models when they are downloaded, and
 // otherwise a tiny random-weight demo model, saying so plainly; then it prints a working curl and SDK example.
 import { Command } from "commander";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,8 +40,29 @@ const real = bundled.models.filter((m) => existsSync(join(modelsDir, m.file))).m
 // without a downloaded model, a tiny random-weight qwen3 written on the spot stands in (about 440 kB)
 const demo = real.length === 0 ? writeDemoCatalog(opts.dataDir) : undefined;
 
+let running: Awaited<ReturnType<typeof serve>> | undefined;
+let agent: ChildProcess | undefined;
+let enrollment: { id: string; secret: string } | undefined;
+let stopping = false;
+
+/** Stops what this run started: the agent first (it leaves the directory), then the gateway. */
+async function stopAll(): Promise<void> {
+  stopping = true;
+  if (agent && agent.exitCode === null && agent.signalCode === null) {
+    const exited = once(agent, "exit");
+    agent.kill("SIGTERM");
+    await exited;
+  }
+  // the token was this run's agent's alone: left live, it would admit any machine that read it for a day
+  if (enrollment) running?.revokeProvider(enrollment.id);
+  await running?.close();
+}
+
+// a signal, or the end of whatever started this run (npm may exit on SIGTERM without passing it on)
+const stop = onShutdownSignal(stopAll);
+
 try {
-  const running = await serve({
+  running = await serve({
     host: opts.host,
     port: opts.port,
     coordinatorPort: opts.coordinatorPort,
@@ -51,22 +73,18 @@ try {
     logger: pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }),
   });
   // the demo enrolls its own agent, as an operator would with `svc-gateway providers enroll`
-  const enrollment = running.enrollProvider("npm start agent", Date.now() + 24 * 3_600_000);
+  enrollment = running.enrollProvider("npm start agent", Date.now() + 24 * 3_600_000);
   // doctor takes the same flags as start, so the line printed below checks exactly this agent
   const agentFlags = ["--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir, ...(demo ? ["--catalog", demo.catalogPath] : [])];
-  const agent = spawn(process.execPath, [AGENT_BIN, "start", ...agentFlags], {
-    stdio: ["ignore", "pipe", "inherit"],
+  // the IPC channel is how the agent notices this process is gone, however it ended
+  const child = spawn(process.execPath, [AGENT_BIN, "start", ...agentFlags], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
     env: { ...process.env, SVC_PROVIDER_TOKEN: enrollment.secret },
   });
-  onShutdownSignal(async () => {
-    agent.kill("SIGTERM");
-    // the token was this run's agent's alone: left live, it would admit any machine that read it for a day
-    running.revokeProvider(enrollment.id);
-    await running.close();
-  });
+  agent = child;
   const providerLine = await new Promise<string>((resolve, reject) => {
     let out = "";
-    agent.stdout.on("data", (d: Buffer) => {
+    child.stdout!.on("data", (d: Buffer) => {
       process.stdout.write(d);
       out += d.toString();
       // the agent's ready line (docs/operator-guide.md "The ready line"), not its banner
@@ -75,7 +93,14 @@ try {
       if (ready?.ready !== "svc-agent start") return;
       resolve(`${ready.provider} (separate process, ${ready.rung} rung) advertising [${ready.aliases.join(", ")}]`);
     });
-    agent.once("exit", (code) => reject(new Error(`the agent exited with ${code} before it joined`)));
+    child.once("exit", (code, signal) => reject(new Error(`the agent exited with ${code ?? signal} before it joined`)));
+  });
+  // an agent that dies later leaves a gateway with nothing to serve: the whole run ends, and says so
+  child.once("exit", (code, signal) => {
+    if (stopping) return;
+    console.error(`npm start: the agent exited with ${code ?? signal}; stopping`);
+    process.exitCode = 1;
+    stop();
   });
   const model = demo ? DEMO_ALIAS : (real[0] ?? bundled.default);
   const base = `${running.url}/v1`;
@@ -96,22 +121,23 @@ try {
             "",
           ]
         : []),
-      "Try it:",
+      "Try it (the key goes in through the environment and stdin, never on a command line, where ps shows it):",
       "",
-      `  curl ${base}/chat/completions \\`,
-      `    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
-      `    -d '${body}'`,
+      `  export SVC_API_KEY=${key}`,
+      `  printf 'Authorization: Bearer %s\\n' "$SVC_API_KEY" | curl ${base}/chat/completions -H @- \\`,
+      `    -H "Content-Type: application/json" -d '${body}'`,
       "",
       "  # its svc_receipt is signed by the provider: save the answer (add > answer.json) and check it against",
-      "  # this gateway's provider listing (without --providers the check can only say UNVERIFIED)",
-      `  npx svc-agent verify answer.json --providers ${base} --api-key ${key}`,
+      "  # this gateway's provider listing (without --providers the check can only say UNVERIFIED); it reads SVC_API_KEY",
+      `  npx svc-agent verify answer.json --providers ${base}`,
       "",
       "  # the provider's set-up as svc-agent doctor checks it, with the flags this agent was started with",
       `  npx svc-agent doctor ${agentFlags.join(" ")}`,
       "",
       "  # Python: pip install openai",
+      "  import os",
       "  from openai import OpenAI",
-      `  client = OpenAI(base_url="${base}", api_key="${key}")`,
+      `  client = OpenAI(base_url="${base}", api_key=os.environ["SVC_API_KEY"])`,
       `  r = client.chat.completions.create(model="${model}", messages=[{"role": "user", "content": "Say hello."}], max_tokens=64)`,
       "  print(r.choices[0].message.content, r.svc_receipt)",
       "",
@@ -120,6 +146,8 @@ try {
     ].join("\n"),
   );
 } catch (err) {
+  // a gateway left up with no agent would look like a service and serve nothing: stop it, and fail
   console.error(`npm start: ${(err as Error).message}`);
   process.exitCode = 1;
+  stop();
 }

@@ -7,6 +7,8 @@ interface CodeInfo {
   status: number;
   type: "invalid_request_error" | "authentication_error" | "rate_limit_error" | "api_error";
   action: SvcAction;
+  /** The `Retry-After` seconds every error of this code carries unless it names its own (each 503, and 502 directory_unavailable). */
+  retryAfterS?: number;
 }
 
 const request = (status = 400): CodeInfo => ({ status, type: "invalid_request_error", action: "fix_request" });
@@ -36,21 +38,23 @@ export const ERROR_CODES = {
   // GET /v1/providers/{id}/attestation for an id that names no listed provider
   provider_not_found: request(404),
   method_not_allowed: request(405),
-  directory_unavailable: { status: 502, type: "api_error", action: "wait" },
+  // the gateway's link to the coordinator reconnects within about a second
+  directory_unavailable: { status: 502, type: "api_error", action: "wait", retryAfterS: 2 },
   receipt_invalid: { status: 502, type: "api_error", action: "retry" },
   provider_error: { status: 502, type: "api_error", action: "retry" },
-  provider_unavailable: { status: 503, type: "api_error", action: "wait" },
+  // an agent reconnects or a dropped one is replaced in seconds, not milliseconds
+  provider_unavailable: { status: 503, type: "api_error", action: "wait", retryAfterS: 5 },
   // admission control: every provider's queue is full, or the request waited its longest in one
-  overloaded: { status: 503, type: "api_error", action: "wait" },
+  overloaded: { status: 503, type: "api_error", action: "wait", retryAfterS: 1 },
   // a key over its concurrency, requests-per-minute or tokens-per-minute limit, or an address failing to authenticate
   rate_limited: { status: 429, type: "rate_limit_error", action: "wait" },
   internal_error: { status: 500, type: "api_error", action: "retry" },
   // the gateway is draining on SIGTERM: this request could not finish in time, another gateway can take it
-  shutting_down: { status: 503, type: "api_error", action: "retry" },
+  shutting_down: { status: 503, type: "api_error", action: "retry", retryAfterS: 1 },
   // the settings pages (HTML, not the API): sign-in, CSRF and key ownership
   sign_in_required: { status: 401, type: "authentication_error", action: "fix_key" },
   sign_in_failed: { status: 400, type: "authentication_error", action: "fix_key" },
-  sign_in_unavailable: { status: 503, type: "api_error", action: "wait" },
+  sign_in_unavailable: { status: 503, type: "api_error", action: "wait", retryAfterS: 5 },
   sign_in_not_configured: { status: 404, type: "invalid_request_error", action: "fix_key" },
   csrf_failed: { status: 403, type: "invalid_request_error", action: "fix_request" },
   // every user's usage (/settings/usage) is for operator keys and the --admin-emails list only
@@ -71,7 +75,7 @@ export class ApiError extends Error {
   readonly status: number;
   readonly type: string;
   readonly svcAction: SvcAction;
-  /** Seconds after which a retry may succeed: the `Retry-After` header of a 429 or 503. */
+  /** Seconds after which a retry may succeed: the `Retry-After` header of a 429, a 503 or a 502 directory_unavailable. */
   readonly retryAfterS?: number;
 
   constructor(code: ErrorCode, message: string, options: { param?: string | null; svcAction?: SvcAction; retryAfterS?: number } = {}) {
@@ -83,7 +87,8 @@ export class ApiError extends Error {
     this.status = info.status;
     this.type = info.type;
     this.svcAction = options.svcAction ?? info.action;
-    if (options.retryAfterS !== undefined) this.retryAfterS = Math.max(1, Math.ceil(options.retryAfterS));
+    const retryAfterS = options.retryAfterS ?? info.retryAfterS;
+    if (retryAfterS !== undefined) this.retryAfterS = Math.max(1, Math.ceil(retryAfterS));
   }
 
   toEnvelope(): ErrorEnvelope {

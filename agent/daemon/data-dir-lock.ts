@@ -3,6 +3,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeDirs } from "../../src/process/make-dir.ts";
+import { isAlive } from "../../src/process/parent-watch.ts";
 
 export const LOCK_FILE = "agent.lock";
 
@@ -58,15 +59,5 @@ function readPid(path: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** Signal 0 checks existence only; EPERM means it exists but belongs to another user. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -62,11 +62,10 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   const { aliases, engine, release } = options.synthetic
     ? syntheticSetup(options, store, catalog)
     : {
-        aliases: store.offered(memoryGb(options.memoryGb)),
+        aliases: await pinnedAliases(store, options),
         engine: new Engine({ store, threads: options.threads, log }),
         release: releaseEvidence(options.releaseManifestPath),
       };
-  if (aliases.length === 0) log(`no catalog model is present in ${options.modelsDir} and fits this machine; run svc-agent pull ALIAS`);
   const daemon = new AgentDaemon({
     coordinatorUrl: options.coordinatorUrl,
     keys,
@@ -92,6 +91,14 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       lock.release();
     },
   };
+}
+
+/** The aliases to advertise: present, fitting, and matching their pins (a first start hashes each file once). */
+async function pinnedAliases(store: ModelStore, options: StartAgentOptions): Promise<string[]> {
+  const { aliases, refused } = await store.pinnedOffered(memoryGb(options.memoryGb));
+  for (const err of refused) options.log(`not advertising ${err.message}; svc-agent doctor says how to fix it`);
+  if (aliases.length === 0 && refused.length === 0) options.log(`no catalog model is present in ${options.modelsDir} and fits this machine; run svc-agent pull ALIAS`);
+  return aliases;
 }
 
 /** The transparent rung's evidence: this build's measurement and the manifest that lists it, if any. */

@@ -121,8 +121,15 @@ export class Engine implements InferenceEngine {
         { param: "messages" },
       );
     }
-    // Like llama-server: a max_tokens that overruns the context ends the answer at the context's edge.
-    const budget = Math.min(request.max_tokens, room);
+    // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit
+    if (request.max_tokens > room) {
+      throw new ApiError(
+        "context_length_exceeded",
+        `max_tokens is ${request.max_tokens}, but after the prompt's ${prompt.length} tokens ${loaded.alias} has room for at most ${room} (${sequence.contextSize} tokens of prompt and answer together); set max_tokens to ${room} or less.`,
+        { param: "max_tokens" },
+      );
+    }
+    const budget = request.max_tokens;
     const answer: Token[] = [];
     const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
     const options = samplerOptions(request, sampler);

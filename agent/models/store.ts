@@ -70,6 +70,25 @@ export class ModelStore {
   }
 
   /**
+   * The offered aliases whose files match their pins, and a ModelFileError for each that does not: a file that
+   * fails its pin is never advertised, so no caller is routed to a provider that cannot load it.
+   */
+  async pinnedOffered(memoryGb: number): Promise<{ aliases: string[]; refused: ModelFileError[] }> {
+    const aliases: string[] = [];
+    const refused: ModelFileError[] = [];
+    for (const alias of this.offered(memoryGb)) {
+      try {
+        await this.verify(alias);
+        aliases.push(alias);
+      } catch (err) {
+        if (!(err instanceof ModelFileError)) throw err;
+        refused.push(err);
+      }
+    }
+    return { aliases, refused };
+  }
+
+  /**
    * Checks the alias's file against its pin (size first, then SHA-256, cached by path + size + mtime) and
    * returns its path. Throws ModelFileError, naming both hashes, when it does not match.
    */

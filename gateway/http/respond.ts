@@ -33,8 +33,12 @@ export function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void 
   req.resume();
 }
 
+/** The headers every answer of this error carries, whatever its body: `Retry-After` when the error names a wait. */
+export function errorHeaders(error: ApiError): Record<string, string> {
+  return error.retryAfterS === undefined ? {} : { "retry-after": String(error.retryAfterS) };
+}
+
 export function sendError(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
   dropUnreadBody(req, res);
-  const retry: Record<string, string> = error.retryAfterS === undefined ? {} : { "retry-after": String(error.retryAfterS) };
-  sendJson(res, error.status, error.toEnvelope(), { ...retry, ...headers });
+  sendJson(res, error.status, error.toEnvelope(), { ...errorHeaders(error), ...headers });
 }

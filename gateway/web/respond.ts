@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 import { collectBody } from "../http/body.ts";
-import { dropUnreadBody, sendBody } from "../http/respond.ts";
+import { dropUnreadBody, errorHeaders, sendBody } from "../http/respond.ts";
 import { errorPage } from "./pages.ts";
 
 const FORM_LIMIT_BYTES = 16 * 1024;
@@ -25,7 +25,7 @@ export function sendHtml(res: ServerResponse, status: number, body: string, head
 
 export function sendErrorPage(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
   dropUnreadBody(req, res);
-  sendHtml(res, error.status, errorPage(error.message), headers);
+  sendHtml(res, error.status, errorPage(error.message), { ...errorHeaders(error), ...headers });
 }
 
 /** 303 See Other: after a form post the browser GETs the next page, so a reload never posts twice. */

@@ -54,6 +54,7 @@ describe("Faults: an agent killed mid-stream", () => {
     expect(rerouted.headers.get("x-svc-provider")).toBe(survivor!.providerId);
     const refused = await pinned;
     expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("5");
     expect(await errorOf(refused)).toMatchObject({ code: "provider_unavailable" });
     expect((await busySurvivor).status).toBe(200);
     expect(await listed()).not.toContain(victim!.providerId);
@@ -93,9 +94,11 @@ describe("Faults: the remote coordinator goes down and comes back", () => {
       const res = await get(gateway, path);
       expect(res.status).toBe(502);
       expect(await errorOf(res)).toMatchObject({ code: "directory_unavailable", svc_action: "wait" });
+      expect(res.headers.get("retry-after")).toBe("2");
     }
     const res = await chat();
     expect(res.status).toBe(502);
+    expect(res.headers.get("retry-after")).toBe("2");
     expect(await errorOf(res)).toMatchObject({ code: "directory_unavailable", message: expect.stringContaining("unreachable") });
     await agent!.waitFor(/disconnected: .*; reconnecting in/);
 

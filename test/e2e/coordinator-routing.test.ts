@@ -49,12 +49,14 @@ describe("§4.1 Routing", () => {
   it("no provider for the alias at all → 503 provider_unavailable, wait", async () => {
     const res = await chat(open, { model: "qwen3-8b" });
     expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
     expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: "provider_unavailable", svc_action: "wait" });
   });
 
   it("a pin to a machine that is not online → 503 provider_unavailable", async () => {
     const res = await chat(open, { provider: "f".repeat(64) });
     expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
     expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: "provider_unavailable" });
   });
 });

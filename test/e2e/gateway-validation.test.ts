@@ -188,4 +188,10 @@ describe("§8 Limits", () => {
     const res = await post(gw, "/v1/chat/completions", { ...ok, messages: [user("word ".repeat(3000))] });
     await expectEnvelope(res, { code: "context_length_exceeded", param: "messages" });
   });
+
+  it("a max_tokens the model's context cannot hold after the prompt → 400 context_length_exceeded naming the limit", async () => {
+    const res = await post(gw, "/v1/chat/completions", { ...ok, max_tokens: 1_000_000_000 });
+    const error = await expectEnvelope(res, { code: "context_length_exceeded", param: "max_tokens" });
+    expect(error.message).toMatch(/^max_tokens is 1000000000, but after the prompt's \d+ tokens qwen3-4b has room for at most \d+ \(8192 tokens of prompt and answer together\)/);
+  });
 });

@@ -253,6 +253,7 @@ describe("Security: admission control", () => {
       // the one queued behind a 2 s session passes its 1 s limit
       const late = await waiting;
       expect(late.status).toBe(503);
+      expect(Number(late.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       expect(((await late.json()) as { error: { message: string } }).error.message).toMatch(/waited 1 s in the queue/);
       expect((await running).status).toBe(200);
     } finally {

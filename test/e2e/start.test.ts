@@ -1,12 +1,13 @@
 // `npm start` (README "Two commands"): brings the service up and prints a curl and an SDK example that work
 // as printed. Without a downloaded model it says it serves the tiny random-weight demo model.
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli.ts";
-import { startProcess, TSX } from "../../harness/process.ts";
+import { processesMentioning, startProcess, TSX } from "../../harness/process.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";
 
 const SCRIPT = fileURLToPath(new URL("../../scripts/start.ts", import.meta.url));
@@ -34,20 +35,30 @@ describe("npm start", () => {
 
   it("prints a curl command that works as printed, and a receipt check that passes on its answer", async () => {
     const text = await banner;
-    const url = /curl (\S+) \\/.exec(text)?.[1];
-    const headers = [...text.matchAll(/-H "([^:]+): ([^"]+)"/g)].map((m) => [m[1]!, m[2]!] as [string, string]);
-    const body = /-d '([^']+)'/.exec(text)?.[1];
-    const res = await fetch(url!, { method: "POST", headers: Object.fromEntries(headers), body });
-    expect(res.status).toBe(200);
-    const saved = await res.text();
-    const answer = JSON.parse(saved) as { choices: { message: { content: string } }[]; svc_receipt: { model_id: string } };
+    const saved = join(dataDir, "answer.json");
+    // the lines from `export SVC_API_KEY=…` to the curl's body, run by sh as a reader would paste them
+    const lines = text.split("\n");
+    const from = lines.findIndex((l) => l.startsWith("  export SVC_API_KEY="));
+    const curl = lines.slice(from, from + 3).join("\n");
+    expect(curl).toMatch(/^ {2}export SVC_API_KEY=\S+\n {2}printf .*\| curl \S+ -H @- \\\n {4}-H "Content-Type: application\/json" -d '[^']+'$/);
+    const res = await runShell(`${curl} > ${saved}`);
+    expect(res.code, res.stderr).toBe(0);
+    const answer = JSON.parse(readFileSync(saved, "utf8")) as { choices: { message: { content: string } }[]; svc_receipt: { model_id: string } };
     expect(answer.svc_receipt.model_id).toBe("tiny-random");
-    // and the receipt check it prints next
+    // and the receipt check it prints next, with the key from the environment as the export above leaves it
     const [file, ...flags] = /npx svc-agent verify (.+)/.exec(text)![1]!.split(" ");
-    writeFileSync(join(dataDir, file!), saved);
-    const verified = await runCli("svc-agent", ["verify", join(dataDir, file!), ...flags]);
+    expect(file).toBe("answer.json");
+    const verified = await runCli("svc-agent", ["verify", saved, ...flags], { SVC_API_KEY: printedKey(text) });
     expect(verified.code, verified.stdout).toBe(0);
     expect(verified.stdout).toContain("VALID: receipt rcpt_");
+  });
+
+  it("puts the key on no command line it prints: only in the environment and on stdin", async () => {
+    const text = await banner;
+    const key = printedKey(text);
+    // the one line that shows it, and the shell builtin that puts it in the environment (no process of its own)
+    const carrying = text.split("\n").filter((l) => l.includes(key));
+    expect(carrying).toEqual([expect.stringMatching(/^ {2}API key {6}sk-svc_op_\S+ \(generated/), `  export SVC_API_KEY=${key}`]);
   });
 
   it("makes its data dir private to its owner (0700): it holds the agent's keys", async () => {
@@ -67,7 +78,7 @@ describe("npm start", () => {
 
   it("its operator key reads /settings/usage as JSON, as docs/operator-guide.md says: no sign-in here, so 404 sign_in_not_configured", async () => {
     const text = await banner;
-    const key = /api_key="([^"]+)"/.exec(text)![1]!;
+    const key = printedKey(text);
     const base = /base_url="([^"]+)\/v1"/.exec(text)![1]!;
     const res = await fetch(`${base}/settings/usage`, { headers: { authorization: `Bearer ${key}` } });
     expect([res.status, res.headers.get("content-type")]).toEqual([404, "application/json"]);
@@ -78,7 +89,8 @@ describe("npm start", () => {
 
   it("prints SDK settings (base_url, api_key, model) that work with the OpenAI SDK", async () => {
     const text = await banner;
-    const [, baseURL, apiKey] = /OpenAI\(base_url="([^"]+)", api_key="([^"]+)"\)/.exec(text)!;
+    const [, baseURL] = /OpenAI\(base_url="([^"]+)", api_key=os\.environ\["SVC_API_KEY"\]\)/.exec(text)!;
+    const apiKey = printedKey(text);
     const model = /create\(model="([^"]+)"/.exec(text)![1]!;
     const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
     const r = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 8 });
@@ -86,18 +98,14 @@ describe("npm start", () => {
   });
 });
 
-/** Live processes whose command line mentions `text` (this test's own data dir). */
-function processesMentioning(text: string): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text);
-      } catch {
-        return false; // it exited while we looked
-      }
-    })
-    .map(Number);
+/** The API key npm start prints, as the line a reader pastes to put it in the environment. */
+const printedKey = (text: string) => /^ {2}export SVC_API_KEY=(\S+)$/m.exec(text)![1]!;
+
+/** `sh -c script`, as a reader's shell would run pasted lines. */
+function runShell(script: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile("sh", ["-c", script], (err, _stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stderr }));
+  });
 }
 
 /** The gateway's enrollment tokens, as `svc-gateway providers list --json` prints them. */

@@ -124,6 +124,26 @@ describe("Engine on the tiny qwen3 model", () => {
     }
   });
 
+  it("refuses a max_tokens the context cannot hold after the prompt, naming the room; the room itself is served", async () => {
+    const small = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir }), gpu: false, contextSize: 64 });
+    const refusal = async (max_tokens: number) => (await collect(small.generate(ask({ max_tokens }))).catch((e: unknown) => e)) as ApiError;
+    try {
+      const prompt = (await collect(small.generate(ask({ max_tokens: 1 })))).done.prompt_tokens;
+      const err = await refusal(1_000_000);
+      expect(err).toBeInstanceOf(ApiError);
+      expect(err).toMatchObject({ code: "context_length_exceeded", param: "max_tokens", status: 400 });
+      // llama.cpp may round the context up from the 64 asked for; the room is what is left of it after the prompt
+      const [, room, context] = /room for at most (\d+) \((\d+) tokens of prompt and answer together\)/.exec(err.message)!.map(Number);
+      expect(context).toBeGreaterThanOrEqual(64);
+      expect(room).toBe(context! - prompt);
+      expect(await refusal(room! + 1)).toMatchObject({ code: "context_length_exceeded", param: "max_tokens" });
+      const { done } = await collect(small.generate(ask({ max_tokens: room! })));
+      expect(done.completion_tokens).toBeLessThanOrEqual(room!);
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it("runs a long answer to its budget on this machine's default thread count", async () => {
     // how fast is bench/engine-bench.ts's figure (tok/s at the default thread count), not a unit test's
     const { done } = await collect(engine.generate(ask({ max_tokens: 300 })));

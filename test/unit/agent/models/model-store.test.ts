@@ -1,4 +1,5 @@
-// What an agent offers (issue: foundation): aliases whose file is present and whose min_memory_gb fits.
+// What an agent offers (issue: foundation): aliases whose file is present and whose min_memory_gb fits; what it
+// advertises (issue 29): of those, the ones whose file matches its pin.
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -37,5 +38,29 @@ describe("ModelStore", () => {
   it("a missing file is refused with the command that fetches it", async () => {
     const store = new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir });
     await expect(store.verify("absent")).rejects.toThrow("run: svc-agent pull absent");
+  });
+});
+
+describe("ModelStore: only files that match their pins are advertised", () => {
+  const tiny = makeTinyCatalog([
+    { alias: "good", seed: 1 },
+    { alias: "short", seed: 2 },
+    { alias: "flipped", seed: 3 },
+  ]);
+  afterAll(() => tiny.cleanup());
+
+  it("a file of the wrong size, or of the right size with other bytes, is refused by name; the good one is kept", async () => {
+    const short = join(tempDir(), "short.gguf");
+    writeFileSync(short, "GGUF\0\0\0\0");
+    const flipped = join(tempDir(), "flipped.gguf");
+    writeFileSync(flipped, Buffer.alloc(tiny.files.flipped!.sizeBytes));
+    const overrides = parseModelOverrides(tiny.catalog, [`short=${short}`, `flipped=${flipped}`]);
+    const store = new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir, overrides });
+    const { aliases, refused } = await store.pinnedOffered(8);
+    expect(aliases).toEqual(["good"]);
+    expect(refused.map((e) => e.message)).toEqual([
+      `short: ${short} is 8 bytes but the catalog pins ${tiny.files.short!.sizeBytes}; refusing to load it`,
+      expect.stringMatching(new RegExp(`^flipped: ${flipped} has sha256 [0-9a-f]{64} but the catalog pins ${tiny.files.flipped!.sha256}; refusing to load it$`)),
+    ]);
   });
 });
