@@ -87,12 +87,14 @@ describe("DESIGN §8 Caps on what comes back: an endless answer", () => {
 describe("DESIGN §8 Deadlines: a silent provider", () => {
   let gw: GatewayProcess;
   let silent: AgentProcess;
+  let stalling: AgentProcess;
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic, args: ["--first-token-timeout-ms", "1500"] });
+    gw = await startGateway({ agentArgs: synthetic, args: ["--first-token-timeout-ms", "1500", "--idle-timeout-ms", "1500"] });
     silent = await faultyAgent(gw, "first-token-delay-ms=600000");
+    stalling = await faultyAgent(gw, "token-delay-ms=600000");
   }, 120_000);
   afterAll(async () => {
-    await silent?.stop();
+    await Promise.all([silent?.stop(), stalling?.stop()]);
     await gw?.stop();
   });
 
@@ -104,6 +106,16 @@ describe("DESIGN §8 Deadlines: a silent provider", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(1500);
     await waitForProvider(gw, silent.providerId, (r) => r?.busy === false && r.waiting === 0);
     await gw.waitForLog((l) => l.fault === "deadline" && l.provider === silent.providerId);
+  }, 60_000);
+
+  it("mid-stream: a gap past the idle deadline ends the stream with the error line, no [DONE], and frees the provider", async () => {
+    const stream = await readSse(await chat(gw, { provider: stalling.providerId, stream: true }));
+    expect(stream.data).not.toContain("[DONE]");
+    expect(stream.data.some((d) => d.includes('"content":"lorem"'))).toBe(true);
+    const last = (JSON.parse(stream.data.at(-1)!) as Envelope).error;
+    expect([last.code, last.svc_action]).toEqual(["provider_error", "retry"]);
+    expect(last.message).toContain("sent nothing for 1.5 s mid-session");
+    await waitForProvider(gw, stalling.providerId, (r) => r?.busy === false && r.waiting === 0);
   }, 60_000);
 
   it("unpinned: re-routed before the first token to the honest provider, so both of two callers get 200", async () => {
