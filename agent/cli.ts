@@ -105,7 +105,7 @@ export function agentProgram(): Command {
     .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
     .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
     .addOption(new Option("--heartbeat-ms <ms>", `link heartbeat interval while running a session; ${IDLE_HEARTBEAT_FACTOR}x longer while idle`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
-    .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
+    .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,first-token-delay-ms=N,endless=CHARS,tool-call=NAME,error=CODE,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
     .action(async (flags: RunFlags) => {
       // under a service manager the lines go to a rotating file; a failure to start is logged there too
       const file = flags.logFile === undefined ? undefined : new RotatingLog(flags.logFile, flags.logMaxMb);

@@ -16,6 +16,7 @@ import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
+import { DEFAULT_SESSION_DEADLINES } from "./directory/deadlines.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
@@ -58,6 +59,9 @@ interface ServeFlags extends CoordinatorFlags {
   keyTpm?: number;
   authFailuresPerMinute: number;
   trustProxy?: boolean;
+  firstTokenTimeoutMs: number;
+  idleTimeoutMs: number;
+  sessionTimeoutMs: number;
 }
 
 
@@ -133,6 +137,9 @@ export function gatewayProgram(): Command {
       .option("--shutdown-grace-ms <ms>", "on SIGTERM/SIGINT, how long requests in flight may take to finish", nonNegativeInteger, 30_000)
       .option("--head-timeout-ms <ms>", "a request's line and headers must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.headMs)
       .option("--body-timeout-ms <ms>", "a whole request, body included, must arrive within this", positiveInteger, DEFAULT_HTTP_TIMEOUTS.bodyMs)
+      .option("--first-token-timeout-ms <ms>", "a provider's first token must come within this of it starting the session (queue time apart), else 502 provider_error", positiveInteger, DEFAULT_SESSION_DEADLINES.firstTokenMs)
+      .option("--idle-timeout-ms <ms>", "the longest a provider may go quiet between tokens, else 502 provider_error", positiveInteger, DEFAULT_SESSION_DEADLINES.idleMs)
+      .option("--session-timeout-ms <ms>", "the longest a provider's session may run, else 502 provider_error", positiveInteger, DEFAULT_SESSION_DEADLINES.totalMs)
       .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
       .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
       .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
@@ -179,6 +186,7 @@ export function gatewayProgram(): Command {
         trustProxy: flags.trustProxy === true,
       },
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
+      sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
       logger: await newLogger(),

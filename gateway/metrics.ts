@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { processMetrics } from "./http/ops.ts";
 import type { RequestLog } from "./request-log.ts";
+import { FAULT_KINDS, type FaultKind } from "./directory/provider-faults.ts";
 
 /** From half a millisecond (the gateway's own cost) to a minute (a long generation). */
 const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -50,6 +51,17 @@ export class GatewayMetrics {
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });
+  private readonly providerFaults = new Counter({
+    name: "svc_gateway_provider_faults_total",
+    help: "Provider faults this gateway charged (DESIGN §8), by kind: answer_bounds, deadline, tool_call, error, broken.",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
+  private readonly providerRests = new Counter({
+    name: "svc_gateway_provider_rests_total",
+    help: "Times a provider was sent to rest out of rotation after repeated faults.",
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({
     name: "svc_gateway_requests_in_flight",
     help: "Requests being answered now.",
@@ -68,6 +80,12 @@ export class GatewayMetrics {
     processMetrics(this.registry);
     // every series from the start, so a dashboard's rate() sees the first 429 rather than a new series
     for (const limit of RATE_LIMITS) this.rateLimitedTotal.inc({ limit }, 0);
+    for (const kind of FAULT_KINDS) this.providerFaults.inc({ kind }, 0);
+  }
+
+  providerFault(kind: FaultKind, rested: boolean): void {
+    this.providerFaults.inc({ kind });
+    if (rested) this.providerRests.inc();
   }
 
   rateLimited(limit: (typeof RATE_LIMITS)[number]): void {

@@ -11,6 +11,7 @@ import { BODY_LIMIT_BYTES } from "./http/body.ts";
 import { LocalFabric } from "./fabric/local.ts";
 import { WebSocketFabric } from "./fabric/websocket.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
+import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
 import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
 import { closeServer, listen } from "./http/listen.ts";
@@ -64,6 +65,8 @@ export interface ServeOptions {
   httpTimeouts?: HttpTimeouts;
   heartbeatMs?: number;
   rechallengeMs?: number;
+  /** A session's deadlines for its provider (default: DEFAULT_SESSION_DEADLINES). */
+  sessionDeadlines?: SessionDeadlines;
   logger: Logger;
 }
 
@@ -133,8 +136,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
   // the embedded coordinator is reached in-process; a remote one over its WebSocket
   const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
-  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }));
   const metrics = new GatewayMetrics(() => directory.connected);
+  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
+    deadlines: options.sessionDeadlines,
+    onFault: (kind, rested) => metrics.providerFault(kind, rested),
+  });
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
     overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
     limited: (limit) => metrics.rateLimited(limit),

@@ -6,22 +6,31 @@ import type { SessionFrame } from "../../src/session/sealed-request.ts";
 
 /** A buffer this large goes out at once, whatever the mode: an agent frame must stay well under 1 MiB sealed. */
 export const MAX_BATCH_CHARS = 64 * 1024;
+/**
+ * A whole answer's pieces held this long go out with the next one, so the gateway hears from a session that is
+ * working (its first-token and idle deadlines, gateway/directory/deadlines.ts, are far longer).
+ */
+export const MAX_HOLD_MS = 5_000;
 
 export class FrameBatcher {
   private pieces: AnswerPiece[] = [];
   private chars = 0;
   private scheduled?: NodeJS.Immediate;
+  /** When the oldest piece held was pushed. */
+  private heldSince = 0;
 
   constructor(
     private readonly send: (frame: SessionFrame) => void,
     /** The caller takes the answer in one piece: hold everything for the done frame. */
     private readonly whole: boolean,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   push(piece: AnswerPiece): void {
+    if (this.whole && this.pieces.length === 0) this.heldSince = this.now();
     this.pieces.push(piece);
     this.chars += "text" in piece ? piece.text.length : piece.name.length + piece.id.length;
-    if (this.chars >= MAX_BATCH_CHARS) this.flush();
+    if (this.chars >= MAX_BATCH_CHARS || (this.whole && this.now() - this.heldSince >= MAX_HOLD_MS)) this.flush();
     else if (!this.whole) this.scheduled ??= setImmediate(() => this.flush());
   }
 

@@ -12,7 +12,7 @@ import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
 import type { GenerationDone, InferenceEngine } from "../engine/inference.ts";
 import { planTurn } from "../engine/turn.ts";
 import { FrameBatcher } from "./frame-batcher.ts";
-import { faultyReceipt, type Faults } from "./test-faults.ts";
+import { FAULT_ERROR_TEXT, faultyReceipt, withFaults, type Faults } from "./test-faults.ts";
 import type { AgentKeys } from "./identity.ts";
 import { ModelFileError, type ModelStore } from "../models/store.ts";
 
@@ -47,11 +47,12 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
+    if (ctx.faults.errorCode !== undefined) return emit({ type: "error", code: ctx.faults.errorCode, message: FAULT_ERROR_TEXT, param: "messages" });
     let deltas = 0;
     let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers
     const answer = new AnswerRecord();
-    for await (const event of ctx.engine.generate(planTurn(request), signal)) {
+    for await (const event of withFaults(ctx.engine.generate(planTurn(request), signal), ctx.faults, signal)) {
       if (event.type !== "done") {
         if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
           throw new ApiError("provider_error", "The provider failed mid-session (test fault).");

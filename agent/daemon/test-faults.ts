@@ -1,6 +1,9 @@
 // Test-only faults for an agent (`svc-agent start --test-fault …`), so black-box tests can make a real
-// provider slow, make it fail mid-stream, or make it send the receipts a broken or dishonest provider would.
+// provider slow, silent or endless, make it fail mid-stream, call tools it was not offered, write its own error
+// text, or send the receipts a broken or dishonest provider would.
 import { randomBytes } from "node:crypto";
+import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
+import type { GenerateEvent } from "../engine/inference.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { payloadOf, signReceipt, type Receipt } from "../../src/receipt/receipt.ts";
@@ -21,10 +24,21 @@ export interface Faults {
   tokenDelayMs?: number;
   /** Fail the session after this many deltas. */
   failAfterDeltas?: number;
+  /** Wait this long before the first token (a long wait is a silent provider). */
+  firstTokenDelayMs?: number;
+  /** Never finish: after the answer, send deltas of this many characters until cancelled. */
+  endlessChars?: number;
+  /** Begin the answer with a call to this tool, offered or not. */
+  toolCall?: string;
+  /** Answer with an error frame of this code and text of the provider's own. */
+  errorCode?: string;
   receipt?: ReceiptFault;
 }
 
-const USAGE = "token-delay-ms=N, fail-after=N, receipt=tamper|swap-key|response-hash|replay:FILE";
+/** What a provider reporting `errorCode` writes: no caller may ever read it. */
+export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
+
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 export function parseFaults(spec: string): Faults {
@@ -36,10 +50,18 @@ export function parseFaults(spec: string): Faults {
       faults.receipt = parseReceiptFault(raw, part);
       continue;
     }
+    if (name === "tool-call" || name === "error") {
+      if (raw === "") throw new Error(`--test-fault ${part}: expected ${name}=NAME`);
+      if (name === "tool-call") faults.toolCall = raw;
+      else faults.errorCode = raw;
+      continue;
+    }
     const value = Number(raw);
     if (!Number.isInteger(value) || value < 0) throw new Error(`--test-fault ${part}: expected NAME=non-negative integer`);
     if (name === "token-delay-ms") faults.tokenDelayMs = value;
     else if (name === "fail-after") faults.failAfterDeltas = value;
+    else if (name === "first-token-delay-ms") faults.firstTokenDelayMs = value;
+    else if (name === "endless") faults.endlessChars = value;
     else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
   }
   return faults;
@@ -49,6 +71,31 @@ function parseReceiptFault(raw: string, part: string): ReceiptFault {
   if (raw === "tamper" || raw === "swap-key" || raw === "response-hash") return { kind: raw };
   if (raw.startsWith("replay:") && raw.length > "replay:".length) return { kind: "replay", path: raw.slice("replay:".length) };
   throw new Error(`--test-fault ${part}: unknown receipt fault (${USAGE})`);
+}
+
+/** The engine's events as a faulty provider sends them: late, with a tool call of its choosing, or without end. */
+export function withFaults(events: AsyncIterable<GenerateEvent>, faults: Faults, signal: AbortSignal): AsyncIterable<GenerateEvent> {
+  const { firstTokenDelayMs, toolCall, endlessChars } = faults;
+  return firstTokenDelayMs || toolCall !== undefined || endlessChars !== undefined ? faultyEvents(events, faults, signal) : events;
+}
+
+async function* faultyEvents(events: AsyncIterable<GenerateEvent>, faults: Faults, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
+  if (faults.firstTokenDelayMs) await sleep(faults.firstTokenDelayMs, undefined, { signal });
+  if (faults.toolCall !== undefined) {
+    yield { type: "tool_call", index: 0, id: "call_fault", name: faults.toolCall };
+    yield { type: "tool_args", index: 0, text: "{}" };
+  }
+  for await (const event of events) {
+    if (event.type === "done" && faults.endlessChars !== undefined) {
+      const text = "x".repeat(faults.endlessChars);
+      for (;;) {
+        signal.throwIfAborted();
+        yield { type: "delta", text };
+        await nextTurn(); // one frame per turn, and room to hear the cancel
+      }
+    }
+    yield event;
+  }
 }
 
 /** What the faulty provider sends in place of its honest receipt. */

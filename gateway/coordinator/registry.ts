@@ -263,5 +263,6 @@ export class Registry {
     this.totals.sessionsStarted++;
     provider.agent.busy?.(true);
     provider.agent.send({ t: "session", id: next.id, alias: next.alias, ...next.sealed });
+    next.gateway.send({ t: "started", id: next.id });
   }
 }

@@ -1,39 +1,48 @@
 // The gateway's side of the coordinator (DESIGN §1): one reconnecting link that implements the Directory the
 // routes use, with a copy of the directory the coordinator keeps current. A session runs in named steps: choose
 // a provider from the copy, seal the request to its attested key and place it there, open the sealed frames it
-// sends back, check its receipt against what was sealed and relayed. A choice the coordinator finds stale is
-// made again; an unpinned request whose provider left before starting is re-routed to another.
+// sends back, check them against the answer's bounds and deadlines and its receipt against what was sealed and
+// relayed. A choice the coordinator finds stale is made again; an unpinned request whose provider left, or
+// faulted, before its first token is re-routed to another (DESIGN §8).
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { AttestationRecordSchema, type AttestationRecord } from "../../src/trust/attestation-record.ts";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
-import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
-import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
+import { ApiError } from "../../src/errors.ts";
 import { Mailbox } from "./mailbox.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import { verifyReceipt, type Receipt } from "../../src/receipt/index.ts";
+import type { Receipt } from "../../src/receipt/index.ts";
 import { sealRequest, type FrameCipher } from "../../src/crypto/seal.ts";
-import { verifySignatureNative } from "../../src/crypto/signing.ts";
-import { PROVIDER_ERROR_CODES, receiptVersion, SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
-import type { DirectoryEntry, FromGateway, ProviderRecord, ToGateway } from "../../src/wire/gateway.ts";
+import { SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
+import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ProviderRecord, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy, record } from "./directory-copy.ts";
 import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
+import { AnswerBounds } from "./answer-bounds.ts";
+import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
+import { LiveSession, type SessionMessage } from "./live-session.ts";
+import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
+import { callerError, rejection } from "./provider-errors.ts";
+import { checkReceipt, type Sealed } from "./receipt-check.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 /** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */
 const MAX_STALE_CHOICES = 32;
+/** Providers an unpinned request may move away from after they faulted before its first token. */
+export const MAX_FAULT_REROUTES = 2;
 
 /**
- * What a session attempt ends in: done; handed back to be re-routed away from a provider that left; or a
- * choice that no longer held, to be made again from the updated copy.
+ * What a session attempt ends in: done; handed back to be re-routed away from a provider that left or faulted
+ * before starting; or a choice that no longer held, to be made again from the updated copy.
  */
-type Outcome = { done: true } | { done: false; leftBy: string } | { done: false; stale: true };
+type Outcome = { done: true } | { done: false; leftBy: string; fault?: ApiError } | { done: false; stale: true };
 
-/** What the gateway sealed for one session: the receipt must cover exactly these bytes. */
-interface Sealed {
-  bytes: Buffer;
-  frames: FrameCipher;
+export interface SessionPolicy {
+  deadlines?: SessionDeadlines;
+  /** Where providers' faults are counted and their rests kept. */
+  faults?: ProviderFaults;
+  /** Each fault charged, and each rest it began, for the metrics. */
+  onFault?: (kind: FaultKind, rested: boolean) => void;
 }
 
 export class CoordinatorClient implements Directory {
@@ -44,12 +53,17 @@ export class CoordinatorClient implements Directory {
   /** Waiting for the first whole directory of this link. */
   private readonly syncing = new Set<Mailbox<true>>();
   private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
-  private readonly sessions = new Map<string, Mailbox<ToGateway>>();
+  private readonly sessions = new Map<string, LiveSession>();
+  private readonly deadlines: SessionDeadlines;
+  readonly faults: ProviderFaults;
 
   constructor(
     fabric: Fabric,
     private readonly log: Logger,
+    private readonly policy: SessionPolicy = {},
   ) {
+    this.deadlines = policy.deadlines ?? DEFAULT_SESSION_DEADLINES;
+    this.faults = policy.faults ?? new ProviderFaults();
     const url = (this.url = fabric.where);
     this.link = fabric.connect(
       {
@@ -57,7 +71,7 @@ export class CoordinatorClient implements Directory {
         message: (message) => this.dispatch(message),
         closed: ({ error, wasOpen, retryMs }) => {
           this.copy.clear();
-          for (const box of [...this.syncing, ...this.attestations.values(), ...this.sessions.values()]) box.fail(this.unreachable());
+          for (const box of [...this.syncing, ...this.attestations.values(), ...[...this.sessions.values()].map((s) => s.box)]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
           if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
           if (retryMs === undefined) return;
@@ -83,7 +97,7 @@ export class CoordinatorClient implements Directory {
       // published to whoever asks, so held to the public schema and its serial rule (rare: not a per-request message)
       if (message.record !== null && !AttestationRecordSchema.safeParse(message.record).success) return this.log.warn("the coordinator sent an attestation record that breaks its schema; dropped");
       this.attestations.get(message.rid)?.post(message.record);
-    } else this.sessions.get(message.id)?.post(message);
+    } else this.sessions.get(message.id)?.arrive(message);
   }
 
   private send(message: FromGateway): void {
@@ -138,32 +152,60 @@ export class CoordinatorClient implements Directory {
   async *open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
     const exclude: string[] = [];
     let stale = 0;
+    let reroutes = MAX_FAULT_REROUTES;
+    /** The last provider fault re-routed away from: the caller's answer when no other provider is left to try. */
+    let fault: ApiError | undefined;
     for (;;) {
-      const outcome = yield* this.attempt(request, exclude, signal);
+      let outcome: Outcome;
+      try {
+        outcome = yield* this.attempt(request, exclude, reroutes > 0, signal);
+      } catch (err) {
+        throw fault !== undefined && err instanceof ApiError && err.code === "provider_unavailable" ? fault : err;
+      }
       if (outcome.done) return;
       if ("stale" in outcome) {
         if (++stale < MAX_STALE_CHOICES) continue;
         throw new ApiError("overloaded", `The directory changed under each of ${stale} choices of provider for this request; retry it.`, { retryAfterS: 1 });
       }
-      // re-route: an unpinned request whose provider left before starting goes to another machine
+      // re-route: an unpinned request whose provider left or faulted before starting goes to another machine
+      if (outcome.fault !== undefined) {
+        reroutes--;
+        fault = outcome.fault;
+      }
       exclude.push(outcome.leftBy);
     }
   }
 
-  /** One provider's try at the session: choose, seal and place, relay its frames, check its receipt. */
-  private async *attempt(request: SessionRequest, exclude: readonly string[], signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
+  /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
+  private async *attempt(request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
     const id = `s_${randomBytes(12).toString("base64url")}`;
-    const box = new Mailbox<ToGateway>();
-    this.sessions.set(id, box);
+    const bounds = new AnswerBounds(request.body);
+    const live = new LiveSession(bounds.limits.wireBytes, this.deadlines, () => this.link.send({ t: "cancel", id }));
+    this.sessions.set(id, live);
     let finished = false;
+    let relayed = 0;
     try {
       const { provider, sealed } = await this.place(id, request, exclude, signal);
       yield { type: "provider", provider: record(provider) };
+      /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
+      const fault = ({ kind, why }: Breach): Outcome => {
+        this.charge(provider.id, { kind, why }, request.requestId);
+        const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
+        if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
+        throw error;
+      };
       const answer = new AnswerRecord();
       const sent = performance.now();
       let firstFrame: number | undefined;
       for (;;) {
-        const message = await box.take(signal);
+        let message: SessionMessage;
+        try {
+          message = await live.box.take(signal);
+        } catch (err) {
+          if (live.breach === undefined) throw err;
+          finished = true; // the breach cancelled it already
+          return fault(live.breach);
+        }
         // whatever the coordinator said of the session, its own counts hold it now
         this.copy.settle(id);
         if (message.t === "stale") {
@@ -179,7 +221,7 @@ export class CoordinatorClient implements Directory {
         }
         if (message.t === "end") {
           finished = true;
-          throw new ApiError("provider_error", `Provider ${provider.id} ended the session without a result.`);
+          return fault({ kind: "broken", why: "ended the session without a result" });
         }
         if (message.t === "rejected") {
           // admission control dropped it from the queue (it waited too long)
@@ -188,16 +230,24 @@ export class CoordinatorClient implements Directory {
         }
         if (message.t !== "frame") continue;
         firstFrame ??= performance.now() - sent;
-        const frame = openFrame(sealed.frames, message.data, provider.id);
-        if (frame.type === "error") throw reportedError(frame);
+        const frame = openFrame(sealed.frames, message.data);
+        if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
+        if (frame.type === "error") {
+          const error = callerError(frame, provider.id, Object.keys(request.body));
+          if (error !== undefined) throw error;
+          return fault({ kind: "error", why: "reported an error of its own" });
+        }
         // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
         const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
         for (const piece of pieces) {
+          const breach = bounds.piece(piece);
+          if (breach !== undefined) return fault(breach);
           try {
             answer.add(piece);
           } catch (err) {
-            throw new ApiError("provider_error", `Provider ${provider.id} sent a broken answer: ${(err as Error).message}.`);
+            return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
           }
+          relayed++;
           yield piece;
         }
         if (frame.type === "done") {
@@ -209,11 +259,14 @@ export class CoordinatorClient implements Directory {
           const verifying = performance.now();
           const receipt = this.verified(frame.receipt, { request, provider, sealed, answer });
           request.timing?.add("verify", performance.now() - verifying);
+          const breach = bounds.done(receipt.usage.completion_tokens, receipt.finish_reason);
+          if (breach !== undefined) return fault(breach);
           yield { type: "done", receipt, answer };
           return { done: true };
         }
       }
     } finally {
+      live.close();
       this.sessions.delete(id);
       this.copy.settle(id);
       // hung up, or failed on our side: the queue spot or the running session is given back at once
@@ -221,12 +274,35 @@ export class CoordinatorClient implements Directory {
     }
   }
 
+  /** Counts a provider's fault; the one that sends it to rest says so once, in the log and the metrics. */
+  private charge(providerId: string, { kind, why }: Breach, requestId: string): void {
+    const faults = this.faults.charge(providerId, Date.now());
+    this.log.warn({ provider: providerId, request_id: requestId, fault: kind, why }, `provider ${providerId} fault: it ${why}`);
+    if (faults !== undefined) {
+      const restS = Math.round(this.faults.policy.restMs / 1000);
+      this.log.warn({ provider: providerId, faults, rest_s: restS }, `provider ${providerId} rests out of rotation for ${restS} s after ${faults} faults`);
+    }
+    this.policy.onFault?.(kind, faults !== undefined);
+  }
+
   /** Chooses a provider from the copy, seals the request to its attested key and places it there in one message. */
   private async place(id: string, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
     await this.synced(signal);
     const routing = performance.now();
     const { alias } = request.entry;
-    const provider = this.copy.choose(id, { alias, floor: request.floor, pin: request.pin }, exclude);
+    // providers resting after repeated faults take no unpinned requests; a pin names its machine whatever it did
+    const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
+    const route = { alias, floor: request.floor, pin: request.pin };
+    const skipping = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
+    let provider: DirectoryEntry;
+    try {
+      provider = this.copy.choose(id, route, skipping);
+      exclude = skipping;
+    } catch (err) {
+      // with nothing else eligible, a resting provider still serves rather than no one
+      if (resting.length === 0 || !(err instanceof ApiError) || err.code !== "provider_unavailable") throw err;
+      provider = this.copy.choose(id, route, exclude);
+    }
     const sealing = performance.now();
     request.timing?.add("route", sealing - routing);
     const bytes = Buffer.from(canonicalJson(request.body));
@@ -241,26 +317,12 @@ export class CoordinatorClient implements Directory {
   }
 
   /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-  private verified(raw: unknown, { request, provider, sealed, answer }: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
-    const verdict = verifyReceipt(raw, {
-      // the key the directory attested, never just the one inside the receipt
-      signingKey: provider.signing_key,
-      providerId: provider.id,
-      ...(request.pin === undefined ? {} : { pin: request.pin }),
-      trustLevel: provider.trust,
-      ...(provider.serial === undefined ? {} : { serial: provider.serial }),
-      model: request.entry,
-      requestSha256: nodeSha256Hex(sealed.bytes),
-      content: answer.content,
-      toolCalls: answer.toolCalls,
-      reasoning: answer.reasoning,
-      // a request with tools or parsed reasoning must get the receipt that covers them
-      version: receiptVersion(request.body),
-      gatewayNonce: request.body.nonce,
-      clientNonce: request.body.client_nonce,
-    }, { signature: verifySignatureNative });
+  private verified(raw: unknown, session: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
+    const { request, provider } = session;
+    const verdict = checkReceipt(raw, session);
     if (verdict.valid && verdict.receipt) return verdict.receipt;
     this.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
+    this.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
     throw new ApiError(
       "receipt_invalid",
       `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,
@@ -272,21 +334,11 @@ export class CoordinatorClient implements Directory {
   }
 }
 
-/** A frame that does not open under this session's key, in order, is the provider's fault. */
-function openFrame(frames: FrameCipher, data: string, providerId: string): SessionFrame {
+/** A frame that opens under this session's key, in order, and holds a session frame; undefined for anything else. */
+function openFrame(frames: FrameCipher, data: string): SessionFrame | undefined {
   try {
     return SessionFrameSchema.parse(JSON.parse(frames.open(data)));
   } catch {
-    throw new ApiError("provider_error", `Provider ${providerId} sent a frame that does not open under this session's key.`);
+    return undefined;
   }
-}
-
-function rejection(error: { code: string; message: string; param: string | null; retry_after_s?: number }): ApiError {
-  const code = (error.code in ERROR_CODES ? error.code : "provider_unavailable") as ErrorCode;
-  return new ApiError(code, error.message, { param: error.param, ...(error.retry_after_s === undefined ? {} : { retryAfterS: error.retry_after_s }) });
-}
-
-function reportedError(frame: { code: string; message: string; param: string | null }): ApiError {
-  const code = (PROVIDER_ERROR_CODES as readonly string[]).includes(frame.code) ? (frame.code as ErrorCode) : "provider_error";
-  return new ApiError(code, frame.message, { param: frame.param });
 }

@@ -17,6 +17,12 @@ export class Mailbox<T> {
     this.wake?.();
   }
 
+  /** Like `fail`, but what was posted and not yet taken is dropped: the session is over, its backlog worthless. */
+  failNow(reason: unknown): void {
+    this.items.length = 0;
+    this.fail(reason);
+  }
+
   async take(signal: AbortSignal): Promise<T> {
     for (;;) {
       signal.throwIfAborted();

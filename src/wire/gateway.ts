@@ -81,6 +81,8 @@ export type ToGateway =
   | { t: "attestation"; rid: number; record: AttestationRecord | null }
   /** The chosen provider no longer fits the request (left, changed, or another is less loaded): choose again. */
   | { t: "stale"; id: string }
+  /** The provider took the session from its queue: its deadlines run from now (gateway/directory/deadlines.ts). */
+  | { t: "started"; id: string }
   | { t: "rejected"; id: string; error: WireError }
   | { t: "frame"; id: string; data: string }
   | { t: "end"; id: string; error?: string }
@@ -139,6 +141,7 @@ function isToGateway(m: Obj): boolean {
     case "attestation":
       return Number.isInteger(m.rid) && (m.record === null || isObj(m.record));
     case "stale":
+    case "started":
       return isStr(m.id);
     case "rejected":
       return isStr(m.id) && isObj(m.error) && isStr(m.error.code) && isStr(m.error.message) && (m.error.param === null || isStr(m.error.param));

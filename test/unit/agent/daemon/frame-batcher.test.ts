@@ -1,7 +1,7 @@
 // Fewer sealed frames (agent/daemon/frame-batcher.ts): pieces of one tick go out together; a non-stream answer rides
 // with its receipt; a burst too large for one frame goes out at once. A unit: frames are collected, not sealed.
 import { describe, expect, it } from "vitest";
-import { FrameBatcher, MAX_BATCH_CHARS } from "../../../../agent/daemon/frame-batcher.ts";
+import { FrameBatcher, MAX_BATCH_CHARS, MAX_HOLD_MS } from "../../../../agent/daemon/frame-batcher.ts";
 import type { SessionFrame } from "../../../../src/session/sealed-request.ts";
 
 const done: Extract<SessionFrame, { type: "done" }> = { type: "done", receipt: { r: 1 }, first_token_ms: 1 };
@@ -46,6 +46,23 @@ describe("DESIGN §5 session frames, batched", () => {
     batch.push(delta("y".repeat(MAX_BATCH_CHARS / 2)));
     expect(sent).toHaveLength(1);
     expect(sent[0]!.type).toBe("pieces");
+  });
+
+  it("whole: pieces held MAX_HOLD_MS go out with the next one, so a long answer still shows it is working", () => {
+    let clock = 0;
+    const sent: SessionFrame[] = [];
+    const batch = new FrameBatcher((f) => sent.push(f), true, () => clock);
+    batch.push(delta("a"));
+    clock = MAX_HOLD_MS - 1;
+    batch.push(delta("b"));
+    expect(sent).toEqual([]);
+    clock = MAX_HOLD_MS;
+    batch.push(delta("c"));
+    expect(sent).toEqual([{ type: "pieces", pieces: [delta("a"), delta("b"), delta("c")] }]);
+    clock += MAX_HOLD_MS - 1;
+    batch.push(delta("d"));
+    batch.done(done);
+    expect(sent.slice(1)).toEqual([{ ...done, pieces: [delta("d")] }]);
   });
 
   it("a cancelled session sends nothing it held", async () => {

@@ -84,6 +84,7 @@ describe("§8 One sealed session at a time per provider", () => {
     registry.frame(hex("a"), "s_first001", "ZnJhbWU=");
     registry.remove(hex("a"), "gone");
     expect(gatewayInbox).toEqual([
+      { t: "started", id: "s_first001" }, // its deadlines run from here (gateway/directory/deadlines.ts)
       { t: "frame", id: "s_first001", data: "ZnJhbWU=" },
       { t: "gone", id: "s_first001", started: true, reason: "gone" },
       { t: "gone", id: "s_second01", started: false, reason: "gone" },
@@ -96,7 +97,7 @@ describe("§8 One sealed session at a time per provider", () => {
     place("s_first001", hex("a"));
     expect(agents.get(hex("a"))!.map((m) => m.t)).toContain("session");
     registry.remove(hex("a"), "missed heartbeat");
-    expect(gatewayInbox).toEqual([{ t: "gone", id: "s_first001", started: false, reason: "missed heartbeat" }]);
+    expect(gatewayInbox).toEqual([{ t: "started", id: "s_first001" }, { t: "gone", id: "s_first001", started: false, reason: "missed heartbeat" }]);
   });
 
   it("keeps only catalog aliases from an advertisement", () => {

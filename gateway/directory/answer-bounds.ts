@@ -1,0 +1,99 @@
+// What a provider may send back for one session (DESIGN §8): no more pieces than the request's token cap allows,
+// no more bytes than a bound derived from it, and tool calls only to the tools offered, within tool_choice. A
+// breach is the provider's fault: it ends the session and never reaches the caller. Plain state, no I/O, so the
+// same bounds hold whatever carries the frames.
+import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
+import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
+import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
+import type { Breach } from "./provider-faults.ts";
+
+const tooMuch = (why: string): Breach => ({ kind: "answer_bounds", why });
+const toolFault = (why: string): Breach => ({ kind: "tool_call", why });
+
+/**
+ * The longest answer any catalog model's context can hold: the cap when `max_tokens` asks for more, until the
+ * gateway knows each model's context.
+ */
+export const MAX_ANSWER_TOKENS = 131_072;
+/** Generous for any tokenizer's longest token, in UTF-8 bytes: the byte bound is this many per token. */
+export const BYTES_PER_TOKEN = 128;
+/** Pieces beyond one per token an honest engine may send: a tool call's opening, and a stop buffer's release. */
+const PIECE_SLACK = 2 * MAX_TOOL_CALLS + 16;
+/** Sealed, base64 frames cost more than their text: JSON framing, the AEAD tag, a third for base64. */
+const WIRE_BYTES_PER_PIECE = 96;
+/** The receipt and the closing frame, which carry no answer text. */
+const WIRE_ALLOWANCE = 1024 * 1024;
+
+export interface AnswerLimits {
+  /** Pieces (about one per token) the answer may have. */
+  pieces: number;
+  /** UTF-8 bytes of text, tool names and call ids together. */
+  bytes: number;
+  /** Sealed frame bytes, as relayed, the session may receive (and so the most buffered for a slow reader). */
+  wireBytes: number;
+  /** Completion tokens the receipt may claim. */
+  tokens: number;
+}
+
+/** The bounds one request earns from its `max_tokens` (capped by MAX_ANSWER_TOKENS). */
+export function answerLimits(request: Pick<SessionPlaintext, "max_tokens">): AnswerLimits {
+  const tokens = Math.min(request.max_tokens, MAX_ANSWER_TOKENS);
+  const pieces = tokens + PIECE_SLACK;
+  const bytes = tokens * BYTES_PER_TOKEN;
+  return { tokens, pieces, bytes, wireBytes: 2 * bytes + pieces * WIRE_BYTES_PER_PIECE + WIRE_ALLOWANCE };
+}
+
+/** Counts one session's answer against its limits and the request's tool rules; each method returns a breach, or undefined. */
+export class AnswerBounds {
+  private pieces = 0;
+  private bytes = 0;
+  private calls = 0;
+  readonly limits: AnswerLimits;
+  private readonly offered: ReadonlySet<string>;
+
+  constructor(private readonly request: Pick<SessionPlaintext, "max_tokens" | "tools" | "tool_choice" | "parallel_tool_calls">) {
+    this.limits = answerLimits(request);
+    this.offered = new Set((request.tools ?? []).map((t) => t.function.name));
+  }
+
+  /** One piece as it arrives, before it is relayed. */
+  piece(piece: AnswerPiece): Breach | undefined {
+    this.pieces++;
+    this.bytes += piece.type === "tool_call" ? Buffer.byteLength(piece.name) + Buffer.byteLength(piece.id) : Buffer.byteLength(piece.text);
+    if (this.pieces > this.limits.pieces) return tooMuch(`sent more than the ${this.limits.tokens} tokens max_tokens allows`);
+    if (this.bytes > this.limits.bytes) return tooMuch(`sent more than the ${this.limits.bytes} bytes ${this.limits.tokens} tokens can hold`);
+    return piece.type === "tool_call" ? this.toolCall(piece.name) : undefined;
+  }
+
+  private toolCall(name: string): Breach | undefined {
+    this.calls++;
+    const choice = this.request.tool_choice;
+    if (!this.offered.has(name)) return toolFault("called a tool the request did not offer");
+    if (choice === "none") return toolFault('called a tool although tool_choice is "none"');
+    if (typeof choice === "object" && choice.function.name !== name) return toolFault(`called another tool than the ${choice.function.name} tool_choice forces`);
+    if (this.request.parallel_tool_calls === false && this.calls > 1) return toolFault("called more than one tool although parallel_tool_calls is false");
+    return undefined;
+  }
+
+  /** The answer is complete: a forced tool choice must have been followed (unless max_tokens cut it short), the receipt's count kept to the cap. */
+  done(completionTokens: number, finishReason: string): Breach | undefined {
+    const choice = this.request.tool_choice;
+    const forced = choice === "required" || typeof choice === "object";
+    if (forced && this.request.tools !== undefined && this.calls === 0 && finishReason !== "length") return toolFault("answered without the tool call tool_choice requires");
+    if (completionTokens > this.limits.tokens) return tooMuch(`claimed ${completionTokens} completion tokens, more than the ${this.limits.tokens} max_tokens allows`);
+    return undefined;
+  }
+}
+
+/** Counts the sealed bytes relayed for one session, as they arrive (before the session reads them). */
+export class WireBudget {
+  private received = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** False once the session has been sent more than its limit. */
+  take(bytes: number): boolean {
+    this.received += bytes;
+    return this.received <= this.limit;
+  }
+}

@@ -1,0 +1,199 @@
+// DESIGN §8, a provider cannot exhaust or stall the gateway: real gateways and agents, the faulty ones made so
+// with the agent's --test-fault (an endless answer, silence, a call to a tool not offered, error text of its
+// own), each beside an honest agent that keeps serving.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FAULT_ERROR_TEXT } from "../../agent/daemon/test-faults.ts";
+import { get, post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { readSse } from "../../harness/sse.ts";
+
+const synthetic = ["--engine", "synthetic", "--synthetic-tokens", "20", "--synthetic-token-ms", "5"];
+const messages = [{ role: "user", content: "hi" }];
+const chat = (gw: GatewayProcess, extra: Record<string, unknown>) => post(gw, "/v1/chat/completions", { messages, max_tokens: 20, ...extra });
+
+/** Another agent on the gateway's coordinator, made faulty with `--test-fault fault`; resolves once it advertises. */
+async function faultyAgent(gw: GatewayProcess, fault: string): Promise<AgentProcess> {
+  const agent = await startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic, "--test-fault", fault] });
+  await gw.waitForLog((l) => l.msg === "agent advertising" && l.provider === agent.providerId);
+  return agent;
+}
+
+/** The faults the gateway logged against `provider`, of `kind`. */
+const faultsLogged = (gw: GatewayProcess, provider: string, kind: string) => gw.logs().filter((l) => l.provider === provider && l.fault === kind).length;
+
+type Envelope = { error: { code: string; message: string; param: string | null; svc_action: string } };
+
+async function expectProviderError(res: Response, provider: string): Promise<Envelope["error"]> {
+  expect(res.status).toBe(502);
+  const { error } = (await res.json()) as Envelope;
+  expect([error.code, error.svc_action]).toEqual(["provider_error", "retry"]);
+  expect(error.message).toMatch(new RegExp(`^Provider ${provider} .+, so the session was ended; retry the request\\.$`));
+  return error;
+}
+
+describe("DESIGN §8 Caps on what comes back: an endless answer", () => {
+  let gw: GatewayProcess;
+  let endless: AgentProcess;
+  beforeAll(async () => {
+    gw = await startGateway({ agentArgs: synthetic });
+    endless = await faultyAgent(gw, "endless=8192");
+  }, 120_000);
+  afterAll(async () => {
+    await endless?.stop();
+    await gw?.stop();
+  });
+
+  it("ends each session with 502 provider_error (a stream: its last data line), the gateway's RSS grows < 50 MB, and another caller is served meanwhile", async () => {
+    const before = gw.usage().rssMb;
+    let highest = before;
+    const sampler = setInterval(() => (highest = Math.max(highest, gw.usage().rssMb)), 50);
+    try {
+      const pinned = { provider: endless.providerId, max_tokens: 4096 };
+      // eight sessions in turn on the endless provider, half of them streams, while an honest one serves another caller
+      const wholes = Array.from({ length: 4 }, () => chat(gw, pinned));
+      const streams = Array.from({ length: 4 }, () => chat(gw, { ...pinned, stream: true }).then((res) => readSse(res)));
+      const honest = await chat(gw, { provider: gw.providerId });
+      expect(honest.status).toBe(200);
+      expect(honest.headers.get("x-svc-provider")).toBe(gw.providerId);
+      for (const res of await Promise.all(wholes)) await expectProviderError(res, endless.providerId);
+      for (const stream of await Promise.all(streams)) {
+        expect(stream.data).not.toContain("[DONE]");
+        const last = JSON.parse(stream.data.at(-1)!) as Envelope;
+        expect([last.error.code, last.error.svc_action]).toEqual(["provider_error", "retry"]);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(highest - before).toBeLessThan(50);
+    // each one cancelled on the provider: it is free again
+    await waitForProvider(gw, endless.providerId, (r) => r?.busy === false && r.waiting === 0);
+  }, 120_000);
+
+  it("a streaming caller who stops reading makes the gateway hold no more than the session's bound: the session ends and the provider is freed", async () => {
+    const before = gw.usage().rssMb;
+    const faults = faultsLogged(gw, endless.providerId, "answer_bounds");
+    const res = await chat(gw, { provider: endless.providerId, max_tokens: 4096, stream: true });
+    expect(res.status).toBe(200);
+    try {
+      // the body is never read: the socket's buffers fill, and the gateway must not buffer the rest
+      await expect.poll(() => faultsLogged(gw, endless.providerId, "answer_bounds"), { timeout: 30_000 }).toBeGreaterThan(faults);
+      await waitForProvider(gw, endless.providerId, (r) => r?.busy === false && r.waiting === 0);
+      expect(gw.usage().rssMb - before).toBeLessThan(50);
+    } finally {
+      await res.body?.cancel();
+    }
+  }, 60_000);
+});
+
+describe("DESIGN §8 Deadlines: a silent provider", () => {
+  let gw: GatewayProcess;
+  let silent: AgentProcess;
+  let stalling: AgentProcess;
+  beforeAll(async () => {
+    gw = await startGateway({ agentArgs: synthetic, args: ["--first-token-timeout-ms", "1500", "--idle-timeout-ms", "1500"] });
+    silent = await faultyAgent(gw, "first-token-delay-ms=600000");
+    stalling = await faultyAgent(gw, "token-delay-ms=600000");
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([silent?.stop(), stalling?.stop()]);
+    await gw?.stop();
+  });
+
+  it("pinned: 502 provider_error once the first-token deadline passes, and the slot is freed", async () => {
+    const started = performance.now();
+    const res = await chat(gw, { provider: silent.providerId });
+    const error = await expectProviderError(res, silent.providerId);
+    expect(error.message).toContain("sent no token within 1.5 s of starting the session");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1500);
+    await waitForProvider(gw, silent.providerId, (r) => r?.busy === false && r.waiting === 0);
+    await gw.waitForLog((l) => l.fault === "deadline" && l.provider === silent.providerId);
+  }, 60_000);
+
+  it("mid-stream: a gap past the idle deadline ends the stream with the error line, no [DONE], and frees the provider", async () => {
+    const stream = await readSse(await chat(gw, { provider: stalling.providerId, stream: true }));
+    expect(stream.data).not.toContain("[DONE]");
+    expect(stream.data.some((d) => d.includes('"content":"lorem"'))).toBe(true);
+    const last = (JSON.parse(stream.data.at(-1)!) as Envelope).error;
+    expect([last.code, last.svc_action]).toEqual(["provider_error", "retry"]);
+    expect(last.message).toContain("sent nothing for 1.5 s mid-session");
+    await waitForProvider(gw, stalling.providerId, (r) => r?.busy === false && r.waiting === 0);
+  }, 60_000);
+
+  it("unpinned: re-routed before the first token to the honest provider, so both of two callers get 200", async () => {
+    const faults = faultsLogged(gw, silent.providerId, "deadline");
+    // two at once: idle-first routing gives one of them to each provider
+    const answers = await Promise.all([chat(gw, {}), chat(gw, {})]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect(answers.map((r) => r.headers.get("x-svc-provider"))).toEqual([gw.providerId, gw.providerId]);
+    expect(faultsLogged(gw, silent.providerId, "deadline")).toBe(faults + 1);
+  }, 60_000);
+});
+
+describe("DESIGN §8 Tool calls and error text a provider writes", () => {
+  let gw: GatewayProcess;
+  const agents: Record<string, AgentProcess> = {};
+  const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }];
+  beforeAll(async () => {
+    gw = await startGateway({ agentArgs: synthetic });
+    agents.tool = await faultyAgent(gw, "tool-call=rm_rf");
+    agents.madeUp = await faultyAgent(gw, "error=invalid_api_key");
+    agents.validation = await faultyAgent(gw, "error=invalid_value");
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all(Object.values(agents).map((a) => a.stop()));
+    await gw?.stop();
+  });
+
+  it("a call to a tool the caller did not offer never reaches the caller: 502 provider_error, whole or streamed", async () => {
+    const provider = agents.tool!.providerId;
+    const whole = await chat(gw, { provider, tools });
+    const text = JSON.stringify(await expectProviderError(whole, provider));
+    expect(text).not.toContain("rm_rf");
+    const stream = await readSse(await chat(gw, { provider, tools, stream: true }));
+    expect(stream.raw).not.toContain("rm_rf");
+    expect((JSON.parse(stream.data.at(-1)!) as Envelope).error.code).toBe("provider_error");
+  }, 60_000);
+
+  it("a forced tool_choice broken by the provider is its fault too", async () => {
+    const provider = agents.tool!.providerId;
+    const offered = [...tools, { type: "function", function: { name: "rm_rf" } }];
+    const res = await chat(gw, { provider, tools: offered, tool_choice: { type: "function", function: { name: "get_weather" } } });
+    await expectProviderError(res, provider);
+  }, 60_000);
+
+  it("an error code outside the validation set is 502 provider_error with svc's own message, never the provider's text", async () => {
+    const provider = agents.madeUp!.providerId;
+    const error = await expectProviderError(await chat(gw, { provider }), provider);
+    expect(error.message).toBe(`Provider ${provider} reported an error of its own, so the session was ended; retry the request.`);
+    expect(error.param).toBeNull();
+  }, 60_000);
+
+  it("a validation code passes as the caller's 400, with svc's own message", async () => {
+    const provider = agents.validation!.providerId;
+    const res = await chat(gw, { provider });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as Envelope;
+    expect(error).toEqual({
+      code: "invalid_value",
+      message: `Provider ${provider} found a value this model cannot take in messages; change it.`,
+      param: "messages",
+      type: "invalid_request_error",
+      svc_action: "fix_request",
+    });
+    expect(error.message).not.toContain(FAULT_ERROR_TEXT);
+  }, 60_000);
+
+  it("after repeated faults a provider rests out of rotation, with a log line and a metric; unpinned requests go elsewhere", async () => {
+    const provider = agents.madeUp!.providerId;
+    for (let i = 0; i < 3; i++) await expectProviderError(await chat(gw, { provider }), provider);
+    await gw.waitForLog((l) => l.provider === provider && typeof l.msg === "string" && /rests out of rotation for 60 s after \d+ faults/.test(l.msg));
+    const metrics = await (await get(gw, "/metrics")).text();
+    expect(metrics).toMatch(/^svc_gateway_provider_rests_total [1-9]/m);
+    expect(metrics).toMatch(/^svc_gateway_provider_faults_total\{kind="error"\} [3-9]/m);
+    // unpinned requests skip it (they go to the honest agent, or the one that reports invalid_value)
+    const sessions = () => agents.madeUp!.stdout().split("\n").filter((line) => / start \(/.test(line)).length;
+    const placed = sessions();
+    const answers = await Promise.all(Array.from({ length: 4 }, () => chat(gw, {})));
+    for (const res of answers) expect([200, 400]).toContain(res.status);
+    expect(sessions()).toBe(placed);
+  }, 60_000);
+});

@@ -1,0 +1,114 @@
+// DESIGN §8, a provider is a stranger: what it may send back for a session (answer-bounds), when (deadlines),
+// which of its errors reach the caller (provider-errors), and when its faults rest it (provider-faults).
+import { describe, expect, it } from "vitest";
+import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
+import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
+import { callerError } from "../../../../gateway/directory/provider-errors.ts";
+import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
+
+const tool = (name: string) => ({ type: "function" as const, function: { name } });
+const call = (name: string, index = 0) => ({ type: "tool_call" as const, index, id: `call_${index}`, name });
+const delta = (text: string) => ({ type: "delta" as const, text });
+
+describe("DESIGN §8 What a provider may send back", () => {
+  it("no more pieces than max_tokens allows, with room for an honest engine's extra pieces", () => {
+    const bounds = new AnswerBounds({ max_tokens: 10 });
+    let breach;
+    let sent = 0;
+    while (breach === undefined && sent < 10_000) breach = bounds.piece(delta("a")), sent++;
+    expect(breach).toEqual({ kind: "answer_bounds", why: "sent more than the 10 tokens max_tokens allows" });
+    expect(sent).toBe(bounds.limits.pieces + 1);
+    expect(sent).toBeGreaterThan(10);
+  });
+
+  it("no more bytes than the tokens can hold, counted in UTF-8", () => {
+    const bounds = new AnswerBounds({ max_tokens: 4 });
+    expect(bounds.piece(delta("é".repeat((4 * BYTES_PER_TOKEN) / 2)))).toBeUndefined();
+    expect(bounds.piece(delta("a"))).toEqual({ kind: "answer_bounds", why: `sent more than the ${4 * BYTES_PER_TOKEN} bytes 4 tokens can hold` });
+  });
+
+  it("max_tokens past any model's context is held to MAX_ANSWER_TOKENS", () => {
+    expect(answerLimits({ max_tokens: 1_000_000_000 }).tokens).toBe(MAX_ANSWER_TOKENS);
+  });
+
+  it("a receipt may not claim more completion tokens than max_tokens", () => {
+    expect(new AnswerBounds({ max_tokens: 5 }).done(6, "length")?.kind).toBe("answer_bounds");
+    expect(new AnswerBounds({ max_tokens: 5 }).done(5, "length")).toBeUndefined();
+  });
+
+  it("the sealed bytes relayed are bounded, whoever reads them when", () => {
+    const budget = new WireBudget(100);
+    expect([budget.take(60), budget.take(40), budget.take(1)]).toEqual([true, true, false]);
+  });
+});
+
+describe("DESIGN §8 Tool calls a provider may make", () => {
+  const tools = [tool("get_weather"), tool("get_time")];
+
+  it("a call to a tool the request did not offer is a fault", () => {
+    expect(new AnswerBounds({ max_tokens: 50, tools }).piece(call("rm_rf"))).toEqual({ kind: "tool_call", why: "called a tool the request did not offer" });
+    expect(new AnswerBounds({ max_tokens: 50 }).piece(call("get_weather"))?.kind).toBe("tool_call");
+  });
+
+  it("tool_choice none, a forced function, and parallel_tool_calls false are kept", () => {
+    expect(new AnswerBounds({ max_tokens: 50, tools, tool_choice: "none" }).piece(call("get_weather"))?.why).toBe('called a tool although tool_choice is "none"');
+    const forced = { type: "function" as const, function: { name: "get_time" } };
+    expect(new AnswerBounds({ max_tokens: 50, tools, tool_choice: forced }).piece(call("get_weather"))?.kind).toBe("tool_call");
+    expect(new AnswerBounds({ max_tokens: 50, tools, tool_choice: forced }).piece(call("get_time"))).toBeUndefined();
+    const single = new AnswerBounds({ max_tokens: 50, tools, parallel_tool_calls: false });
+    expect([single.piece(call("get_time")), single.piece(call("get_time", 1))?.kind]).toEqual([undefined, "tool_call"]);
+  });
+
+  it("a required or forced call that never came is a fault, unless max_tokens cut the answer short", () => {
+    expect(new AnswerBounds({ max_tokens: 50, tools, tool_choice: "required" }).done(3, "stop")).toEqual({ kind: "tool_call", why: "answered without the tool call tool_choice requires" });
+    expect(new AnswerBounds({ max_tokens: 50, tools, tool_choice: "required" }).done(50, "length")).toBeUndefined();
+    expect(new AnswerBounds({ max_tokens: 50, tools, tool_choice: "auto" }).done(3, "stop")).toBeUndefined();
+  });
+});
+
+describe("DESIGN §8 Deadlines", () => {
+  const deadlines = { firstTokenMs: 1_000, idleMs: 200, totalMs: 5_000 };
+
+  it("none while the session waits in the queue", () => {
+    expect(nextDeadline(deadlines, {})).toBeUndefined();
+  });
+
+  it("the first token from the start, then each gap, then the whole session", () => {
+    expect(nextDeadline(deadlines, { started: 100 })).toEqual({ at: 1_100, breach: "sent no token within 1 s of starting the session" });
+    expect(nextDeadline(deadlines, { started: 100, lastFrame: 300 })).toEqual({ at: 500, breach: "sent nothing for 0.2 s mid-session" });
+    expect(nextDeadline(deadlines, { started: 100, lastFrame: 4_950 })).toEqual({ at: 5_100, breach: "did not finish within 5 s of starting the session" });
+  });
+});
+
+describe("DESIGN §8 A provider's errors", () => {
+  const fields = ["model", "messages", "max_tokens", "logit_bias"];
+
+  it("a validation code passes with svc's own message, never the provider's", () => {
+    const error = callerError({ code: "invalid_value", param: "logit_bias.999999" }, "abcd", fields)!;
+    expect(error.toEnvelope()).toEqual({
+      error: { message: "Provider abcd found a value this model cannot take in logit_bias.999999; change it.", type: "invalid_request_error", code: "invalid_value", param: "logit_bias.999999", svc_action: "fix_request" },
+    });
+    expect(callerError({ code: "context_length_exceeded", param: "messages" }, "abcd", fields)?.status).toBe(400);
+  });
+
+  it("a param that names no field the caller sent is dropped", () => {
+    expect(callerError({ code: "unsupported_parameter", param: "tools" }, "abcd", fields)?.param).toBeNull();
+    expect(callerError({ code: "invalid_value", param: "messages; DROP TABLE" }, "abcd", fields)?.param).toBeNull();
+  });
+
+  it("any other code is no caller error: the provider's fault", () => {
+    for (const code of ["provider_error", "invalid_api_key", "rate_limited", "made_up", "__proto__"]) expect(callerError({ code, param: null }, "abcd", fields)).toBeUndefined();
+  });
+});
+
+describe("DESIGN §8 Faults rest a provider", () => {
+  it("three faults within the window rest it for restMs; fewer, or spread out, do not", () => {
+    const faults = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
+    expect([faults.charge("a", 0), faults.charge("a", 500), faults.charge("a", 1_600)]).toEqual([undefined, undefined, undefined]);
+    expect(faults.charge("a", 1_700)).toBeUndefined();
+    expect(faults.charge("a", 1_800)).toBe(3);
+    expect(faults.resting(1_800)).toEqual(["a"]);
+    expect(faults.resting(6_799)).toEqual(["a"]);
+    expect(faults.resting(6_800)).toEqual([]);
+  });
+});
