@@ -28,6 +28,7 @@ import { TokenText } from "./answer/token-text.ts";
 import { renderTurnPrompt } from "./prompt.ts";
 import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
+import { answerTokenCap } from "../../src/session/sealed-request.ts";
 
 export type { ChatMessage } from "../../src/session/sealed-request.ts";
 export type { GenerateEvent } from "./inference.ts";
@@ -122,14 +123,15 @@ export class Engine implements InferenceEngine {
       );
     }
     // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit
-    if (request.max_tokens > room) {
+    if (request.max_tokens !== undefined && request.max_tokens > room) {
       throw new ApiError(
         "context_length_exceeded",
         `max_tokens is ${request.max_tokens}, but after the prompt's ${prompt.length} tokens ${loaded.alias} has room for at most ${room} (${sequence.contextSize} tokens of prompt and answer together); set max_tokens to ${room} or less.`,
         { param: "max_tokens" },
       );
     }
-    const budget = request.max_tokens;
+    // unasked, the default yields to the context, as OpenAI fills what is left
+    const budget = Math.min(answerTokenCap(request), room);
     const answer: Token[] = [];
     const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
     const options = samplerOptions(request, sampler);

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { GenerateEvent, InferenceEngine } from "./inference.ts";
 import { Slots } from "./slots.ts";
 import type { GenerateRequest, Turn } from "./turn.ts";
+import { answerTokenCap } from "../../src/session/sealed-request.ts";
 
 export interface SyntheticOptions {
   /** Tokens per answer, unless max_tokens is lower. */
@@ -33,7 +34,7 @@ export class SyntheticEngine implements InferenceEngine {
   async *generate({ request }: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
     const release = await this.turn.acquire(signal);
     try {
-      const count = Math.min(request.max_tokens, this.options.tokens);
+      const count = Math.min(answerTokenCap(request), this.options.tokens);
       for (let i = 0; i < count; i++) {
         if (this.options.tokenMs > 0) await sleep(this.options.tokenMs, undefined, { signal });
         signal?.throwIfAborted();

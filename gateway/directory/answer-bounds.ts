@@ -4,7 +4,7 @@
 // same bounds hold whatever carries the frames.
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
-import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
+import { answerTokenCap, type SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { Breach } from "./provider-faults.ts";
 
 const tooMuch = (why: string): Breach => ({ kind: "answer_bounds", why });
@@ -37,7 +37,7 @@ export interface AnswerLimits {
 
 /** The bounds one request earns from its `max_tokens` (capped by MAX_ANSWER_TOKENS). */
 export function answerLimits(request: Pick<SessionPlaintext, "max_tokens">): AnswerLimits {
-  const tokens = Math.min(request.max_tokens, MAX_ANSWER_TOKENS);
+  const tokens = Math.min(answerTokenCap(request), MAX_ANSWER_TOKENS);
   const pieces = tokens + PIECE_SLACK;
   const bytes = tokens * BYTES_PER_TOKEN;
   return { tokens, pieces, bytes, wireBytes: 2 * bytes + pieces * WIRE_BYTES_PER_PIECE + WIRE_ALLOWANCE };

@@ -15,7 +15,6 @@ import { refuseUnsupported } from "./unsupported-fields.ts";
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
 export const MAX_CONTENT_CHARS = 256 * 1024;
-export const DEFAULT_MAX_TOKENS = 512;
 export const DEFAULT_TEMPERATURE = 0.7;
 export const MIN_PIN_LENGTH = 8;
 const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
@@ -168,7 +167,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
     body: {
       model: entry.alias,
       messages,
-      max_tokens: b.max_tokens ?? b.max_completion_tokens ?? DEFAULT_MAX_TOKENS,
+      ...maxTokensOf(b),
       temperature: b.temperature ?? DEFAULT_TEMPERATURE,
       ...controls,
       nonce: context.nonce,
@@ -263,4 +262,10 @@ function issueError(issue: Issue): ApiError {
   }
   const code = issue.code === "invalid_type" ? "invalid_type" : "invalid_value";
   return new ApiError(code, `${where}: ${issueMessage(issue)}`, { param });
+}
+
+/** `max_tokens`, else `max_completion_tokens`, sealed only when the caller set one (src/session/sealed-request.ts). */
+function maxTokensOf(b: { max_tokens?: number | null; max_completion_tokens?: number | null }): { max_tokens?: number } {
+  const asked = b.max_tokens ?? b.max_completion_tokens;
+  return asked == null ? {} : { max_tokens: asked };
 }

@@ -31,12 +31,20 @@ export type ChatMessage = z.infer<typeof ChatMessageSchema>;
  * it whole, RFC 8785 JSON of it is the exact plaintext sealed to the provider (`src/crypto/seal.ts`), and the agent
  * reads it back with this schema, the rules between fields included.
  */
+/** The answer's length when a request sets no `max_tokens` (docs/api.md). */
+export const DEFAULT_MAX_TOKENS = 512;
+
+/** The most tokens an answer to `request` may have, before the context's own bound. */
+export const answerTokenCap = (request: { max_tokens?: number | undefined }): number => request.max_tokens ?? DEFAULT_MAX_TOKENS;
+
 export const SessionPlaintextSchema = z
   .strictObject({
     /** The catalog alias the request's `model` resolved to. */
     model: z.string(),
     messages: z.array(ChatMessageSchema),
-    max_tokens: z.number().int().positive(),
+    /** Only when the caller set it: the agent refuses one the context cannot hold, and without one answers up to
+     *  DEFAULT_MAX_TOKENS or what the context holds, whichever is less (OpenAI's default, unlike its explicit cap). */
+    max_tokens: z.number().int().positive().optional(),
     temperature: z.number().min(0).max(2),
     /** stop, top_p, seed, penalties, logit_bias…: each only when the caller set it (`src/session/sampling.ts`). */
     ...SamplingSchema.shape,

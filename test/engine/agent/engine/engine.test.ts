@@ -3,11 +3,12 @@ import { appendFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine } from "../../../../agent/engine/engine.ts";
+import { planTurn } from "../../../../agent/engine/turn.ts";
 import { defaultThreads } from "../../../../agent/daemon/machine.ts";
 import { ModelFileError, ModelStore } from "../../../../agent/models/store.ts";
 import { VerifiedFiles } from "../../../../agent/models/verified-files.ts";
 import { ApiError } from "../../../../src/errors.ts";
-import { askEngine as ask, collect } from "../../../fixtures/engine-request.ts";
+import { askEngine as ask, collect, engineRequest } from "../../../fixtures/engine-request.ts";
 import { makeTinyCatalog } from "../../../fixtures/tiny-catalog.ts";
 
 const tiny = makeTinyCatalog([
@@ -124,7 +125,7 @@ describe("Engine on the tiny qwen3 model", () => {
     }
   });
 
-  it("refuses a max_tokens the context cannot hold after the prompt, naming the room; the room itself is served", async () => {
+  it("refuses a max_tokens the context cannot hold after the prompt, naming the room; the room itself is served, and so is a request that sets none", async () => {
     const small = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir }), gpu: false, contextSize: 64 });
     const refusal = async (max_tokens: number) => (await collect(small.generate(ask({ max_tokens }))).catch((e: unknown) => e)) as ApiError;
     try {
@@ -139,6 +140,10 @@ describe("Engine on the tiny qwen3 model", () => {
       expect(await refusal(room! + 1)).toMatchObject({ code: "context_length_exceeded", param: "max_tokens" });
       const { done } = await collect(small.generate(ask({ max_tokens: room! })));
       expect(done.completion_tokens).toBeLessThanOrEqual(room!);
+      // a request that sets none is not refused: its default (512, more than this room) yields to the context
+      const { max_tokens: _asked, ...unasked } = engineRequest();
+      const filled = (await collect(small.generate(planTurn(unasked)))).done;
+      expect(filled.completion_tokens).toBeLessThanOrEqual(room!);
     } finally {
       await small.dispose();
     }

@@ -10,9 +10,9 @@ const base = { model: "qwen3-4b", messages: [user("hi")] };
 const fault = (body: unknown) => catchApiError(() => parse(body));
 
 describe("§2.1 Chat completion request", () => {
-  it("defaults: max_tokens 512, temperature 0.7, stream false, no pin; a plain request seals exactly these fields", () => {
+  it("defaults: temperature 0.7, stream false, no pin, and no max_tokens (the agent answers up to 512 or what the context holds); a plain request seals exactly these fields", () => {
     expect(parse(base)).toEqual({
-      body: { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }], max_tokens: 512, temperature: 0.7, nonce: NONCE, client_nonce: null },
+      body: { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }], temperature: 0.7, nonce: NONCE, client_nonce: null },
       entry: CATALOG.models.find((m) => m.alias === "qwen3-4b"),
       echo: "qwen3-4b",
       stream: false,
