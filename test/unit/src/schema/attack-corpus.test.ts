@@ -77,12 +77,27 @@ describe("Schema limits (DESIGN §8): one budget per request", () => {
     }
   });
 
-  it("schemas at the limits are served: a 1,000-member enum, 64 levels of nesting, a pattern RE2 matches", () => {
+  it("schemas at the limits are served: a 1,000-member enum, 64 levels of nesting, 128 tools, a pattern RE2 matches", () => {
     const enumAtLimit = { type: "string", enum: Array.from({ length: SCHEMA_LIMITS.enum_members }, (_, i) => `m${i}`) };
     expect(parse({ model: "qwen3-4b", messages, response_format: responseFormat(enumAtLimit) }).body.response_format).toBeDefined();
     let deep: Record<string, unknown> = { type: "integer" };
     for (let i = 0; i < SCHEMA_LIMITS.schema_depth - 1; i++) deep = { type: "array", items: deep };
     expect(parse({ model: "qwen3-4b", messages, response_format: responseFormat(deep) }).body.response_format).toBeDefined();
+    // 128 tools (the most a request may carry) of a realistic size share the one budget
+    const parameters = {
+      type: "object",
+      properties: {
+        city: { type: "string", description: "the city", pattern: "^[A-Z][a-z]+$" },
+        unit: { enum: ["c", "f"] },
+        days: { type: "integer", minimum: 1, maximum: 14 },
+        when: { type: "string", format: "date" },
+        tags: { type: "array", items: { type: "string", maxLength: 20 }, maxItems: 5 },
+      },
+      required: ["city", "unit"],
+      additionalProperties: false,
+    };
+    const many = Array.from({ length: 128 }, (_, i) => ({ type: "function", function: { name: `f${i}`, parameters } }));
+    expect(parse({ model: "qwen3-4b", messages, tools: many }).body.tools).toHaveLength(128);
     const filtered = { type: "string", enum: ["ab1", "x", "ab22"], pattern: "^(?<p>ab)\\d+$" };
     expect(prepareSchema(filtered).schema).toEqual({ enum: ["ab1", "ab22"] });
   });
