@@ -5,7 +5,7 @@ import type { ChatHistoryItem, ChatModelFunctions, Llama } from "node-llama-cpp"
 import { ApiError } from "../../src/errors.ts";
 import { SchemaError } from "../../src/schema/prepare.ts";
 import { checkSchemaBounds, SchemaBudget } from "../../src/schema/bounds.ts";
-import { schemaFault } from "../../src/schema/schema-fault.ts";
+import { SCHEMA_PARAM, schemaFault } from "../../src/schema/schema-fault.ts";
 import type { ResponseFormat } from "../../src/session/sampling.ts";
 import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { AnswerOptions } from "./answer/answer-stream.ts";
@@ -90,8 +90,6 @@ function turnPrompt(request: GenerateRequest, mode: ToolMode, thinks: boolean): 
   const offered = mode === "none" ? undefined : rendered.functions;
   return { form: "qwen", history: rendered.history, ...(offered ? { functions: offered } : {}) };
 }
-
-const SCHEMA_PARAM = "response_format.json_schema.schema";
 
 /** The grammar of a JSON answer; the schema is held to the gateway's bounds (src/schema/bounds.ts) before it is built. */
 function jsonGrammar(format: ResponseFormat): TurnGrammar {

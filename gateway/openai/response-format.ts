@@ -6,7 +6,7 @@ import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
 import { SchemaBudget } from "../../src/schema/bounds.ts";
 import { prepareSchema, SchemaError, type KeywordUse } from "../../src/schema/prepare.ts";
-import { schemaFault, schemaParam } from "../../src/schema/schema-fault.ts";
+import { SCHEMA_PARAM, schemaFault, schemaParam } from "../../src/schema/schema-fault.ts";
 import { SCHEMA_NAME, type ResponseFormat } from "../../src/session/sampling.ts";
 
 /** What callers send: OpenAI's three types; null means "not set" as elsewhere, extra keys are ignored. */
@@ -24,8 +24,6 @@ export const ResponseFormatBody = z.discriminatedUnion("type", [
   }),
 ]);
 export type ResponseFormatBody = z.infer<typeof ResponseFormatBody>;
-
-export const SCHEMA_PARAM = "response_format.json_schema.schema";
 
 /** The sealed form (undefined for text), or the 400 for a schema svc cannot serve as asked (its work drawn from `budget`). */
 export function responseFormatOf(body: ResponseFormatBody | null | undefined, budget = new SchemaBudget()): ResponseFormat | undefined {

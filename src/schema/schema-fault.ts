@@ -4,6 +4,9 @@ import { ApiError } from "../errors.ts";
 import type { SchemaError } from "./bounds.ts";
 import { pointerKeys } from "./json-pointer.ts";
 
+/** Where a response_format's schema sits in the request. */
+export const SCHEMA_PARAM = "response_format.json_schema.schema";
+
 /** A JSON pointer into the schema as a request field path: "/properties/a/format" → "<base>.properties.a.format". */
 export function schemaParam(pointer: string, base: string): string {
   return pointerKeys(pointer).reduce((out, key) => out + (/^(?:0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : `.${key}`), base);

@@ -2,7 +2,7 @@
 // of the attack corpus (test/fixtures/schema-attacks.ts) gets its 400 over HTTP, authentication and the key's
 // rate limits run before any schema work, and an honest caller is served all the while.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { schemaParam } from "../../src/schema/schema-fault.ts";
+import { SCHEMA_PARAM, schemaParam } from "../../src/schema/schema-fault.ts";
 import { SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
 import { OPERATOR_KEY, post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
@@ -38,7 +38,7 @@ describe("Schema limits: the attack corpus over HTTP", () => {
         body: attackBody(attack),
       });
       const error = await errorOf(res);
-      expect([res.status, error.code, error.param], attack.name).toEqual([400, attack.code, schemaParam(attack.pointer, "response_format.json_schema.schema")]);
+      expect([res.status, error.code, error.param], attack.name).toEqual([400, attack.code, schemaParam(attack.pointer, SCHEMA_PARAM)]);
       expect(error.message, attack.name).toContain(attack.says);
     }
     expect((await honest).status).toBe(200);

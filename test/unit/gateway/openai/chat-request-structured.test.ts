@@ -1,8 +1,7 @@
 // OpenAI structured output at the gateway: `response_format` parsed into what is sealed, strict mode refusing a
 // keyword the grammar cannot enforce with the keyword's path, bad shapes and uncompilable schemas as 400s.
 import { describe, expect, it } from "vitest";
-import { SCHEMA_PARAM } from "../../../../gateway/openai/response-format.ts";
-import { schemaParam } from "../../../../src/schema/schema-fault.ts";
+import { SCHEMA_PARAM, schemaParam } from "../../../../src/schema/schema-fault.ts";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { parse, plaintextWith, sealedControls } from "../../../fixtures/chat-request.ts";

@@ -8,13 +8,12 @@ import { planTurn, type GenerateRequest } from "../../../../agent/engine/turn.ts
 import { ApiError } from "../../../../src/errors.ts";
 import { SchemaBudget, SCHEMA_LIMITS } from "../../../../src/schema/bounds.ts";
 import { prepareSchema } from "../../../../src/schema/prepare.ts";
-import { schemaParam } from "../../../../src/schema/schema-fault.ts";
+import { SCHEMA_PARAM, schemaParam } from "../../../../src/schema/schema-fault.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { parse } from "../../../fixtures/chat-request.ts";
 import { SCHEMA_ATTACKS } from "../../../fixtures/schema-attacks.ts";
 
 const messages = [{ role: "user" as const, content: "hi" }];
-const FORMAT = "response_format.json_schema.schema";
 const TOOL = "tools[0].function.parameters";
 const responseFormat = (schema: unknown) => ({ type: "json_schema" as const, json_schema: { name: "answer", schema: schema as Record<string, unknown> } });
 const tools = (schema: unknown) => [{ type: "function" as const, function: { name: "f", parameters: schema as Record<string, unknown> } }];
@@ -35,14 +34,14 @@ describe("Schema limits (DESIGN §8): the attack corpus", () => {
 
     it(`${attack.name}: the gateway answers 400 ${attack.code} naming ${attack.pointer || "the schema"}`, () => {
       const asFormat = catchApiError(() => parse({ model: "qwen3-4b", messages, response_format: responseFormat(attack.schema) }));
-      expect(summary(asFormat)).toEqual(expected(FORMAT));
+      expect(summary(asFormat)).toEqual(expected(SCHEMA_PARAM));
       expect(asFormat.message).toContain(attack.says);
       const asTool = catchApiError(() => parse({ model: "qwen3-4b", messages, tools: tools(attack.schema) }));
       expect(summary(asTool)).toEqual(expected(TOOL));
     });
 
     it(`${attack.name}: the agent refuses it the same way before it builds a grammar`, async () => {
-      expect(summary(await agentFault({ response_format: responseFormat(attack.schema) }))).toEqual(expected(FORMAT));
+      expect(summary(await agentFault({ response_format: responseFormat(attack.schema) }))).toEqual(expected(SCHEMA_PARAM));
       expect(summary(await agentFault({ tools: tools(attack.schema), tool_choice: "required" }))).toEqual(expected(TOOL));
     });
   }
