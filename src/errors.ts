@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   too_many_messages: request(),
   content_too_large: request(),
   context_length_exceeded: request(),
+  // a JSON Schema (response_format, a tool's parameters) that needs more work than one request may spend on it
+  schema_too_complex: request(),
   body_too_large: request(413),
   // faults in the HTTP message itself, answered before any route runs
   malformed_request: request(),

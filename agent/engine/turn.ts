@@ -4,6 +4,8 @@
 import type { ChatHistoryItem, ChatModelFunctions, Llama } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
 import { SchemaError } from "../../src/schema/prepare.ts";
+import { checkSchemaBounds, SchemaBudget } from "../../src/schema/bounds.ts";
+import { SCHEMA_PARAM, schemaFault } from "../../src/schema/schema-fault.ts";
 import type { ResponseFormat } from "../../src/session/sampling.ts";
 import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { AnswerOptions } from "./answer/answer-stream.ts";
@@ -89,9 +91,29 @@ function turnPrompt(request: GenerateRequest, mode: ToolMode, thinks: boolean): 
   return { form: "qwen", history: rendered.history, ...(offered ? { functions: offered } : {}) };
 }
 
+/** The grammar of a JSON answer; the schema is held to the gateway's bounds (src/schema/bounds.ts) before it is built. */
 function jsonGrammar(format: ResponseFormat): TurnGrammar {
   const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
-  return { key: `json:${JSON.stringify(schema)}`, when: "json", param: "response_format.json_schema.schema", build: (llama) => jsonSchemaGbnf(llama, schema) };
+  withinBounds(schema, SCHEMA_PARAM);
+  return { key: `json:${JSON.stringify(schema)}`, when: "json", param: SCHEMA_PARAM, build: (llama) => bounded(() => jsonSchemaGbnf(llama, schema), SCHEMA_PARAM) };
+}
+
+/** The static bounds, before the schema is even written out as a cache key (so no nesting can overflow the stack). */
+function withinBounds(schema: unknown, base: string): void {
+  try {
+    checkSchemaBounds(schema, new SchemaBudget());
+  } catch (err) {
+    throw err instanceof SchemaError ? schemaFault(err, base) : err;
+  }
+}
+
+/** A SchemaError (past a bound, or unreadable) as the same 400 the gateway gives, naming the keyword under `base`. */
+async function bounded<T>(build: () => Promise<T>, base: string): Promise<T> {
+  try {
+    return await build();
+  } catch (err) {
+    throw err instanceof SchemaError ? schemaFault(err, base) : err;
+  }
 }
 
 /** The grammar of a turn whose tools may be called: forced from the first token, or lazy behind `<tool_call>`. */
@@ -100,6 +122,7 @@ function toolGrammar(request: GenerateRequest, mode: "auto" | "forced"): TurnGra
   const choice = request.tool_choice;
   const picked = mode === "forced" ? forcedTools(all, choice === "required" ? "required" : { name: (choice as { function: { name: string } }).function.name }) : { tools: all };
   const parallel = request.parallel_tool_calls !== false && picked.parallel !== false;
+  picked.tools.forEach((tool) => withinBounds(tool.parameters ?? {}, `tools[${all.indexOf(tool)}].function.parameters`));
   return {
     key: `tools:${JSON.stringify({ mode, tools: picked.tools, parallel })}`,
     when: mode === "forced" ? "forced" : "lazy",
@@ -114,14 +137,6 @@ function toolGrammar(request: GenerateRequest, mode: "auto" | "forced"): TurnGra
 /** Each tool's arguments grammar; a schema that cannot compile is a 400 naming that tool's parameters. */
 async function argsGrammars(llama: Llama, tools: readonly GrammarTool[], all: readonly GrammarTool[]) {
   const out = [];
-  for (const tool of tools) {
-    try {
-      out.push(...(await toolArgsGbnf(llama, [tool])));
-    } catch (err) {
-      if (!(err instanceof SchemaError)) throw err;
-      const param = `tools[${all.indexOf(tool)}].function.parameters`;
-      throw new ApiError("invalid_value", `${param}: cannot be compiled into a grammar: ${err.message}`, { param });
-    }
-  }
+  for (const tool of tools) out.push(...(await bounded(() => toolArgsGbnf(llama, [tool]), `tools[${all.indexOf(tool)}].function.parameters`)));
   return out;
 }

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
+import { SchemaBudget } from "../../src/schema/bounds.ts";
 import { CLIENT_NONCE_PATTERN } from "../../src/receipt/receipt.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/session/sampling.ts";
 import { crossFieldFault, type ChatMessage, type SessionPlaintext } from "../../src/session/sealed-request.ts";
@@ -157,7 +158,9 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
       { param },
     );
   }
-  const controls = { ...samplingOf(b), ...toolingOf(b, messages, context) };
+  // one budget for all the request's schemas (src/schema/bounds.ts): 128 tools cost no more than one
+  const budget = new SchemaBudget();
+  const controls = { ...samplingOf(b, budget), ...toolingOf(b, messages, context, budget) };
   const fault = crossFieldFault(controls);
   if (fault) throw fault;
   const clientNonce = parseReceiptNonce(context.receiptNonce);
@@ -198,7 +201,7 @@ function chatMessage(m: Message): ChatMessage {
 /** Fields sealed exactly as the caller sent them; the others are normalised below. */
 const AS_SENT = ["top_p", "top_k", "min_p", "seed", "presence_penalty", "frequency_penalty"] as const satisfies (keyof Sampling)[];
 
-function samplingOf(b: Body): Sampling {
+function samplingOf(b: Body, budget: SchemaBudget): Sampling {
   const sampling: Sampling = {};
   for (const field of AS_SENT) {
     const value = b[field];
@@ -215,7 +218,7 @@ function samplingOf(b: Body): Sampling {
   }
   const repetition = penalty ?? alias;
   if (repetition != null) sampling.repetition_penalty = repetition;
-  const format = responseFormatOf(b.response_format);
+  const format = responseFormatOf(b.response_format, budget);
   if (format !== undefined) sampling.response_format = format;
   return sampling;
 }

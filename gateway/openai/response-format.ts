@@ -4,8 +4,9 @@
 import { z } from "zod";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
-import { pointerKeys } from "../../src/schema/json-pointer.ts";
+import { SchemaBudget } from "../../src/schema/bounds.ts";
 import { prepareSchema, SchemaError, type KeywordUse } from "../../src/schema/prepare.ts";
+import { SCHEMA_PARAM, schemaFault, schemaParam } from "../../src/schema/schema-fault.ts";
 import { SCHEMA_NAME, type ResponseFormat } from "../../src/session/sampling.ts";
 
 /** What callers send: OpenAI's three types; null means "not set" as elsewhere, extra keys are ignored. */
@@ -24,65 +25,38 @@ export const ResponseFormatBody = z.discriminatedUnion("type", [
 ]);
 export type ResponseFormatBody = z.infer<typeof ResponseFormatBody>;
 
-const SCHEMA_PARAM = "response_format.json_schema.schema";
-
-/** A JSON pointer into the schema as a request field path: "/properties/a/format" → "….properties.a.format". */
-export function schemaParam(pointer: string, base = SCHEMA_PARAM): string {
-  return pointerKeys(pointer).reduce((out, key) => out + (/^(?:0|[1-9][0-9]*)$/.test(key) ? `[${key}]` : `.${key}`), base);
-}
-
-/** The sealed form (undefined for text), or the 400 for a schema svc cannot serve as asked. */
-export function responseFormatOf(body: ResponseFormatBody | null | undefined): ResponseFormat | undefined {
+/** The sealed form (undefined for text), or the 400 for a schema svc cannot serve as asked (its work drawn from `budget`). */
+export function responseFormatOf(body: ResponseFormatBody | null | undefined, budget = new SchemaBudget()): ResponseFormat | undefined {
   if (body == null || body.type === "text") return undefined;
   if (body.type === "json_object") return { type: "json_object" };
   const { name, schema, strict } = body.json_schema;
   const sealed: ResponseFormat = { type: "json_schema", json_schema: { name } };
   if (schema != null) {
-    checkSchema(schema, strict === true, SCHEMA_PARAM);
+    checkSchema(schema, strict === true, SCHEMA_PARAM, budget);
     sealed.json_schema.schema = schema;
   }
   if (strict != null) sealed.json_schema.strict = strict;
   return sealed;
 }
 
-/** Deeper schemas are refused before any recursive walk could run out of stack; real ones nest a few levels. */
-export const MAX_SCHEMA_DEPTH = 64;
-
-/** The nesting depth of a JSON value (objects and arrays), without recursion. */
-function depth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, level] = stack.pop()!;
-    if (typeof node !== "object" || node === null) continue;
-    deepest = Math.max(deepest, level + 1);
-    if (deepest > MAX_SCHEMA_DEPTH) return deepest;
-    for (const child of Object.values(node)) stack.push([child, level + 1]);
-  }
-  return deepest;
-}
-
 /**
- * A schema svc can compile into a grammar, or the 400 naming the field under `base` (the response_format schema,
- * or a tool's parameters); under `strict`, also no keyword the grammar cannot enforce.
+ * A schema svc can compile into a grammar within the bounds of src/schema/bounds.ts (its work drawn from the
+ * request's `budget`), or the 400 naming the field under `base` (the response_format schema, or a tool's
+ * parameters); under `strict`, also no keyword the grammar cannot enforce.
  */
-export function checkSchema(schema: Record<string, unknown>, strict: boolean, base: string): void {
-  if (depth(schema) > MAX_SCHEMA_DEPTH) {
-    throw new ApiError("invalid_value", `${base}: nested more than ${MAX_SCHEMA_DEPTH} levels deep.`, { param: base });
+export function checkSchema(schema: Record<string, unknown>, strict: boolean, base: string, budget: SchemaBudget): void {
+  let uses: KeywordUse[];
+  try {
+    uses = prepareSchema(schema, budget).uses;
+  } catch (err) {
+    if (!(err instanceof SchemaError)) throw err;
+    throw schemaFault(err, base);
   }
   // a "\ud800" escape is no Unicode text, so the sealed request's canonical JSON could not hold it
   if (!sealable(schema)) {
     throw new ApiError("invalid_value", `${base}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, {
       param: base,
     });
-  }
-  let uses: KeywordUse[];
-  try {
-    uses = prepareSchema(schema).uses;
-  } catch (err) {
-    if (!(err instanceof SchemaError)) throw err;
-    const param = schemaParam(err.path, base);
-    throw new ApiError("invalid_value", `${param}: this schema cannot be compiled into a grammar: ${err.message}`, { param });
   }
   if (!strict) return;
   const refused = uses.find((u) => u.kind === "unsupported");

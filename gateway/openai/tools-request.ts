@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { ApiError } from "../../src/errors.ts";
 import { historyProblems, MAX_CALL_ID_LENGTH, MAX_TOOLS, TOOL_NAME, type FunctionTool, type Tooling, type ToolHistoryMessage } from "../../src/session/tools.ts";
+import { SchemaBudget } from "../../src/schema/bounds.ts";
 import { checkSchema } from "./response-format.ts";
 
 /** `reasoning_format` values: llama-server's `deepseek` and `auto` also return the reasoning apart. */
@@ -50,8 +51,8 @@ export interface ToolingDefaults {
   reasoningFormat?: ReasoningFormat;
 }
 
-/** The sealed tooling fields, or the 400 for the first thing svc cannot serve as asked. */
-export function toolingOf(b: ToolBody, messages: readonly ToolHistoryMessage[], defaults: ToolingDefaults = {}): Tooling {
+/** The sealed tooling fields, or the 400 for the first thing svc cannot serve as asked (schema work drawn from `budget`). */
+export function toolingOf(b: ToolBody, messages: readonly ToolHistoryMessage[], defaults: ToolingDefaults = {}, budget = new SchemaBudget()): Tooling {
   const tooling: Tooling = {};
   const tools = b.tools != null && b.tools.length > 0 ? b.tools.map(sealedTool) : undefined;
   const choice = b.tool_choice ?? undefined;
@@ -63,7 +64,7 @@ export function toolingOf(b: ToolBody, messages: readonly ToolHistoryMessage[], 
   }
   if (tools !== undefined) {
     tools.forEach((tool, i) => {
-      if (tool.function.parameters !== undefined) checkSchema(tool.function.parameters, tool.function.strict === true, `tools[${i}].function.parameters`);
+      if (tool.function.parameters !== undefined) checkSchema(tool.function.parameters, tool.function.strict === true, `tools[${i}].function.parameters`, budget);
     });
     tooling.tools = tools;
     if (choice !== undefined) tooling.tool_choice = typeof choice === "object" ? { type: "function", function: { name: choice.function.name } } : choice;

@@ -39,14 +39,16 @@ export const constraining = (s: Obj) => Object.keys(s).filter((k) => !ANNOTATION
 /**
  * Merges schemas whose constraining keywords do not overlap (an identical value or intersecting `type`s may
  * repeat); each keyword keeps its own path. Undefined when they overlap; null when their types cannot meet.
+ * `tick` is called per keyword and per value compared (to charge a SchemaBudget).
  */
-export function mergeAll(parts: { schema: unknown; path: string }[], at: At): { schema: Obj; at: At } | null | undefined {
+export function mergeAll(parts: { schema: unknown; path: string }[], at: At, tick?: () => void): { schema: Obj; at: At } | null | undefined {
   const schema: Obj = {};
   const origin = new Map<string, string>();
   for (const part of parts) {
     if (part.schema === true) continue;
     if (!isObj(part.schema)) return undefined;
     for (const [k, v] of Object.entries(part.schema)) {
+      tick?.();
       const mine = part.path === "" ? at(k) : pointer(part.path, k);
       if (!(k in schema) || ANNOTATIONS.has(k)) {
         if (!(k in schema)) (schema[k] = v), origin.set(k, mine);
@@ -55,7 +57,7 @@ export function mergeAll(parts: { schema: unknown; path: string }[], at: At): { 
         const both = [...a.filter((t) => b.includes(t) || (t === "integer" && b.includes("number"))), ...b.filter((t) => t === "integer" && a.includes("number"))];
         if (both.length === 0) return null;
         schema.type = [...new Set(both)];
-      } else if (!deepEqual(schema[k], v)) return undefined;
+      } else if (!deepEqual(schema[k], v, tick)) return undefined;
     }
   }
   return { schema, at: (k) => origin.get(k) ?? at(k) };

@@ -4,6 +4,7 @@
 import type { GbnfJsonSchema } from "node-llama-cpp";
 import { ANNOTATIONS, anyJson, COMBINATORS, constraining, FAMILY, FORMATS, isObj, mergeAll, TYPES, UNSUPPORTED, type At, type Obj } from "./keywords.ts";
 import { pointer } from "./json-pointer.ts";
+import { checkSchemaBounds, SchemaBudget, SchemaError } from "./bounds.ts";
 import { deepEqual, resolveLocalRef, validate } from "./validate.ts";
 
 export type KeywordKind = "enforced" | "annotation" | "rewritten" | "unsupported";
@@ -16,15 +17,8 @@ export interface KeywordUse {
   note?: string;
 }
 
-/** A schema the walk cannot make sense of (not an object, a `$ref` to nowhere, an unknown type): a 400 either way. */
-export class SchemaError extends Error {
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(`${path || "/"}: ${message}`);
-  }
-}
+/** A schema the walk cannot make sense of (not an object, a `$ref` to nowhere, an unknown type, past a bound): a 400 either way. */
+export { SchemaError };
 
 export interface PreparedSchema {
   /** What to hand to `createGrammarForJsonSchema`. */
@@ -35,8 +29,10 @@ export interface PreparedSchema {
 
 const isScalar = (v: unknown) => v === null || ["string", "number", "boolean"].includes(typeof v);
 
-export function prepareSchema(schema: unknown): PreparedSchema {
-  return new Preparer(schema).run();
+/** The schema prepared within `budget` (one per request): a SchemaError past a limit or once the budget is spent. */
+export function prepareSchema(schema: unknown, budget = new SchemaBudget()): PreparedSchema {
+  checkSchemaBounds(schema, budget);
+  return new Preparer(schema, budget).run();
 }
 /**
  * The schema rewritten into what the library handles correctly (see `classifyKeywords` for what is lost). Optional
@@ -53,7 +49,10 @@ class Preparer {
   /** Referenced subschemas by JSON pointer: each becomes one root `$defs` entry. */
   private readonly defs = new Map<string, { name: string; schema?: Obj }>();
 
-  constructor(private readonly root: unknown) {}
+  constructor(
+    private readonly root: unknown,
+    private readonly budget: SchemaBudget,
+  ) {}
 
   run(): PreparedSchema {
     let schema = this.node(this.root, "");
@@ -67,6 +66,7 @@ class Preparer {
   }
 
   private use(keyword: string, path: string, kind: KeywordKind, note?: string): void {
+    this.budget.step(path);
     const key = `${kind}\0${keyword}\0${path}\0${note}`;
     if (this.seen.has(key)) return; // merged branches walk their shared keywords more than once
     this.seen.add(key);
@@ -74,6 +74,7 @@ class Preparer {
   }
 
   private node(raw: unknown, path: string, at: At = (k) => pointer(path, k)): Obj {
+    this.budget.step(path, 2); // measured: a node's walk costs about two validation steps, beside its keywords
     if (raw === true) return this.use("true", path, "rewritten", "boolean schema: any JSON"), anyJson();
     if (raw === false) return this.use("false", path, "unsupported", "boolean schema that nothing matches"), anyJson();
     if (!isObj(raw)) throw new SchemaError(path, "a schema must be an object or a boolean");
@@ -98,6 +99,7 @@ class Preparer {
 
   private ref(raw: Obj, at: At): Obj {
     const ref = raw.$ref as string;
+    this.budget.expandRef(at("$ref"));
     for (const k of constraining(raw)) if (k !== "$ref") this.use(k, at(k), "unsupported", "beside $ref: the grammar follows the $ref only");
     const target = resolveLocalRef(this.root, ref);
     if (!ref.startsWith("#") || (ref.length > 1 && !ref.startsWith("#/"))) {
@@ -139,7 +141,7 @@ class Preparer {
       if (alternatives) this.use("allOf", at("allOf"), "unsupported", "beside oneOf/anyOf");
       else if (all.length === 1) this.use("allOf", at("allOf"), "rewritten", "single branch"), (alternatives = all);
       else {
-        const merged = mergeAll([{ schema: rest, path: "" }, ...all], at);
+        const merged = this.merge([{ schema: rest, path: "" }, ...all], at, path);
         if (!merged) return this.use("allOf", at("allOf"), "unsupported", "branches share keywords"), undefined;
         this.use("allOf", at("allOf"), "rewritten", "branches merged");
         return this.node(merged.schema, path, merged.at);
@@ -149,7 +151,7 @@ class Preparer {
     const out: Obj[] = [];
     for (const branch of alternatives) {
       // keywords beside the combinator apply to every branch: merged into each, narrowing `type`
-      const merged = mergeAll([{ schema: rest, path: "" }, branch], at);
+      const merged = this.merge([{ schema: rest, path: "" }, branch], at, branch.path);
       if (merged === null) continue; // types that cannot meet: this branch matches nothing
       if (!merged) {
         for (const k of constraining(rest)) this.use(k, at(k), "unsupported", "beside a oneOf/anyOf branch that also sets it");
@@ -158,6 +160,11 @@ class Preparer {
     }
     if (out.length === 0) throw new SchemaError(path, "no oneOf/anyOf branch can match");
     return { oneOf: out };
+  }
+
+  /** mergeAll, its comparisons paid for: 128 branches beside a large `rest` would otherwise compare it 128 times. */
+  private merge(parts: { schema: unknown; path: string }[], at: At, path: string): ReturnType<typeof mergeAll> {
+    return mergeAll(parts, at, () => this.budget.step(path));
   }
 
   private typed(raw: Obj, path: string, at: At): Obj {
@@ -201,17 +208,24 @@ class Preparer {
   /** const / enum: the grammar emits only the listed scalars, so members the other keywords refuse are filtered out. */
   private literal(raw: Obj, at: At): Obj | undefined {
     const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => k !== "const" && k !== "enum"));
-    const fits = (v: unknown) => validate(v, rest, this.root).length === 0;
+    // validate's paths point into the value: what it runs out of is blamed on the keyword being filtered
+    const fits = (k: string) => (v: unknown) => {
+      try {
+        return validate(v, rest, this.root, this.budget).length === 0;
+      } catch (err) {
+        throw err instanceof SchemaError ? new SchemaError(at(k), err.detail, err.code) : err;
+      }
+    };
     let out: Obj | undefined;
     if ("const" in raw) {
       if (!isScalar(raw.const)) this.use("const", at("const"), "unsupported", "object and array values are not supported");
-      else if (!fits(raw.const)) throw new SchemaError(at("const"), "the const value breaks the schema's other keywords");
+      else if (!fits("const")(raw.const)) throw new SchemaError(at("const"), "the const value breaks the schema's other keywords");
       else this.use("const", at("const"), "enforced"), (out = { const: raw.const });
     }
     if ("enum" in raw) {
       if (!Array.isArray(raw.enum)) throw new SchemaError(at("enum"), "enum must be an array");
       const scalars = raw.enum.filter(isScalar);
-      const kept = scalars.filter(fits).filter((v) => !out || deepEqual(v, out.const));
+      const kept = scalars.filter(fits("enum")).filter((v) => !out || deepEqual(v, out.const, () => this.budget.step(at("enum"))));
       if (scalars.length === 0) this.use("enum", at("enum"), "unsupported", "object and array members are not supported");
       else if (kept.length === 0) throw new SchemaError(at("enum"), "no enum member satisfies the schema");
       else {

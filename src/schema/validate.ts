@@ -1,9 +1,13 @@
 // Checks a parsed JSON value against a JSON Schema (2020-12, with draft-07's array `items` and `definitions`): prepare.ts
 // keeps only the const/enum members the schema's other keywords allow, and the tests check generated answers with it.
 // svc does not check an answer after generation (docs/api.md): what the grammar cannot enforce is refused under strict,
-// else listed as not enforced. No dependency validates 2020-12, and node-llama-cpp's validateObjectAgainstGbnfSchema
-// only knows its subset.
+// else listed as not enforced. Kept over ajv, @cfworker/json-schema and @exodus/schemasafe (measured for issue 29:
+// they are faster per value, but run a caller's pattern on backtracking RegExp and have no step budget, and the
+// enum filter here costs about 2 ms for 1,000 members); node-llama-cpp's validateObjectAgainstGbnfSchema knows a subset.
+import type { RE2JS } from "re2js";
+import { SchemaBudget } from "./bounds.ts";
 import { pointer, pointerKeys } from "./json-pointer.ts";
+import type { PatternResult } from "./pattern.ts";
 
 export interface ValueProblem {
   /** JSON pointer into the value ("" is the value itself). */
@@ -35,12 +39,14 @@ export function resolveLocalRef(root: unknown, ref: string): unknown {
   return node;
 }
 
-export function deepEqual(a: unknown, b: unknown): boolean {
+/** Whether two JSON values are equal; `tick` is called once per value compared (to charge a SchemaBudget). */
+export function deepEqual(a: unknown, b: unknown, tick?: () => void): boolean {
+  tick?.();
   if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i], tick));
   if (!isObj(a) || !isObj(b)) return false;
   const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k], tick));
 }
 
 function typeOf(v: unknown): string {
@@ -73,30 +79,42 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   ipv4: (s) => /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(s),
 };
 
-/** Every way `value` breaks `schema`; [] when it conforms. `root` resolves `$ref`s (defaults to `schema`). */
-export function validate(value: unknown, schema: unknown, root: unknown = schema): ValueProblem[] {
+/**
+ * Every way `value` breaks `schema`; [] when it conforms. `root` resolves `$ref`s (defaults to `schema`). The work
+ * is drawn from `budget` (a SchemaError once it is spent); patterns run on RE2 (src/schema/pattern.ts).
+ */
+export function validate(value: unknown, schema: unknown, root: unknown = schema, budget = new SchemaBudget()): ValueProblem[] {
   const problems: ValueProblem[] = [];
-  check(value, schema, "", root, problems, 0);
+  check(value, schema, "", { root, budget }, problems, 0);
   return problems;
 }
 
-const valid = (value: unknown, schema: unknown, root: unknown, depth: number) => {
+interface Walk {
+  root: unknown;
+  budget: SchemaBudget;
+}
+
+const valid = (value: unknown, schema: unknown, walk: Walk, depth: number) => {
   const problems: ValueProblem[] = [];
-  check(value, schema, "", root, problems, depth);
+  check(value, schema, "", walk, problems, depth);
   return problems.length === 0;
 };
 
-function check(value: unknown, schema: unknown, at: string, root: unknown, out: ValueProblem[], depth: number): void {
+function check(value: unknown, schema: unknown, at: string, walk: Walk, out: ValueProblem[], depth: number): void {
   const fail = (message: string, path = at) => void out.push({ path, message });
+  const { root, budget } = walk;
+  budget.step(at);
   if (depth > 256) return fail("schema nests too deeply (a $ref loop?)");
   if (schema === true || schema === undefined) return;
   if (schema === false) return fail("no value is allowed here");
   if (!isObj(schema)) return fail("the schema here is not an object");
   const s = schema;
-  const sub = (v: unknown, sc: unknown, path: string) => check(v, sc, path, root, out, depth + 1);
+  const sub = (v: unknown, sc: unknown, path: string) => check(v, sc, path, walk, out, depth + 1);
+  const ok = (v: unknown, sc: unknown) => valid(v, sc, walk, depth + 1);
   if (typeof value === "number" && !Number.isFinite(value)) fail("is not a finite number");
 
   if (typeof s.$ref === "string") {
+    budget.expandRef(at);
     const target = resolveLocalRef(root, s.$ref);
     if (target === undefined) fail(`$ref ${s.$ref} cannot be resolved`);
     else sub(value, target, at);
@@ -105,25 +123,26 @@ function check(value: unknown, schema: unknown, at: string, root: unknown, out: 
     const types = Array.isArray(s.type) ? s.type : [s.type];
     if (!types.some((t) => hasType(value, t))) fail(`expected ${types.join(" or ")}, got ${typeOf(value)}`);
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, value))) fail(`is not one of ${JSON.stringify(s.enum)}`);
-  if ("const" in s && !deepEqual(s.const, value)) fail(`must be ${JSON.stringify(s.const)}`);
+  const tick = () => budget.step(at);
+  if (Array.isArray(s.enum) && !s.enum.some((e) => deepEqual(e, value, tick))) fail(`is not one of ${JSON.stringify(s.enum)}`);
+  if ("const" in s && !deepEqual(s.const, value, tick)) fail(`must be ${JSON.stringify(s.const)}`);
 
   if (Array.isArray(s.allOf)) s.allOf.forEach((b) => sub(value, b, at));
-  if (Array.isArray(s.anyOf) && !s.anyOf.some((b) => valid(value, b, root, depth + 1))) fail("matches no anyOf branch");
+  if (Array.isArray(s.anyOf) && !s.anyOf.some((b) => ok(value, b))) fail("matches no anyOf branch");
   if (Array.isArray(s.oneOf)) {
-    const n = s.oneOf.filter((b) => valid(value, b, root, depth + 1)).length;
+    const n = s.oneOf.filter((b) => ok(value, b)).length;
     if (n !== 1) fail(`matches ${n} oneOf branches, not exactly one`);
   }
-  if (s.not !== undefined && valid(value, s.not, root, depth + 1)) fail("matches the schema under not");
+  if (s.not !== undefined && ok(value, s.not)) fail("matches the schema under not");
   if (s.if !== undefined) {
-    const branch = valid(value, s.if, root, depth + 1) ? s.then : s.else;
+    const branch = ok(value, s.if) ? s.then : s.else;
     if (branch !== undefined) sub(value, branch, at);
   }
 
-  if (typeof value === "string") checkString(value, s, fail);
+  if (typeof value === "string") checkString(value, s, fail, (source) => budget.compiled(source, at), (re) => budget.test(re, value, at));
   if (typeof value === "number") checkNumber(value, s, fail);
-  if (Array.isArray(value)) checkArray(value, s, at, sub, fail, (v, sc) => valid(v, sc, root, depth + 1));
-  if (isObj(value)) checkObject(value, s, at, sub, fail, (v, sc) => valid(v, sc, root, depth + 1));
+  if (Array.isArray(value)) checkArray(value, s, at, sub, fail, ok, budget);
+  if (isObj(value)) checkObject(value, s, at, sub, fail, ok, budget);
 }
 
 type Fail = (message: string, path?: string) => void;
@@ -131,18 +150,14 @@ type Sub = (value: unknown, schema: unknown, path: string) => void;
 type Valid = (value: unknown, schema: unknown) => boolean;
 const num = (v: unknown): v is number => typeof v === "number";
 
-function checkString(value: string, s: Obj, fail: Fail): void {
+function checkString(value: string, s: Obj, fail: Fail, compiled: (source: string) => PatternResult, test: (re: RE2JS) => boolean): void {
   const length = [...value].length; // JSON Schema counts code points
   if (num(s.minLength) && length < s.minLength) fail(`is shorter than ${s.minLength} characters`);
   if (num(s.maxLength) && length > s.maxLength) fail(`is longer than ${s.maxLength} characters`);
   if (typeof s.pattern === "string") {
-    let re: RegExp | undefined;
-    try {
-      re = new RegExp(s.pattern, "u");
-    } catch {
-      fail(`the schema's pattern ${JSON.stringify(s.pattern)} is not a valid regular expression`);
-    }
-    if (re && !re.test(value)) fail(`does not match pattern ${JSON.stringify(s.pattern)}`);
+    const found = compiled(s.pattern);
+    if (!found.ok) fail(`the schema's pattern ${JSON.stringify(s.pattern)} is not a valid regular expression for RE2: it ${found.why}`);
+    else if (!test(found.re)) fail(`does not match pattern ${JSON.stringify(s.pattern)}`);
   }
   const format = typeof s.format === "string" ? FORMATS[s.format] : undefined;
   if (format && !format(value)) fail(`is not a valid ${s.format}`);
@@ -160,7 +175,7 @@ function checkNumber(value: number, s: Obj, fail: Fail): void {
   }
 }
 
-function checkArray(value: unknown[], s: Obj, at: string, sub: Sub, fail: Fail, ok: Valid): void {
+function checkArray(value: unknown[], s: Obj, at: string, sub: Sub, fail: Fail, ok: Valid, budget: SchemaBudget): void {
   // draft-07 tuples: `items` as an array, `additionalItems` for the rest
   const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : [];
   const rest = Array.isArray(s.items) ? s.additionalItems : s.items;
@@ -171,6 +186,7 @@ function checkArray(value: unknown[], s: Obj, at: string, sub: Sub, fail: Fail, 
   });
   if (num(s.minItems) && value.length < s.minItems) fail(`has fewer than ${s.minItems} items`);
   if (num(s.maxItems) && value.length > s.maxItems) fail(`has more than ${s.maxItems} items`);
+  if (s.uniqueItems === true) budget.step(at, (value.length * value.length) / 2);
   if (s.uniqueItems === true && value.some((v, i) => value.findIndex((w) => deepEqual(v, w)) !== i)) fail("has duplicate items");
   if (s.contains !== undefined) {
     const n = value.filter((v) => ok(v, s.contains)).length;
@@ -180,7 +196,7 @@ function checkArray(value: unknown[], s: Obj, at: string, sub: Sub, fail: Fail, 
   }
 }
 
-function checkObject(value: Obj, s: Obj, at: string, sub: Sub, fail: Fail, ok: Valid): void {
+function checkObject(value: Obj, s: Obj, at: string, sub: Sub, fail: Fail, ok: Valid, budget: SchemaBudget): void {
   const properties = isObj(s.properties) ? s.properties : {};
   const patterns = isObj(s.patternProperties) ? Object.entries(s.patternProperties) : [];
   const keys = Object.keys(value);
@@ -189,13 +205,9 @@ function checkObject(value: Obj, s: Obj, at: string, sub: Sub, fail: Fail, ok: V
     let matched = Object.hasOwn(properties, key);
     if (matched) sub(value[key], properties[key], path);
     for (const [pattern, schema] of patterns) {
-      let hit = false;
-      try {
-        hit = new RegExp(pattern, "u").test(key);
-      } catch {
-        fail(`the schema's patternProperties key ${JSON.stringify(pattern)} is not a valid regular expression`);
-      }
-      if (hit) {
+      const found = budget.compiled(pattern, path);
+      if (!found.ok) fail(`the schema's patternProperties key ${JSON.stringify(pattern)} is not a valid regular expression for RE2: it ${found.why}`);
+      if (found.ok && budget.test(found.re, key, path)) {
         matched = true;
         sub(value[key], schema, path);
       }

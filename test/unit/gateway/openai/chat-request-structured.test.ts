@@ -1,7 +1,7 @@
 // OpenAI structured output at the gateway: `response_format` parsed into what is sealed, strict mode refusing a
 // keyword the grammar cannot enforce with the keyword's path, bad shapes and uncompilable schemas as 400s.
 import { describe, expect, it } from "vitest";
-import { schemaParam } from "../../../../gateway/openai/response-format.ts";
+import { SCHEMA_PARAM, schemaParam } from "../../../../src/schema/schema-fault.ts";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { parse, plaintextWith, sealedControls } from "../../../fixtures/chat-request.ts";
@@ -80,7 +80,8 @@ describe("response_format", () => {
     expect(fault(jsonSchema({ type: "object", properties: { a: 5 } }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.a"]);
     let deep: Record<string, unknown> = { type: "integer" };
     for (let i = 0; i < 10_000; i++) deep = { type: "array", items: deep };
-    expect(fault(jsonSchema(deep))).toEqual([400, "invalid_value", "response_format.json_schema.schema"]);
+    // the depth limit names where it was passed (docs/api.md, "Schema limits")
+    expect(fault(jsonSchema(deep))).toEqual([400, "invalid_value", `response_format.json_schema.schema${".items".repeat(64)}`]);
     // a lone surrogate cannot be sealed (no UTF-8 encodes it): refused here, not a 500 at sealing
     expect(fault(jsonSchema({ type: "string", description: "\ud800" }))).toEqual([400, "invalid_value", "response_format.json_schema.schema"]);
     expect(fault(jsonSchema({ type: "object", properties: { "\udc00": { type: "integer" } } }))).toEqual([400, "invalid_value", "response_format.json_schema.schema"]);
@@ -108,7 +109,7 @@ describe("response_format", () => {
   });
 
   it("schema paths: JSON pointers become request field paths", () => {
-    expect(schemaParam("")).toBe("response_format.json_schema.schema");
-    expect(schemaParam("/properties/a~1b/items/0/format")).toBe("response_format.json_schema.schema.properties.a/b.items[0].format");
+    expect(schemaParam("", SCHEMA_PARAM)).toBe("response_format.json_schema.schema");
+    expect(schemaParam("/properties/a~1b/items/0/format", SCHEMA_PARAM)).toBe("response_format.json_schema.schema.properties.a/b.items[0].format");
   });
 });

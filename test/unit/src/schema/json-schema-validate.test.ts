@@ -1,6 +1,7 @@
 // The JSON Schema checker the tests read answers with (src/schema/validate.ts) and the JSON text normaliser (agent/engine/grammar/json-text.ts).
 import { describe, expect, it } from "vitest";
 import { pointer, pointerKeys } from "../../../../src/schema/json-pointer.ts";
+import { SchemaBudget } from "../../../../src/schema/bounds.ts";
 import { resolveLocalRef, validate } from "../../../../src/schema/validate.ts";
 import { normalizeJsonText } from "../../../../agent/engine/grammar/json-text.ts";
 
@@ -25,6 +26,23 @@ describe("validate", () => {
     bad("aBc", { pattern: "^[a-z]+$" });
     ok("xx1yy", { pattern: "\\d" });
     expect(validate("x", { pattern: "(" })[0]?.message).toContain("not a valid regular expression");
+  });
+
+  it("patterns run on RE2: no backtracking blow-up, ECMA-262 spellings translated, backreferences and lookaround refused", () => {
+    // on JavaScript's RegExp this one input takes longer than the test's time limit
+    bad(`${"a".repeat(60)}b`, { pattern: "^(a|aa)+$" });
+    ok("a".repeat(60), { pattern: "^(a|aa)+$" });
+    ok("ab12", { pattern: "^(?<word>[a-z]+)\\d+$" });
+    ok("A", { pattern: "^\\u0041$" });
+    ok("é", { pattern: "^\\p{L}$" });
+    expect(validate("aa", { pattern: "^(a)\\1$" })[0]?.message).toContain("backreference");
+    expect(validate("a", { pattern: "^(?=a)a" })[0]?.message).toContain("lookaround");
+    expect(validate({ ab: 1 }, { patternProperties: { "(?<=a)b": {} } })[0]?.message).toContain("lookaround");
+  });
+
+  it("a walk past its budget throws schema_too_complex instead of running on", () => {
+    const loop = { allOf: [{ $ref: "#" }, { $ref: "#" }] };
+    expect(() => validate("x", loop, loop, new SchemaBudget(500))).toThrow(expect.objectContaining({ code: "schema_too_complex" }));
   });
 
   it("minimum, maximum, exclusive bounds (2020-12 numbers and draft-04 booleans), multipleOf", () => {

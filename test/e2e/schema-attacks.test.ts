@@ -1,0 +1,60 @@
+// docs/api.md "Schema limits" end to end, against a real `svc-gateway serve` and a synthetic agent: every schema
+// of the attack corpus (test/fixtures/schema-attacks.ts) gets its 400 over HTTP, authentication and the key's
+// rate limits run before any schema work, and an honest caller is served all the while.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SCHEMA_PARAM, schemaParam } from "../../src/schema/schema-fault.ts";
+import { SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
+import { OPERATOR_KEY, post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+
+const ATTACK_KEY = "sk-svc_operator-attack-0123456789";
+const LIMITED_KEY = "sk-svc_operator-limited-0123456789";
+const RPM = 40;
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGateway({
+    args: ["--key-rpm", String(RPM)],
+    agentArgs: ["--engine", "synthetic"],
+    env: { SVC_OPERATOR_KEYS: [OPERATOR_KEY, ATTACK_KEY, LIMITED_KEY].join(",") },
+  });
+}, 60_000);
+afterAll(() => gw.stop());
+
+const chat = (key: string, extra: Record<string, unknown>) =>
+  post({ url: gw.url, key }, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }], max_tokens: 4, ...extra });
+const withSchema = (schema: unknown) => ({ response_format: { type: "json_schema", json_schema: { name: "attack", schema } } });
+/** The attack's body as text: the deepest schemas cannot go through JSON.stringify. */
+const attackBody = (attack: SchemaAttack) =>
+  `{"model":"qwen3-4b","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"response_format":{"type":"json_schema","json_schema":{"name":"attack","schema":${attack.text ?? JSON.stringify(attack.schema)}}}}`;
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; param: string | null; message: string } }).error;
+
+describe("Schema limits: the attack corpus over HTTP", () => {
+  it("each hostile schema is a 400 naming its limit and place, and an honest caller is served meanwhile", async () => {
+    const honest = chat(OPERATOR_KEY, {});
+    for (const attack of SCHEMA_ATTACKS) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ATTACK_KEY}`, "content-type": "application/json" },
+        body: attackBody(attack),
+      });
+      const error = await errorOf(res);
+      expect([res.status, error.code, error.param], attack.name).toEqual([400, attack.code, schemaParam(attack.pointer, SCHEMA_PARAM)]);
+      expect(error.message, attack.name).toContain(attack.says);
+    }
+    expect((await honest).status).toBe(200);
+    expect((await chat(OPERATOR_KEY, {})).status).toBe(200);
+  });
+
+  it("authentication comes before any schema work: a hostile schema without a valid key is a 401", async () => {
+    const res = await chat("sk-svc_not-a-key-0123456789", withSchema(SCHEMA_ATTACKS[0]!.schema));
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).code).toBe("invalid_api_key");
+  });
+
+  it("the key's rate limit comes before any schema work: past its requests per minute, hostile schemas get 429", async () => {
+    const codes: string[] = [];
+    for (let i = 0; i <= RPM; i++) codes.push((await errorOf(await chat(LIMITED_KEY, withSchema(SCHEMA_ATTACKS[0]!.schema)))).code);
+    expect(codes.slice(0, RPM).every((c) => c === "invalid_value")).toBe(true);
+    expect(codes[RPM]).toBe("rate_limited");
+  });
+});
