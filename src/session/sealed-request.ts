@@ -103,7 +103,7 @@ export function receiptVersion(request: Pick<SessionPlaintext, "tools" | "reason
 }
 
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
-export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value", "unsupported_parameter"] as const;
+export const PROVIDER_ERROR_CODES = ["provider_error", "context_length_exceeded", "invalid_value", "unsupported_parameter", "schema_too_complex"] as const;
 
 export const SessionFrameSchema = z.discriminatedUnion("type", [
   ...AnswerPieceSchema.options,

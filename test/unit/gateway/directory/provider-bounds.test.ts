@@ -89,6 +89,7 @@ describe("DESIGN §8 A provider's errors", () => {
       error: { message: "Provider abcd found a value this model cannot take in logit_bias.999999; change it.", type: "invalid_request_error", code: "invalid_value", param: "logit_bias.999999", svc_action: "fix_request" },
     });
     expect(callerError({ code: "context_length_exceeded", param: "messages" }, "abcd", fields)?.status).toBe(400);
+    expect(callerError({ code: "schema_too_complex", param: "response_format.json_schema.schema.properties" }, "abcd", fields)).toMatchObject({ status: 400, code: "schema_too_complex" });
   });
 
   it("a param that names no field the caller sent is dropped", () => {
