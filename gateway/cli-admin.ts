@@ -9,7 +9,8 @@ import { measure } from "../src/trust/measure.ts";
 import { signManifest } from "../src/trust/release-manifest.ts";
 import { Signer } from "../src/crypto/signing.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
-import { listKeys, setKeyLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { createUserKey, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
@@ -112,11 +113,51 @@ export function addAdminCommands(program: Command): void {
     });
 
   keys
+    .command("create")
+    .description("make an API key for a signed-in user (shown once), within the cap on live keys per user")
+    .requiredOption("--user <id>", "the user's id, from users list", positiveInteger)
+    .option("--name <label>", "what the key is for", "cli")
+    .option("--max-keys-per-user <n>", "the cap, as given to serve", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
+    .addOption(dataDirOption())
+    .action((opts: { user: number; name: string; maxKeysPerUser: number; dataDir: string }) => {
+      const { key, secret } = withKeyStore(opts.dataDir, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
+      console.error(`svc-gateway: key ${key.id} (${key.name}) for user ${opts.user}; it is shown once:`);
+      console.log(secret);
+    });
+
+  keys
     .command("usage")
     .description("requests and tokens per key (operator keys too) and per provider over the last N UTC days, from verified receipts")
     .option("--days <n>", "how many days, today included", positiveInteger, USAGE_DAYS)
     .addOption(dataDirOption())
     .action((opts: { dataDir: string; days: number }) => {
       console.log(withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
+    });
+}
+
+/** `svc-gateway users`: who has signed in, and each user's limits over all of their keys. */
+export function addUserCommands(program: Command): void {
+  const users = program.command("users").description("signed-in users: list them with their live keys, set a user's rate limits over all their keys");
+  const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
+
+  users
+    .command("list")
+    .description("every user, oldest first: id, email, live keys, per-user rate limits")
+    .addOption(dataDirOption())
+    .action((opts: { dataDir: string }) => {
+      for (const line of withKeyStore(opts.dataDir, listUsers)) console.log(line);
+    });
+
+  users
+    .command("limit")
+    .argument("<user-id>", "the user's id, from users list", positiveInteger)
+    .description("override the serve --user-* defaults for one user (N, or `default`); a running gateway applies it within 10 s")
+    .option("--concurrency <n>", "requests in flight over all the user's keys", limitOverride)
+    .option("--rpm <n>", "requests per minute over all the user's keys", limitOverride)
+    .option("--tpm <n>", "tokens per minute over all the user's keys", limitOverride)
+    .addOption(dataDirOption())
+    .action((userId: number, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+      const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
+      console.log(withKeyStore(opts.dataDir, (store) => setUserLimits(store, userId, changes)));
     });
 }

@@ -9,8 +9,9 @@ import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
+import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
 import { enrollmentLookup } from "./keys/provider-tokens.ts";
-import { addAdminCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
+import { addAdminCommands, addUserCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
@@ -56,6 +57,10 @@ interface ServeFlags extends CoordinatorFlags {
   keyConcurrency?: number;
   keyRpm?: number;
   keyTpm?: number;
+  userConcurrency?: number;
+  userRpm?: number;
+  userTpm?: number;
+  maxKeysPerUser: number;
   authFailuresPerMinute: number;
   trustProxy?: boolean;
 }
@@ -145,6 +150,10 @@ export function gatewayProgram(): Command {
       .option("--key-concurrency <n>", "each API key's limit on requests in flight (default: unlimited)", positiveInteger)
       .option("--key-rpm <n>", "each API key's limit on requests per minute (default: unlimited)", positiveInteger)
       .option("--key-tpm <n>", "each API key's limit on tokens per minute, from receipts (default: unlimited)", positiveInteger)
+      .option("--user-concurrency <n>", "each user's limit on requests in flight over all their keys (default: unlimited)", positiveInteger)
+      .option("--user-rpm <n>", "each user's limit on requests per minute over all their keys (default: unlimited)", positiveInteger)
+      .option("--user-tpm <n>", "each user's limit on tokens per minute over all their keys, from receipts (default: unlimited)", positiveInteger)
+      .option("--max-keys-per-user <n>", "live API keys one user may hold; past it, creating one is refused", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
   ).action(async (flags: ServeFlags) => {
@@ -175,9 +184,11 @@ export function gatewayProgram(): Command {
       reasoningFormat: flags.reasoningFormat,
       limits: {
         keyDefaults: { concurrency: flags.keyConcurrency, rpm: flags.keyRpm, tpm: flags.keyTpm },
+        userDefaults: { concurrency: flags.userConcurrency, rpm: flags.userRpm, tpm: flags.userTpm },
         authFailuresPerMinute: flags.authFailuresPerMinute,
         trustProxy: flags.trustProxy === true,
       },
+      maxKeysPerUser: flags.maxKeysPerUser,
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
@@ -238,5 +249,6 @@ export function gatewayProgram(): Command {
   });
 
   addAdminCommands(program);
+  addUserCommands(program);
   return program;
 }

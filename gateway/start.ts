@@ -58,8 +58,10 @@ export interface ServeOptions {
   keepaliveMs?: number;
   /** What a request that names no reasoning_format gets (default "none": reasoning stays in content, SPEC §1). */
   reasoningFormat?: ReasoningFormat;
-  /** Per-key rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
+  /** Per-key and per-user rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
   limits?: LimitSettings;
+  /** `--max-keys-per-user`: live keys one user may hold (default DEFAULT_MAX_KEYS_PER_USER). */
+  maxKeysPerUser?: number;
   /** Slowloris limits on the request head and body. */
   httpTimeouts?: HttpTimeouts;
   heartbeatMs?: number;
@@ -84,8 +86,8 @@ export interface RunningGateway {
 }
 
 /** The user keys, cookies and OIDC client behind the settings page. */
-function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins): SignIn {
-  const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
+function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): SignIn {
+  const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"), undefined, maxKeysPerUser);
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
@@ -130,13 +132,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
   const admins: Admins = new Admins(options.adminEmails ?? [], (req): boolean => limiter.authenticate(req, () => auth.authenticate(req.headers.authorization)).kind === "operator");
-  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
+  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser);
   // the embedded coordinator is reached in-process; a remote one over its WebSocket
   const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }));
   const metrics = new GatewayMetrics(() => directory.connected);
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
     overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
+    userOverrides: (userId) => signIn?.users.userLimits(userId),
     limited: (limit) => metrics.rateLimited(limit),
   });
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
