@@ -38,7 +38,7 @@ export function addAdminCommands(program: Command): void {
       }
       console.error(`svc-gateway: enrollment token ${token.id} (${token.name}${expiresAt === null ? "" : `, expires ${new Date(expiresAt).toISOString()}`}); it is shown once:`);
       console.log(secret);
-      console.error(`svc-gateway: the provider joins with: SVC_PROVIDER_TOKEN=${secret} svc-agent start --coordinator URL`);
+      console.error("svc-gateway: the provider saves it to a file only they can read and joins with: svc-agent start --coordinator URL --token-file FILE (or SVC_PROVIDER_TOKEN)");
     });
 
   providers

@@ -11,6 +11,7 @@ import { makePrivateDataDir } from "./keys/private-files.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
 import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
 import { addAdminCommands, addUserCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
@@ -21,6 +22,7 @@ import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsage
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
+import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
 
 interface CoordinatorFlags {
@@ -30,7 +32,6 @@ interface CoordinatorFlags {
   attestationRoots?: string;
   dataDir: string;
   openEnrollment?: boolean;
-  gatewaySecret?: string;
   maxQueuePerProvider: number;
   maxQueuePerAlias: number;
   maxQueuedMs: number;
@@ -51,7 +52,6 @@ interface ServeFlags extends CoordinatorFlags {
   bodyTimeoutMs: number;
   oidcIssuer?: string;
   oidcClientId?: string;
-  oidcClientSecret?: string;
   publicUrl?: string;
   adminEmails?: string[];
   keyConcurrency?: number;
@@ -98,6 +98,7 @@ function coordinatorOptions(command: Command): Command {
     .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
     .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
+    .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
     .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
@@ -121,7 +122,8 @@ export function gatewayProgram(): Command {
       .addHelpText(
         "after",
         "\nEnvironment:\n  SVC_OPERATOR_KEYS        comma-separated operator API keys (valid on every route; never shown on the settings page)\n" +
-          "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_ADMIN_EMAILS, SVC_GATEWAY_SECRET  (the flags above)",
+          "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_ADMIN_EMAILS, SVC_GATEWAY_SECRET  (the flags above)\n" +
+          "  Secrets: pass them as SVC_* variables or --*-file FILE; on the command line other local users can read them in ps",
       )
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
@@ -141,6 +143,7 @@ export function gatewayProgram(): Command {
       .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
       .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
       .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
+      .addOption(secretFileOption("--oidc-client-secret", "the client secret"))
       .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL"))
       .addOption(
         new Option("--admin-emails <list>", "comma-separated emails of signed-in users who see every user's usage at /settings/usage")
@@ -156,20 +159,22 @@ export function gatewayProgram(): Command {
       .option("--max-keys-per-user <n>", "live API keys one user may hold; past it, creating one is refused", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
-  ).action(async (flags: ServeFlags) => {
+  ).action(async (flags: ServeFlags, command: Command) => {
     const [{ serve }, { oidcSettings }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts")]);
+    const gatewaySecret = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
+    const oidcClientSecret = takeSecret(command, "--oidc-client-secret", "SVC_OIDC_CLIENT_SECRET", "svc-gateway");
     const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
     const oidc =
       flags.oidcIssuer === undefined
         ? undefined
-        : oidcSettings({ issuer: flags.oidcIssuer, clientId: flags.oidcClientId, clientSecret: flags.oidcClientSecret, publicUrl: flags.publicUrl });
+        : oidcSettings({ issuer: flags.oidcIssuer, clientId: flags.oidcClientId, clientSecret: oidcClientSecret, publicUrl: flags.publicUrl });
     const running = await serve({
       host: flags.host,
       port: flags.port,
       coordinatorUrl: flags.coordinator,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
-      gatewaySecret: flags.gatewaySecret,
+      gatewaySecret,
       openEnrollment: flags.openEnrollment,
       queueLimits: queueLimits(flags),
       catalogPath: flags.catalog,
@@ -197,7 +202,7 @@ export function gatewayProgram(): Command {
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
     const where = running.embedded ? "embedded coordinator" : "remote coordinator";
     console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
-    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token TOKEN (svc-gateway providers enroll prints one)`);
+    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
     if (running.signIn) {
       console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
@@ -221,9 +226,12 @@ export function gatewayProgram(): Command {
       .description("run a coordinator alone (catalog, provider directory, queues, sealed relay) for gateways to share")
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
-  ).action(async (flags: CoordinatorFlags & { port: number }) => {
+  ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
     const { startCoordinator } = await import("./coordinator/start.ts");
+    const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
     const store = openStore(flags.dataDir);
+    // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
+    const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
     const running = await startCoordinator({
       host: flags.host,
       port: flags.port,
@@ -232,13 +240,14 @@ export function gatewayProgram(): Command {
       rootsDir: flags.attestationRoots,
       enrollment: enrollmentLookup(store),
       openEnrollment: flags.openEnrollment,
-      gatewaySecret: flags.gatewaySecret,
+      gatewaySecret: given ?? made!.secret,
       limits: queueLimits(flags),
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
     });
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
+    if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
     console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));

@@ -1,7 +1,6 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
 import type { ReasoningFormat } from "./openai/tools-request.ts";
-import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
@@ -21,6 +20,7 @@ import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
 import { UserKeys } from "./keys/user-keys.ts";
@@ -39,7 +39,10 @@ export interface ServeOptions {
   coordinatorPort: number;
   /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
   coordinatorHost?: string;
-  /** `--gateway-secret`: presented to a remote coordinator; the embedded one gets a fresh one when unset. */
+  /**
+   * `--gateway-secret`: presented to a remote coordinator, or taken by the embedded one. Unset, the data dir's
+   * `gateway-secret` is used, made there for an embedded coordinator; a remote one without it is an error.
+   */
   gatewaySecret?: string;
   /** `--open-enrollment`: the embedded coordinator admits any machine as a provider. */
   openEnrollment?: boolean;
@@ -94,6 +97,18 @@ function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, lo
   return { oidc, sessions, users, flash: new NewKeyFlash(), admins };
 }
 
+/** The data dir's gateway secret: made for an embedded coordinator, required from a remote one's operator. */
+function linkSecret(dataDir: string, coordinatorUrl: string | undefined): string {
+  if (coordinatorUrl === undefined) return dataDirGatewaySecret(dataDir).secret;
+  const shared = existingGatewaySecret(dataDir);
+  if (shared === undefined) {
+    throw new Error(
+      `--coordinator ${coordinatorUrl}: no gateway secret; pass --gateway-secret-file FILE (the coordinator's DATA_DIR/${GATEWAY_SECRET_FILE}) or SVC_GATEWAY_SECRET`,
+    );
+  }
+  return shared;
+}
+
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   const catalog = loadCatalog(options.catalogPath);
@@ -102,8 +117,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
   const store = SqliteKeyStore.open(options.dataDir);
   let coordinator: RunningCoordinator | undefined;
-  // the embedded coordinator takes only this gateway's link: a secret made now, known to no one else
-  const gatewaySecret = options.gatewaySecret ?? (options.coordinatorUrl === undefined ? randomBytes(32).toString("base64url") : undefined);
+  const gatewaySecret = options.gatewaySecret ?? linkSecret(options.dataDir, options.coordinatorUrl);
   if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {
     options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
   }

@@ -104,7 +104,7 @@ try {
       "",
       "  # its svc_receipt is signed by the provider: save the answer (add > answer.json) and check it against",
       "  # this gateway's provider listing (without --providers the check can only say UNVERIFIED)",
-      `  npx svc-agent verify answer.json --providers ${base} --api-key ${key}`,
+      `  SVC_API_KEY=${key} npx svc-agent verify answer.json --providers ${base}`,
       "",
       "  # the provider's set-up as svc-agent doctor checks it, with the flags this agent was started with",
       `  npx svc-agent doctor ${agentFlags.join(" ")}`,

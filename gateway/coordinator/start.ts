@@ -6,7 +6,7 @@ import { loadRoots } from "../../src/trust/hardware-chain.ts";
 import { loadReleaseKeys } from "../../src/trust/release-manifest.ts";
 import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
-import { isLoopbackHost, type Enrollment } from "./admission.ts";
+import type { Enrollment } from "./admission.ts";
 import type { QueueLimits } from "./registry.ts";
 import { createCoordinatorServer, type CoordinatorServer } from "./server.ts";
 
@@ -22,8 +22,8 @@ export interface StartCoordinatorOptions {
   enrollment?: (token: string) => Promise<Enrollment | undefined>;
   /** `--open-enrollment`: any machine may join as a provider. */
   openEnrollment?: boolean;
-  /** `--gateway-secret`: what gateways must present to link. */
-  gatewaySecret?: string;
+  /** `--gateway-secret`, or the data dir's: what gateways must present to link, loopback included. */
+  gatewaySecret: string;
   limits?: Partial<QueueLimits>;
   logger: Logger;
   heartbeatMs?: number;
@@ -54,18 +54,13 @@ function flagged<T>(flag: string, load: () => T): T {
 }
 
 export async function startCoordinator(options: StartCoordinatorOptions): Promise<RunningCoordinator> {
-  const loopbackOnly = isLoopbackHost(options.host);
-  if (options.gatewaySecret === undefined && !loopbackOnly) {
-    options.logger.warn({ host: options.host }, "no --gateway-secret: this coordinator listens beyond loopback, so it refuses every gateway");
-  }
   const { server, dropLinks, openLocalLink } = createCoordinatorServer({
     catalog: options.catalog,
     anchors: trustAnchors(options.releaseKeysPath, options.rootsDir),
     admission: {
       enrollment: options.enrollment ?? (() => Promise.resolve(undefined)),
       openEnrollment: options.openEnrollment ?? false,
-      ...(options.gatewaySecret === undefined ? {} : { gatewaySecret: new SecretSet([options.gatewaySecret]) }),
-      loopbackOnly,
+      gatewaySecret: new SecretSet([options.gatewaySecret]),
     },
     limits: options.limits,
     logger: options.logger,
