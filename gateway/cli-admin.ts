@@ -53,7 +53,7 @@ export function addAdminCommands(program: Command): void {
 
   providers
     .command("revoke")
-    .description("revoke an enrollment token: no new connections with it; connected agents leave at their next challenge")
+    .description("revoke an enrollment token: no new connections with it; agents connected with it are disconnected within seconds")
     .argument("<id>", "the token's id (ptk_…), from providers list")
     .addOption(storeOption())
     .action((id: string, opts: { dataDir: string }) => {

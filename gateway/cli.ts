@@ -10,7 +10,7 @@ import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limi
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
-import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
 import { addAdminCommands, addUserCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
 import { parseAdminEmails } from "./web/admins.ts";
@@ -239,6 +239,7 @@ export function gatewayProgram(): Command {
       releaseKeysPath: flags.releaseKeys,
       rootsDir: flags.attestationRoots,
       enrollment: enrollmentLookup(store),
+      liveEnrollments: liveEnrollments(store),
       openEnrollment: flags.openEnrollment,
       gatewaySecret: given ?? made!.secret,
       limits: queueLimits(flags),

@@ -19,7 +19,7 @@ import { createGatewayServer } from "./routes.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
-import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
@@ -130,6 +130,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         releaseKeysPath: options.releaseKeysPath,
         rootsDir: options.rootsDir,
         enrollment: enrollmentLookup(store),
+        liveEnrollments: liveEnrollments(store),
         openEnrollment: options.openEnrollment,
         gatewaySecret,
         limits: options.queueLimits,

@@ -13,6 +13,8 @@ export interface Enrollment {
 export interface AdmissionPolicy {
   /** The live enrollment a token stands for; undefined when it is unknown, revoked or expired. */
   enrollment(token: string): Promise<Enrollment | undefined>;
+  /** The ids of the enrollments live now: a connected agent whose enrollment leaves this set is disconnected. */
+  liveEnrollments(): Promise<ReadonlySet<string>>;
   /** `--open-enrollment`: machines with neither a token nor hardware evidence may join too. */
   openEnrollment: boolean;
   /** `--gateway-secret`, or the one made in the data dir: what gateways must present. */

@@ -19,6 +19,7 @@ import { acceptAgent } from "./agent-link.ts";
 import { gatewayRefusal, type AdmissionPolicy } from "./admission.ts";
 import { acceptGateway, gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
 import { Attestations } from "./attestations.ts";
+import { EnrollmentWatch } from "./enrollment-watch.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
 import { bearerKey } from "../http/bearer.ts";
 
@@ -55,6 +56,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const localLinks = new Set<GatewayEndpoint>();
   // one timer for every link's liveness: the coordinator's idle cost must not grow with a timer per link
   const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
+  const enrollments = new EnrollmentWatch(() => options.admission.liveEnrollments(), (err) => log.error({ err }, "could not read the live enrollments"));
 
   const ops: Ops = {
     registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size + localLinks.size })),
@@ -82,7 +84,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
       const token = bearerKey(req.headers.authorization);
       const { anchors, admission } = options;
       agents.handleUpgrade(req, socket, head, (ws) =>
-        acceptAgent(ws, remote, token, { registry, attestations, anchors, admission, log, heartbeatMs, sweep, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
+        acceptAgent(ws, remote, token, { registry, attestations, anchors, admission, log, heartbeatMs, sweep, enrollments, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
       );
     } else if (path === GATEWAY_PATH) {
       const refusal = gatewayRefusal(options.admission, req.headers.authorization);
@@ -97,6 +99,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
     }
   });
   const dropLinks = () => {
+    enrollments.stop();
     for (const ws of [...agents.clients, ...gateways.clients]) ws.terminate();
     for (const endpoint of [...localLinks]) endpoint.close();
   };

@@ -20,6 +20,8 @@ export interface StartCoordinatorOptions {
   rootsDir?: string;
   /** Looks up a provider enrollment token in the operator's key store; without it no token is valid. */
   enrollment?: (token: string) => Promise<Enrollment | undefined>;
+  /** The ids of the live enrollment tokens, read every second to disconnect revoked agents. */
+  liveEnrollments?: () => Promise<ReadonlySet<string>>;
   /** `--open-enrollment`: any machine may join as a provider. */
   openEnrollment?: boolean;
   /** `--gateway-secret`, or the data dir's: what gateways must present to link, loopback included. */
@@ -59,6 +61,7 @@ export async function startCoordinator(options: StartCoordinatorOptions): Promis
     anchors: trustAnchors(options.releaseKeysPath, options.rootsDir),
     admission: {
       enrollment: options.enrollment ?? (() => Promise.resolve(undefined)),
+      liveEnrollments: options.liveEnrollments ?? (() => Promise.resolve(new Set())),
       openEnrollment: options.openEnrollment ?? false,
       gatewaySecret: new SecretSet([options.gatewaySecret]),
     },

@@ -142,6 +142,8 @@ export interface KeyStore {
   listProviderTokens(): ProviderToken[];
   /** Revokes a live token; false when there is none with that id. */
   revokeProviderToken(id: string, now?: number): boolean;
+  /** The ids of every live (neither revoked nor expired) token: what the coordinator checks its agents against. */
+  liveProviderTokenIds(now?: number): string[];
   /** The live (neither revoked nor expired) token with this secret hash, noted as used now. */
   liveProviderToken(hash: string, now?: number): ProviderToken | undefined;
   close(): void;

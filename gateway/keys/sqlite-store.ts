@@ -275,6 +275,12 @@ export class SqliteKeyStore implements KeyStore {
     return this.sql("UPDATE provider_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes > 0;
   }
 
+  liveProviderTokenIds(now = Date.now()): string[] {
+    return this.sql<[number], { id: string }>("SELECT id FROM provider_tokens WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)")
+      .all(now)
+      .map((row) => row.id);
+  }
+
   liveProviderToken(hash: string, now = Date.now()): ProviderToken | undefined {
     return this.sql<[number, string, number], ProviderToken>(
         `UPDATE provider_tokens SET last_used_at = ? WHERE secret_sha256 = ? AND revoked_at IS NULL

@@ -172,6 +172,9 @@ describe("Provider enrollment tokens in the key store", () => {
     expect(store.liveProviderToken(secretHash(expiring.secret), 5_000)).toBeUndefined();
     expect(store.liveProviderToken(secretHash(revoked.secret), 3_000)).toBeUndefined();
     expect(store.liveProviderToken(secretHash("svc-prov_nothing"), 3_000)).toBeUndefined();
+    // the ids the coordinator's enrollment watch reads every second: the same live set
+    expect(store.liveProviderTokenIds(4_999).sort()).toEqual([live.token.id, expiring.token.id].sort());
+    expect(store.liveProviderTokenIds(5_000)).toEqual([live.token.id]);
     store.close();
   });
 });
