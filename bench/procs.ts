@@ -10,10 +10,14 @@ import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 export const OPERATOR_KEY = "sk-svc_bench_operator_key";
 
 /**
- * The bench measures the path, not admission: its agents join without tokens and its load is never turned
- * away by queue caps (enrollment is checked once per connection; the caps cost nothing until they bite).
+ * The bench measures the path, not admission: its agents join without tokens, its load is never turned
+ * away by queue caps, and a swarm's connect storm from one address is not held to the cap on pending connections
+ * (enrollment is checked once per connection; the caps cost nothing until they bite).
  */
-const OPEN_ADMISSION = ["--open-enrollment", "--max-queue-per-provider", "1000000", "--max-queue-per-alias", "1000000"];
+const OPEN_ADMISSION = [
+  "--open-enrollment", "--max-queue-per-provider", "1000000", "--max-queue-per-alias", "1000000",
+  "--max-pending-connections", "100000", "--max-pending-per-address", "100000",
+];
 
 /** `--cpu-prof DIR`: every process started after this is set writes a V8 CPU profile there on exit. */
 let profileDir: string | undefined;

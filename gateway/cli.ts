@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
+import { DEFAULT_GATE_LIMITS, type GateLimits } from "./coordinator/connection-gate.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
@@ -35,6 +36,9 @@ interface CoordinatorFlags {
   maxQueuePerProvider: number;
   maxQueuePerAlias: number;
   maxQueuedMs: number;
+  handshakeTimeoutMs: number;
+  maxPendingConnections: number;
+  maxPendingPerAddress: number;
   heartbeatMs: number;
   rechallengeMs?: number;
 }
@@ -89,6 +93,10 @@ function queueLimits(flags: CoordinatorFlags): Partial<QueueLimits> {
   return { queuePerProvider: flags.maxQueuePerProvider, queuePerAlias: flags.maxQueuePerAlias, queuedMs: flags.maxQueuedMs };
 }
 
+function gateLimits(flags: CoordinatorFlags): GateLimits {
+  return { handshakeMs: flags.handshakeTimeoutMs, maxPending: flags.maxPendingConnections, maxPendingPerAddress: flags.maxPendingPerAddress };
+}
+
 /** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
 function coordinatorOptions(command: Command): Command {
   return command
@@ -102,6 +110,9 @@ function coordinatorOptions(command: Command): Command {
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
     .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
+    .option("--handshake-timeout-ms <ms>", "coordinator port: a connection must prove itself (agent granted, gateway secret) within this", positiveInteger, DEFAULT_GATE_LIMITS.handshakeMs)
+    .option("--max-pending-connections <n>", "coordinator port: connections not yet proven, in total; more are answered 503 and closed", positiveInteger, DEFAULT_GATE_LIMITS.maxPending)
+    .option("--max-pending-per-address <n>", "coordinator port: connections not yet proven from one address (IPv6: a /64); more are answered 503 and closed", positiveInteger, DEFAULT_GATE_LIMITS.maxPendingPerAddress)
     .addOption(new Option("--heartbeat-ms <ms>", `busy link heartbeat interval: this gateway's, and the one the coordinator expects (idle agents: ${IDLE_HEARTBEAT_FACTOR}x longer)`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
     .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
 }
@@ -177,6 +188,7 @@ export function gatewayProgram(): Command {
       gatewaySecret,
       openEnrollment: flags.openEnrollment,
       queueLimits: queueLimits(flags),
+      coordinatorGate: gateLimits(flags),
       catalogPath: flags.catalog,
       releaseKeysPath: flags.releaseKeys,
       rootsDir: flags.attestationRoots,
@@ -243,6 +255,7 @@ export function gatewayProgram(): Command {
       openEnrollment: flags.openEnrollment,
       gatewaySecret: given ?? made!.secret,
       limits: queueLimits(flags),
+      gate: gateLimits(flags),
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,

@@ -23,6 +23,7 @@ import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
+import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
@@ -47,6 +48,8 @@ export interface ServeOptions {
   /** `--open-enrollment`: the embedded coordinator admits any machine as a provider. */
   openEnrollment?: boolean;
   queueLimits?: Partial<QueueLimits>;
+  /** The embedded coordinator's caps and handshake deadline for connections not yet proven. */
+  coordinatorGate?: GateLimits;
   catalogPath?: string;
   /** The embedded coordinator's trust anchors. */
   releaseKeysPath?: string;
@@ -134,6 +137,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         openEnrollment: options.openEnrollment,
         gatewaySecret,
         limits: options.queueLimits,
+        gate: options.coordinatorGate,
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,

@@ -8,6 +8,7 @@ import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
 import type { Enrollment } from "./admission.ts";
 import type { QueueLimits } from "./registry.ts";
+import type { GateLimits } from "./connection-gate.ts";
 import { createCoordinatorServer, type CoordinatorServer } from "./server.ts";
 
 export interface StartCoordinatorOptions {
@@ -27,6 +28,8 @@ export interface StartCoordinatorOptions {
   /** `--gateway-secret`, or the data dir's: what gateways must present to link, loopback included. */
   gatewaySecret: string;
   limits?: Partial<QueueLimits>;
+  /** Caps and the handshake deadline for connections not yet proven. */
+  gate?: GateLimits;
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
@@ -66,6 +69,7 @@ export async function startCoordinator(options: StartCoordinatorOptions): Promis
       gatewaySecret: new SecretSet([options.gatewaySecret]),
     },
     limits: options.limits,
+    gate: options.gate,
     logger: options.logger,
     heartbeatMs: options.heartbeatMs,
     rechallengeMs: options.rechallengeMs,
