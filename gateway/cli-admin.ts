@@ -10,12 +10,14 @@ import { signManifest } from "../src/trust/release-manifest.ts";
 import { Signer } from "../src/crypto/signing.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
 import { createUserKey, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
-import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
+import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
 export const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
+
+const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
 
 export function addAdminCommands(program: Command): void {
   const providers = program.command("providers").description("provider enrollment tokens: who may join the coordinator as a provider");
@@ -89,7 +91,6 @@ export function addAdminCommands(program: Command): void {
     });
 
   const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits, show usage");
-  const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
 
   keys
     .command("list")
@@ -99,18 +100,7 @@ export function addAdminCommands(program: Command): void {
       for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
     });
 
-  keys
-    .command("limit")
-    .argument("<key-id>", "the key's id (key_…), from keys list")
-    .description("override the serve --key-* defaults for one key (N, or `default`); a running gateway applies it within 10 s")
-    .option("--concurrency <n>", "requests in flight", limitOverride)
-    .option("--rpm <n>", "requests per minute", limitOverride)
-    .option("--tpm <n>", "tokens per minute", limitOverride)
-    .addOption(dataDirOption())
-    .action((keyId: string, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
-      const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
-      console.log(withKeyStore(opts.dataDir, (store) => setKeyLimits(store, keyId, changes)));
-    });
+  limitCommand(keys.command("limit").argument("<key-id>", "the key's id (key_…), from keys list"), "--key-* defaults for one key", "", setKeyLimits);
 
   keys
     .command("create")
@@ -138,7 +128,6 @@ export function addAdminCommands(program: Command): void {
 /** `svc-gateway users`: who has signed in, and each user's limits over all of their keys. */
 export function addUserCommands(program: Command): void {
   const users = program.command("users").description("signed-in users: list them with their live keys, set a user's rate limits over all their keys");
-  const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
 
   users
     .command("list")
@@ -148,16 +137,20 @@ export function addUserCommands(program: Command): void {
       for (const line of withKeyStore(opts.dataDir, listUsers)) console.log(line);
     });
 
-  users
-    .command("limit")
-    .argument("<user-id>", "the user's id, from users list", positiveInteger)
-    .description("override the serve --user-* defaults for one user (N, or `default`); a running gateway applies it within 10 s")
-    .option("--concurrency <n>", "requests in flight over all the user's keys", limitOverride)
-    .option("--rpm <n>", "requests per minute over all the user's keys", limitOverride)
-    .option("--tpm <n>", "tokens per minute over all the user's keys", limitOverride)
+  const limit = users.command("limit").argument("<user-id>", "the user's id, from users list", positiveInteger);
+  limitCommand(limit, "--user-* defaults for one user", " over all the user's keys", setUserLimits);
+}
+
+/** `keys limit` and `users limit`: the three overrides (N, or `default`), set on the one key or user named. */
+function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => string): void {
+  command
+    .description(`override the serve ${defaults} (N, or \`default\`); a running gateway applies it within 10 s`)
+    .option("--concurrency <n>", `requests in flight${scope}`, limitOverride)
+    .option("--rpm <n>", `requests per minute${scope}`, limitOverride)
+    .option("--tpm <n>", `tokens per minute${scope}`, limitOverride)
     .addOption(dataDirOption())
-    .action((userId: number, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+    .action((id: Id, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
       const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
-      console.log(withKeyStore(opts.dataDir, (store) => setUserLimits(store, userId, changes)));
+      console.log(withKeyStore(opts.dataDir, (store) => set(store, id, changes)));
     });
 }
