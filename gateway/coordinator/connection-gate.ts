@@ -15,7 +15,11 @@ export interface GateLimits {
   maxPendingPerAddress: number;
 }
 
-export const DEFAULT_GATE_LIMITS: GateLimits = { handshakeMs: 5_000, maxPending: 1_024, maxPendingPerAddress: 128 };
+/**
+ * 10 s to prove itself: an honest agent's first grant may wait on its hardware attestor (a program it runs per
+ * connection) on a loaded machine, the same floor as the answer to a re-challenge (agent-link.ts).
+ */
+export const DEFAULT_GATE_LIMITS: GateLimits = { handshakeMs: 10_000, maxPending: 1_024, maxPendingPerAddress: 128 };
 
 const OVER_CAP = "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\nretry-after: 5\r\ncontent-length: 0\r\n\r\n";
 

@@ -42,10 +42,12 @@ describe("npm start", () => {
     const saved = await res.text();
     const answer = JSON.parse(saved) as { choices: { message: { content: string } }[]; svc_receipt: { model_id: string } };
     expect(answer.svc_receipt.model_id).toBe("tiny-random");
-    // and the receipt check it prints next
-    const [file, ...flags] = /npx svc-agent verify (.+)/.exec(text)![1]!.split(" ");
+    // and the receipt check it prints next, its key in the environment rather than on the command line
+    const [, key, rest] = /SVC_API_KEY=(\S+) npx svc-agent verify (.+)/.exec(text)!;
+    const [file, ...flags] = rest!.split(" ");
+    expect(flags).not.toContain(key);
     writeFileSync(join(dataDir, file!), saved);
-    const verified = await runCli("svc-agent", ["verify", join(dataDir, file!), ...flags]);
+    const verified = await runCli("svc-agent", ["verify", join(dataDir, file!), ...flags], { SVC_API_KEY: key! });
     expect(verified.code, verified.stdout).toBe(0);
     expect(verified.stdout).toContain("VALID: receipt rcpt_");
   });
