@@ -25,6 +25,8 @@ import { collect, existingModelFile, hexKey, httpUrl, nonNegativeInteger, oneLin
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
+import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
+
 
 interface RunFlags extends StartFlags {
   heartbeatMs: number;
@@ -106,7 +108,8 @@ export function agentProgram(): Command {
     .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
     .addOption(new Option("--heartbeat-ms <ms>", `link heartbeat interval while running a session; ${IDLE_HEARTBEAT_FACTOR}x longer while idle`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
     .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,first-token-delay-ms=N,endless=CHARS,tool-call=NAME,error=CODE,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
-    .action(async (flags: RunFlags) => {
+    .action(async (flags: RunFlags, command: Command) => {
+      const token = takeSecret(command, "--token", "SVC_PROVIDER_TOKEN", "svc-agent");
       // under a service manager the lines go to a rotating file; a failure to start is logged there too
       const file = flags.logFile === undefined ? undefined : new RotatingLog(flags.logFile, flags.logMaxMb);
       const log = (line: string) => {
@@ -127,7 +130,7 @@ export function agentProgram(): Command {
         name: flags.name,
         threads: flags.threads,
         heartbeatMs: flags.heartbeatMs,
-        token: flags.token,
+        token,
         faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
         ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
         log,
@@ -153,19 +156,20 @@ export function agentProgram(): Command {
     .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check; or, with --attestation, a provider's attestation record")
     .argument("[file]", "what the gateway returned, saved to a file")
     .option("--providers <url>", "a provider listing ({gateway}/v1/providers): it must list the receipt's provider at the receipt's rung and serial", httpUrl)
-    .option("--api-key <key>", "API key for --providers (default: $SVC_API_KEY)")
+    .addOption(new Option("--api-key <key>", "API key for --providers").env("SVC_API_KEY"))
+    .addOption(secretFileOption("--api-key", "the API key for --providers"))
     .option("--key <hex>", "the provider's Ed25519 public key (64 hex characters), known some other way: it must have signed", hexKey)
     .addOption(new Option("--provider-key <hex>", "the same as --key").argParser(hexKey).conflicts("key"))
     .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails")
     .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
     .addOption(
       new Option("--attestation <file>", "instead of a receipt, re-check a saved GET /v1/providers/{id}/attestation record: exit 0 VALID, 1 INVALID, 3 not checked or could not check")
-        .conflicts(["providers", "apiKey", "key", "providerKey", "trustOnFirstUse", "nonce"]),
+        .conflicts(["providers", "apiKey", "apiKeyFile", "key", "providerKey", "trustOnFirstUse", "nonce"]),
     )
     .option("--roots <dir>", "with --attestation: the attestation roots you trust (.pem/.crt), for the hardware rung")
     .option("--release-keys <file>", "with --attestation: the release keys you trust (one hex key a line), for the transparent rung")
     .action(async (file: string | undefined, flags: VerifyFlags & AttestationFlags & { attestation?: string }, command: Command) => {
-      const apiKey = flags.apiKey ?? process.env.SVC_API_KEY;
+      const apiKey = takeSecret(command, "--api-key", "SVC_API_KEY", "svc-agent");
       // FILE is required unless --attestation names the file: commander's own words when neither is given
       if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
       if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });

@@ -96,7 +96,7 @@ export async function peerBench(dir: string, tiny: WrittenTinyCatalog, quick: bo
     // svc, remote coordinator (`serve --coordinator URL`: the WebSocket fabric)
     const coordinator = await startCoordinator(dir, tiny.catalogPath, "peer-svc-coordinator");
     stops.push(() => coordinator.proc.stop());
-    const remote = await startGateway(dir, { coordinatorUrl: coordinator.url, catalogPath: tiny.catalogPath, name: "peer-svc-gateway-remote" });
+    const remote = await startGateway(dir, { coordinator, catalogPath: tiny.catalogPath, name: "peer-svc-gateway-remote" });
     stops.push(() => remote.proc.stop());
     const remoteAgents = await startSwarm(dir, coordinator.url, tiny.catalogPath, AGENTS, MOCK_TOKENS, 0, "peer-svc-agents-remote");
     stops.push(() => remoteAgents.proc.stop());

@@ -10,10 +10,14 @@ import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 export const OPERATOR_KEY = "sk-svc_bench_operator_key";
 
 /**
- * The bench measures the path, not admission: its agents join without tokens and its load is never turned
- * away by queue caps (enrollment is checked once per connection; the caps cost nothing until they bite).
+ * The bench measures the path, not admission: its agents join without tokens, its load is never turned
+ * away by queue caps, and a swarm's connect storm from one address is not held to the cap on pending connections
+ * (enrollment is checked once per connection; the caps cost nothing until they bite).
  */
-const OPEN_ADMISSION = ["--open-enrollment", "--max-queue-per-provider", "1000000", "--max-queue-per-alias", "1000000"];
+const OPEN_ADMISSION = [
+  "--open-enrollment", "--max-queue-per-provider", "1000000", "--max-queue-per-alias", "1000000",
+  "--max-pending-connections", "100000", "--max-pending-per-address", "100000",
+];
 
 /** `--cpu-prof DIR`: every process started after this is set writes a V8 CPU profile there on exit. */
 let profileDir: string | undefined;
@@ -34,17 +38,18 @@ export function startBenchProcess(dir: string, name: string, script: string, arg
 }
 
 /** `svc-gateway coordinator` alone, so its memory and CPU are measured apart from the gateway's. */
-export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator"): Promise<{ proc: Proc; url: string }> {
+export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator"): Promise<{ proc: Proc; url: string; secretFile: string }> {
   const args = ["--port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : [])];
   const proc = await startReady("svc-gateway coordinator", args, benchOptions(dir, name));
-  return { proc, url: proc.ready.coordinator };
+  // given no --gateway-secret, the coordinator made one in its data dir: its gateways present it
+  return { proc, url: proc.ready.coordinator, secretFile: join(dir, `${name}-data`, "gateway-secret") };
 }
 
 /** `svc-gateway serve`, with the given coordinator, or an embedded one when none is given. */
-export async function startGateway(dir: string, options: { coordinatorUrl?: string; catalogPath?: string; name?: string } = {}) {
+export async function startGateway(dir: string, options: { coordinator?: { url: string; secretFile: string }; catalogPath?: string; name?: string } = {}) {
   const name = options.name ?? "gateway";
   const args = ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION];
-  if (options.coordinatorUrl) args.push("--coordinator", options.coordinatorUrl);
+  if (options.coordinator) args.push("--coordinator", options.coordinator.url, "--gateway-secret-file", options.coordinator.secretFile);
   if (options.catalogPath) args.push("--catalog", options.catalogPath);
   const proc = await startReady("svc-gateway serve", args, benchOptions(dir, name, { SVC_OPERATOR_KEYS: OPERATOR_KEY }));
   return { proc, url: proc.ready.gateway, coordinatorUrl: proc.ready.coordinator };

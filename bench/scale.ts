@@ -88,7 +88,7 @@ export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: b
   const counts = only ?? (quick ? [1, 10, 100] : [1, 10, 100, 1000]);
   const seconds = quick ? 2 : 4;
   const coordinator = await startCoordinator(dir, tiny.catalogPath);
-  const gateway = await startGateway(dir, { coordinatorUrl: coordinator.url, catalogPath: tiny.catalogPath, name: "scale-gateway" });
+  const gateway = await startGateway(dir, { coordinator, catalogPath: tiny.catalogPath, name: "scale-gateway" });
   const client = new LoadClient({ url: gateway.url, key: OPERATOR_KEY }, 1024);
   const agents: AgentStep[] = [];
   const sweep: SweepStep[] = [];

@@ -9,12 +9,15 @@ import { measure } from "../src/trust/measure.ts";
 import { signManifest } from "../src/trust/release-manifest.ts";
 import { Signer } from "../src/crypto/signing.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
-import { listKeys, setKeyLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { createUserKey, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
 export const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
+
+const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
 
 export function addAdminCommands(program: Command): void {
   const providers = program.command("providers").description("provider enrollment tokens: who may join the coordinator as a provider");
@@ -37,7 +40,7 @@ export function addAdminCommands(program: Command): void {
       }
       console.error(`svc-gateway: enrollment token ${token.id} (${token.name}${expiresAt === null ? "" : `, expires ${new Date(expiresAt).toISOString()}`}); it is shown once:`);
       console.log(secret);
-      console.error(`svc-gateway: the provider joins with: SVC_PROVIDER_TOKEN=${secret} svc-agent start --coordinator URL`);
+      console.error("svc-gateway: the provider saves it to a file only they can read and joins with: svc-agent start --coordinator URL --token-file FILE (or SVC_PROVIDER_TOKEN)");
     });
 
   providers
@@ -52,7 +55,7 @@ export function addAdminCommands(program: Command): void {
 
   providers
     .command("revoke")
-    .description("revoke an enrollment token: no new connections with it; connected agents leave at their next challenge")
+    .description("revoke an enrollment token: no new connections with it; agents connected with it are disconnected within seconds")
     .argument("<id>", "the token's id (ptk_…), from providers list")
     .addOption(storeOption())
     .action((id: string, opts: { dataDir: string }) => {
@@ -88,7 +91,6 @@ export function addAdminCommands(program: Command): void {
     });
 
   const keys = program.command("keys").description("user API keys in the key store: list them, set a key's rate limits, show usage");
-  const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
 
   keys
     .command("list")
@@ -98,17 +100,19 @@ export function addAdminCommands(program: Command): void {
       for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
     });
 
+  limitCommand(keys.command("limit").argument("<key-id>", "the key's id (key_…), from keys list"), "--key-* defaults for one key", "", setKeyLimits);
+
   keys
-    .command("limit")
-    .argument("<key-id>", "the key's id (key_…), from keys list")
-    .description("override the serve --key-* defaults for one key (N, or `default`); a running gateway applies it within 10 s")
-    .option("--concurrency <n>", "requests in flight", limitOverride)
-    .option("--rpm <n>", "requests per minute", limitOverride)
-    .option("--tpm <n>", "tokens per minute", limitOverride)
+    .command("create")
+    .description("make an API key for a signed-in user (shown once), within the cap on live keys per user")
+    .requiredOption("--user <id>", "the user's id, from users list", positiveInteger)
+    .option("--name <label>", "what the key is for", "cli")
+    .option("--max-keys-per-user <n>", "the cap, as given to serve", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
     .addOption(dataDirOption())
-    .action((keyId: string, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
-      const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
-      console.log(withKeyStore(opts.dataDir, (store) => setKeyLimits(store, keyId, changes)));
+    .action((opts: { user: number; name: string; maxKeysPerUser: number; dataDir: string }) => {
+      const { key, secret } = withKeyStore(opts.dataDir, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
+      console.error(`svc-gateway: key ${key.id} (${key.name}) for user ${opts.user}; it is shown once:`);
+      console.log(secret);
     });
 
   keys
@@ -118,5 +122,35 @@ export function addAdminCommands(program: Command): void {
     .addOption(dataDirOption())
     .action((opts: { dataDir: string; days: number }) => {
       console.log(withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
+    });
+}
+
+/** `svc-gateway users`: who has signed in, and each user's limits over all of their keys. */
+export function addUserCommands(program: Command): void {
+  const users = program.command("users").description("signed-in users: list them with their live keys, set a user's rate limits over all their keys");
+
+  users
+    .command("list")
+    .description("every user, oldest first: id, email, live keys, per-user rate limits")
+    .addOption(dataDirOption())
+    .action((opts: { dataDir: string }) => {
+      for (const line of withKeyStore(opts.dataDir, listUsers)) console.log(line);
+    });
+
+  const limit = users.command("limit").argument("<user-id>", "the user's id, from users list", positiveInteger);
+  limitCommand(limit, "--user-* defaults for one user", " over all the user's keys", setUserLimits);
+}
+
+/** `keys limit` and `users limit`: the three overrides (N, or `default`), set on the one key or user named. */
+function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => string): void {
+  command
+    .description(`override the serve ${defaults} (N, or \`default\`); a running gateway applies it within 10 s`)
+    .option("--concurrency <n>", `requests in flight${scope}`, limitOverride)
+    .option("--rpm <n>", `requests per minute${scope}`, limitOverride)
+    .option("--tpm <n>", `tokens per minute${scope}`, limitOverride)
+    .addOption(dataDirOption())
+    .action((id: Id, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+      const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
+      console.log(withKeyStore(opts.dataDir, (store) => set(store, id, changes)));
     });
 }

@@ -7,10 +7,13 @@ import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
+import { DEFAULT_GATE_LIMITS, type GateLimits } from "./coordinator/connection-gate.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
-import { enrollmentLookup } from "./keys/provider-tokens.ts";
-import { addAdminCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
+import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
+import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
+import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
+import { addAdminCommands, addUserCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
@@ -21,6 +24,7 @@ import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsage
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
+import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
 
 interface CoordinatorFlags {
@@ -30,10 +34,12 @@ interface CoordinatorFlags {
   attestationRoots?: string;
   dataDir: string;
   openEnrollment?: boolean;
-  gatewaySecret?: string;
   maxQueuePerProvider: number;
   maxQueuePerAlias: number;
   maxQueuedMs: number;
+  handshakeTimeoutMs: number;
+  maxPendingConnections: number;
+  maxPendingPerAddress: number;
   heartbeatMs: number;
   rechallengeMs?: number;
 }
@@ -51,12 +57,15 @@ interface ServeFlags extends CoordinatorFlags {
   bodyTimeoutMs: number;
   oidcIssuer?: string;
   oidcClientId?: string;
-  oidcClientSecret?: string;
   publicUrl?: string;
   adminEmails?: string[];
   keyConcurrency?: number;
   keyRpm?: number;
   keyTpm?: number;
+  userConcurrency?: number;
+  userRpm?: number;
+  userTpm?: number;
+  maxKeysPerUser: number;
   authFailuresPerMinute: number;
   trustProxy?: boolean;
   firstTokenTimeoutMs: number;
@@ -88,6 +97,10 @@ function queueLimits(flags: CoordinatorFlags): Partial<QueueLimits> {
   return { queuePerProvider: flags.maxQueuePerProvider, queuePerAlias: flags.maxQueuePerAlias, queuedMs: flags.maxQueuedMs };
 }
 
+function gateLimits(flags: CoordinatorFlags): GateLimits {
+  return { handshakeMs: flags.handshakeTimeoutMs, maxPending: flags.maxPendingConnections, maxPendingPerAddress: flags.maxPendingPerAddress };
+}
+
 /** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
 function coordinatorOptions(command: Command): Command {
   return command
@@ -97,9 +110,13 @@ function coordinatorOptions(command: Command): Command {
     .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
     .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
+    .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
     .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
+    .option("--handshake-timeout-ms <ms>", "coordinator port: a connection must prove itself (agent granted, gateway secret) within this", positiveInteger, DEFAULT_GATE_LIMITS.handshakeMs)
+    .option("--max-pending-connections <n>", "coordinator port: connections not yet proven, in total; more are answered 503 and closed", positiveInteger, DEFAULT_GATE_LIMITS.maxPending)
+    .option("--max-pending-per-address <n>", "coordinator port: connections not yet proven from one address (IPv6: a /64); more are answered 503 and closed", positiveInteger, DEFAULT_GATE_LIMITS.maxPendingPerAddress)
     .addOption(new Option("--heartbeat-ms <ms>", `busy link heartbeat interval: this gateway's, and the one the coordinator expects (idle agents: ${IDLE_HEARTBEAT_FACTOR}x longer)`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
     .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
 }
@@ -120,7 +137,8 @@ export function gatewayProgram(): Command {
       .addHelpText(
         "after",
         "\nEnvironment:\n  SVC_OPERATOR_KEYS        comma-separated operator API keys (valid on every route; never shown on the settings page)\n" +
-          "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_ADMIN_EMAILS, SVC_GATEWAY_SECRET  (the flags above)",
+          "  SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET, SVC_PUBLIC_URL, SVC_ADMIN_EMAILS, SVC_GATEWAY_SECRET  (the flags above)\n" +
+          "  Secrets: pass them as SVC_* variables or --*-file FILE; on the command line other local users can read them in ps",
       )
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
@@ -143,6 +161,7 @@ export function gatewayProgram(): Command {
       .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
       .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
       .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
+      .addOption(secretFileOption("--oidc-client-secret", "the client secret"))
       .addOption(new Option("--public-url <url>", "the address browsers reach this gateway at").env("SVC_PUBLIC_URL"))
       .addOption(
         new Option("--admin-emails <list>", "comma-separated emails of signed-in users who see every user's usage at /settings/usage")
@@ -152,24 +171,31 @@ export function gatewayProgram(): Command {
       .option("--key-concurrency <n>", "each API key's limit on requests in flight (default: unlimited)", positiveInteger)
       .option("--key-rpm <n>", "each API key's limit on requests per minute (default: unlimited)", positiveInteger)
       .option("--key-tpm <n>", "each API key's limit on tokens per minute, from receipts (default: unlimited)", positiveInteger)
+      .option("--user-concurrency <n>", "each user's limit on requests in flight over all their keys (default: unlimited)", positiveInteger)
+      .option("--user-rpm <n>", "each user's limit on requests per minute over all their keys (default: unlimited)", positiveInteger)
+      .option("--user-tpm <n>", "each user's limit on tokens per minute over all their keys, from receipts (default: unlimited)", positiveInteger)
+      .option("--max-keys-per-user <n>", "live API keys one user may hold; past it, creating one is refused", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
-  ).action(async (flags: ServeFlags) => {
+  ).action(async (flags: ServeFlags, command: Command) => {
     const [{ serve }, { oidcSettings }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts")]);
+    const gatewaySecret = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
+    const oidcClientSecret = takeSecret(command, "--oidc-client-secret", "SVC_OIDC_CLIENT_SECRET", "svc-gateway");
     const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
     const oidc =
       flags.oidcIssuer === undefined
         ? undefined
-        : oidcSettings({ issuer: flags.oidcIssuer, clientId: flags.oidcClientId, clientSecret: flags.oidcClientSecret, publicUrl: flags.publicUrl });
+        : oidcSettings({ issuer: flags.oidcIssuer, clientId: flags.oidcClientId, clientSecret: oidcClientSecret, publicUrl: flags.publicUrl });
     const running = await serve({
       host: flags.host,
       port: flags.port,
       coordinatorUrl: flags.coordinator,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
-      gatewaySecret: flags.gatewaySecret,
+      gatewaySecret,
       openEnrollment: flags.openEnrollment,
       queueLimits: queueLimits(flags),
+      coordinatorGate: gateLimits(flags),
       catalogPath: flags.catalog,
       releaseKeysPath: flags.releaseKeys,
       rootsDir: flags.attestationRoots,
@@ -182,9 +208,11 @@ export function gatewayProgram(): Command {
       reasoningFormat: flags.reasoningFormat,
       limits: {
         keyDefaults: { concurrency: flags.keyConcurrency, rpm: flags.keyRpm, tpm: flags.keyTpm },
+        userDefaults: { concurrency: flags.userConcurrency, rpm: flags.userRpm, tpm: flags.userTpm },
         authFailuresPerMinute: flags.authFailuresPerMinute,
         trustProxy: flags.trustProxy === true,
       },
+      maxKeysPerUser: flags.maxKeysPerUser,
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
       sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
       heartbeatMs: flags.heartbeatMs,
@@ -194,7 +222,7 @@ export function gatewayProgram(): Command {
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
     const where = running.embedded ? "embedded coordinator" : "remote coordinator";
     console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
-    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token TOKEN (svc-gateway providers enroll prints one)`);
+    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
     if (running.signIn) {
       console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
@@ -218,9 +246,12 @@ export function gatewayProgram(): Command {
       .description("run a coordinator alone (catalog, provider directory, queues, sealed relay) for gateways to share")
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
-  ).action(async (flags: CoordinatorFlags & { port: number }) => {
+  ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
     const { startCoordinator } = await import("./coordinator/start.ts");
+    const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
     const store = openStore(flags.dataDir);
+    // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
+    const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
     const running = await startCoordinator({
       host: flags.host,
       port: flags.port,
@@ -228,14 +259,17 @@ export function gatewayProgram(): Command {
       releaseKeysPath: flags.releaseKeys,
       rootsDir: flags.attestationRoots,
       enrollment: enrollmentLookup(store),
+      liveEnrollments: liveEnrollments(store),
       openEnrollment: flags.openEnrollment,
-      gatewaySecret: flags.gatewaySecret,
+      gatewaySecret: given ?? made!.secret,
       limits: queueLimits(flags),
+      gate: gateLimits(flags),
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
     });
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
+    if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
     console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
@@ -246,5 +280,6 @@ export function gatewayProgram(): Command {
   });
 
   addAdminCommands(program);
+  addUserCommands(program);
   return program;
 }

@@ -10,7 +10,7 @@ import { FAULT_KINDS, type FaultKind } from "./directory/provider-faults.ts";
 /** From half a millisecond (the gateway's own cost) to a minute (a long generation). */
 const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-const RATE_LIMITS = ["concurrency", "rpm", "tpm", "auth"] as const;
+const RATE_LIMITS = ["concurrency", "rpm", "tpm", "user_concurrency", "user_rpm", "user_tpm", "auth"] as const;
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -47,7 +47,7 @@ export class GatewayMetrics {
   });
   private readonly rateLimitedTotal = new Counter({
     name: "svc_gateway_rate_limited_total",
-    help: "Requests answered 429 rate_limited, by limit: a key's concurrency, rpm or tpm, or auth (an address failing to authenticate).",
+    help: "Requests answered 429 rate_limited, by limit: a key's concurrency, rpm or tpm, a user's (over all their keys) user_concurrency, user_rpm or user_tpm, or auth (an address failing to authenticate).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });

@@ -1,7 +1,6 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
 import type { ReasoningFormat } from "./openai/tools-request.ts";
-import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
@@ -21,9 +20,11 @@ import { createGatewayServer } from "./routes.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
-import { enrollmentLookup } from "./keys/provider-tokens.ts";
+import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
+import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
 import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
+import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
@@ -40,11 +41,16 @@ export interface ServeOptions {
   coordinatorPort: number;
   /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
   coordinatorHost?: string;
-  /** `--gateway-secret`: presented to a remote coordinator; the embedded one gets a fresh one when unset. */
+  /**
+   * `--gateway-secret`: presented to a remote coordinator, or taken by the embedded one. Unset, the data dir's
+   * `gateway-secret` is used, made there for an embedded coordinator; a remote one without it is an error.
+   */
   gatewaySecret?: string;
   /** `--open-enrollment`: the embedded coordinator admits any machine as a provider. */
   openEnrollment?: boolean;
   queueLimits?: Partial<QueueLimits>;
+  /** The embedded coordinator's caps and handshake deadline for connections not yet proven. */
+  coordinatorGate?: GateLimits;
   catalogPath?: string;
   /** The embedded coordinator's trust anchors. */
   releaseKeysPath?: string;
@@ -59,8 +65,10 @@ export interface ServeOptions {
   keepaliveMs?: number;
   /** What a request that names no reasoning_format gets (default "none": reasoning stays in content, SPEC §1). */
   reasoningFormat?: ReasoningFormat;
-  /** Per-key rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
+  /** Per-key and per-user rate limits and failed-authentication slowdown (default: DEFAULT_LIMIT_SETTINGS). */
   limits?: LimitSettings;
+  /** `--max-keys-per-user`: live keys one user may hold (default DEFAULT_MAX_KEYS_PER_USER). */
+  maxKeysPerUser?: number;
   /** Slowloris limits on the request head and body. */
   httpTimeouts?: HttpTimeouts;
   heartbeatMs?: number;
@@ -87,12 +95,24 @@ export interface RunningGateway {
 }
 
 /** The user keys, cookies and OIDC client behind the settings page. */
-function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins): SignIn {
-  const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"));
+function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): SignIn {
+  const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"), undefined, maxKeysPerUser);
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
   return { oidc, sessions, users, flash: new NewKeyFlash(), admins };
+}
+
+/** The data dir's gateway secret: made for an embedded coordinator, required from a remote one's operator. */
+function linkSecret(dataDir: string, coordinatorUrl: string | undefined): string {
+  if (coordinatorUrl === undefined) return dataDirGatewaySecret(dataDir).secret;
+  const shared = existingGatewaySecret(dataDir);
+  if (shared === undefined) {
+    throw new Error(
+      `--coordinator ${coordinatorUrl}: no gateway secret; pass --gateway-secret-file FILE (the coordinator's DATA_DIR/${GATEWAY_SECRET_FILE}) or SVC_GATEWAY_SECRET`,
+    );
+  }
+  return shared;
 }
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
@@ -103,8 +123,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
   const store = SqliteKeyStore.open(options.dataDir);
   let coordinator: RunningCoordinator | undefined;
-  // the embedded coordinator takes only this gateway's link: a secret made now, known to no one else
-  const gatewaySecret = options.gatewaySecret ?? (options.coordinatorUrl === undefined ? randomBytes(32).toString("base64url") : undefined);
+  const gatewaySecret = options.gatewaySecret ?? linkSecret(options.dataDir, options.coordinatorUrl);
   if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {
     options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
   }
@@ -117,9 +136,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         releaseKeysPath: options.releaseKeysPath,
         rootsDir: options.rootsDir,
         enrollment: enrollmentLookup(store),
+        liveEnrollments: liveEnrollments(store),
         openEnrollment: options.openEnrollment,
         gatewaySecret,
         limits: options.queueLimits,
+        gate: options.coordinatorGate,
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,
@@ -133,7 +154,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
   const admins: Admins = new Admins(options.adminEmails ?? [], (req): boolean => limiter.authenticate(req, () => auth.authenticate(req.headers.authorization)).kind === "operator");
-  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
+  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser);
   // the embedded coordinator is reached in-process; a remote one over its WebSocket
   const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
@@ -143,6 +164,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   });
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
     overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
+    userOverrides: (userId) => signIn?.users.userLimits(userId),
     limited: (limit) => metrics.rateLimited(limit),
   });
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);

@@ -20,7 +20,6 @@ export const DIRECT_ENV: readonly { name: string; where: string; meaning: string
     meaning:
       "comma-separated operator API keys, valid bearer keys on every route (never shown on the settings page). Without any, and without sign-in, every request gets 401; `npm start` makes one per run when it is unset",
   },
-  { name: "SVC_API_KEY", where: "`svc-agent verify`", meaning: "the API key for `--providers` when `--api-key` is not given" },
   { name: "SVC_CHROMIUM", where: "the test suite", meaning: "the Chromium or Chrome the browser tests drive (default `/usr/bin/chromium`)" },
   {
     name: "XDG_CONFIG_HOME",

@@ -63,6 +63,8 @@ export const ERROR_CODES = {
   operator_only: { status: 403, type: "invalid_request_error", action: "fix_key" },
   key_not_found: request(404),
   invalid_form: request(),
+  // a user holds `serve --max-keys-per-user` live keys already: per-key limits must not multiply without end
+  too_many_keys: request(409),
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -22,6 +22,7 @@ export interface StartFlags {
   releaseManifest?: string;
   name?: string;
   token?: string;
+  tokenFile?: string;
   threads?: number;
   shutdownGraceMs: number;
   logFile?: string;
@@ -47,6 +48,8 @@ interface StartFlag {
   required?: true;
   /** Its value is a file or directory: a service runs elsewhere, so `service install` makes it absolute. */
   path?: true;
+  /** The attribute of a flag it cannot be given with (a secret and its file). */
+  conflicts?: string;
 }
 
 const START_FLAGS: readonly StartFlag[] = [
@@ -87,6 +90,13 @@ const START_FLAGS: readonly StartFlag[] = [
     doctor: "the enrollment token start would present (only whether one is set is checked)",
     env: "SVC_PROVIDER_TOKEN",
   },
+  {
+    flags: "--token-file <file>",
+    help: "read the enrollment token from this file (its first line), so that ps does not show it",
+    doctor: "the token file start would read",
+    path: true,
+    conflicts: "token",
+  },
   { flags: "--threads <n>", help: "llama.cpp CPU threads", parse: positiveInteger },
   { flags: "--shutdown-grace-ms <ms>", help: "on SIGTERM/SIGINT, how long a running session may take to finish", parse: nonNegativeInteger, default: 30_000 },
   { flags: "--log-file <file>", help: "write the log lines here, timestamped, instead of to stdout; rotated past --log-max-mb", path: true },
@@ -104,6 +114,7 @@ function option(flag: StartFlag, help: string, parse: Parser | undefined): Optio
   if (flag.default !== undefined) built.default(flag.default);
   if (flag.env !== undefined) built.env(flag.env);
   if (flag.required) built.makeOptionMandatory();
+  if (flag.conflicts !== undefined) built.conflicts(flag.conflicts);
   return built;
 }
 

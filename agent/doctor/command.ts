@@ -2,6 +2,7 @@
 // line each (✓ or ✗ with the fix) or, with --json, all of them as data; exits 0 only when the agent can serve.
 import type { Command } from "commander";
 import { collect, httpUrl } from "../../src/process/cli-options.ts";
+import { takeSecret } from "../../src/process/secret-option.ts";
 import { addStartOptionsToCheck } from "../daemon/start-options.ts";
 import { formatCheck, readyToServe } from "./check.ts";
 import type { DoctorFlags } from "./run.ts";
@@ -15,9 +16,10 @@ export function addDoctorCommand(program: Command): void {
     .option("--release-keys <file>", "the coordinator's trusted release keys, to check the transparent rung as it would")
     .option("--roots <dir>", "the coordinator's attestation roots, to check the hardware rung as it would")
     .option("--json", "print {ready, checks: [...]} instead of lines")
-    .action(async (flags: DoctorFlags) => {
+    .action(async (flags: DoctorFlags, command: Command) => {
       const { doctor } = await import("./run.ts");
-      const checks = await doctor(flags, (check) => {
+      const token = takeSecret(command, "--token", "SVC_PROVIDER_TOKEN", "svc-agent");
+      const checks = await doctor({ ...flags, token }, (check) => {
         if (!flags.json) console.log(formatCheck(check));
       });
       const ready = readyToServe(checks);

@@ -78,6 +78,6 @@ export async function rungChecks(input: TrustInput, chain: string[] | undefined)
   const admission =
     input.token || grant.rung === "hardware"
       ? pass("enrollment", input.token ? "an enrollment token is set" : "no enrollment token needed at the hardware rung")
-      : fail("enrollment", "no enrollment token (--token or SVC_PROVIDER_TOKEN): a coordinator admits this machine only under --open-enrollment", "ask the operator for one (svc-gateway providers enroll) and pass --token", { needed: false });
+      : fail("enrollment", "no enrollment token (--token-file, SVC_PROVIDER_TOKEN): a coordinator admits this machine only under --open-enrollment", "ask the operator for one (svc-gateway providers enroll) and pass --token-file FILE", { needed: false });
   return [rung, admission];
 }

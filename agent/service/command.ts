@@ -8,6 +8,7 @@ import { Command, Option } from "commander";
 import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
 import { positiveInteger } from "../../src/process/cli-options.ts";
 import { addStartOptions, type StartFlags } from "../daemon/start-options.ts";
+import { takeSecret } from "../../src/process/secret-option.ts";
 import { install, managerFor, status, uninstall, type Manager, type ServicePlatform } from "./manager.ts";
 import { SERVICE_NAME, serviceSpec, type GivenOption } from "./spec.ts";
 
@@ -35,6 +36,8 @@ export function addServiceCommand(program: Command): void {
     .addOption(platformOption())
     .action((flags: StartFlags & { print?: boolean; platform: string }, command: Command) => {
       const m = manager(flags.platform);
+      // a --token-file is written as a path and read by the service at each start; a token typed here goes in its environment
+      const token = flags.tokenFile === undefined ? takeSecret(command, "--token", "SVC_PROVIDER_TOKEN", "svc-agent") : undefined;
       const given: GivenOption[] = command.options
         .filter((o) => command.getOptionValueSource(o.attributeName()) === "cli" && !["--print", "--platform"].includes(o.long!))
         .map((o) => ({ long: o.long!, value: command.getOptionValue(o.attributeName()) }));
@@ -45,7 +48,7 @@ export function addServiceCommand(program: Command): void {
         given,
         dataDir: flags.dataDir,
         shutdownGraceMs: flags.shutdownGraceMs,
-        ...(flags.token !== undefined ? { token: flags.token } : {}),
+        ...(token !== undefined ? { token } : {}),
         cwd: process.cwd(),
         ...(process.env.PATH ? { path: process.env.PATH } : {}),
       });

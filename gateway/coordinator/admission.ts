@@ -1,6 +1,6 @@
 // Who may join the coordinator. An agent needs an enrollment token the operator issued, or evidence at the
-// hardware rung, or the operator's `--open-enrollment`. A gateway needs the shared gateway secret; without
-// one configured, only a coordinator that listens on loopback alone takes gateways at all.
+// hardware rung, or the operator's `--open-enrollment`. A gateway needs the shared gateway secret, always: a
+// loopback address proves nothing about which local process is asking.
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import { bearerKey, SecretSet } from "../http/bearer.ts";
 
@@ -13,12 +13,12 @@ export interface Enrollment {
 export interface AdmissionPolicy {
   /** The live enrollment a token stands for; undefined when it is unknown, revoked or expired. */
   enrollment(token: string): Promise<Enrollment | undefined>;
+  /** The ids of the enrollments live now: a connected agent whose enrollment leaves this set is disconnected. */
+  liveEnrollments(): Promise<ReadonlySet<string>>;
   /** `--open-enrollment`: machines with neither a token nor hardware evidence may join too. */
   openEnrollment: boolean;
-  /** `--gateway-secret`: what gateways must present. */
-  gatewaySecret?: SecretSet;
-  /** Whether the coordinator listens on a loopback address only. */
-  loopbackOnly: boolean;
+  /** `--gateway-secret`, or the one made in the data dir: what gateways must present. */
+  gatewaySecret: SecretSet;
 }
 
 /** WebSocket close codes an agent sees when it is not admitted. */
@@ -36,13 +36,6 @@ export function agentRefusal(rung: TrustLevel, enrolled: boolean, openEnrollment
 
 /** Why a gateway presenting this Authorization header may not link, or undefined when it may. */
 export function gatewayRefusal(policy: AdmissionPolicy, authorization: string | undefined): string | undefined {
-  if (policy.gatewaySecret === undefined) {
-    return policy.loopbackOnly ? undefined : "this coordinator listens beyond loopback and was given no --gateway-secret, so it takes no gateways";
-  }
   const presented = bearerKey(authorization);
-  return presented !== undefined && policy.gatewaySecret.has(presented) ? undefined : "the gateway secret is missing or wrong (--gateway-secret, SVC_GATEWAY_SECRET)";
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return presented !== undefined && policy.gatewaySecret.has(presented) ? undefined : "the gateway secret is missing or wrong (--gateway-secret-file, SVC_GATEWAY_SECRET, or DATA_DIR/gateway-secret shared with the coordinator)";
 }

@@ -7,6 +7,8 @@ import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/trus
 import { attestationRecord } from "../../src/trust/attestation-record.ts";
 import { allowanceMs, idleHeartbeatMs } from "../../src/link/heartbeat.ts";
 import type { LivenessSweep } from "./liveness-sweep.ts";
+import type { EnrollmentWatch } from "./enrollment-watch.ts";
+import type { ConnectionLog } from "./connection-log.ts";
 import { providerIdOf } from "../../src/receipt/provider-id.ts";
 import { jsonSender } from "../../src/link/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire/agent.ts";
@@ -25,8 +27,14 @@ export interface AgentLinkOptions {
   heartbeatMs: number;
   /** The coordinator's one watch over all its links. */
   sweep: LivenessSweep;
+  /** Ends an enrolled agent's stay within seconds of its token's revocation. */
+  enrollments: EnrollmentWatch;
   /** How often a connected agent must answer a fresh challenge. */
   rechallengeMs: number;
+  /** Where lines about agents not yet granted go: a few per interval, the rest counted. */
+  connections: ConnectionLog;
+  /** Called at the first grant: the connection has proved itself (connection-gate.ts). */
+  proven: () => void;
 }
 
 /** `token` is the enrollment token the agent presented on its upgrade, if any. */
@@ -36,6 +44,7 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   let outstanding: string | undefined;
   let answerTimer: NodeJS.Timeout | undefined;
   let provider: { id: string; signingKey: string; sealingKey: string } | undefined;
+  let unwatch: (() => void) | undefined;
   const port: AgentPort = {
     send: jsonSender<ToAgent>(ws),
     close: (reason: string) => {
@@ -45,8 +54,10 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     busy: (on) => liveness.allow(on ? busyAllowance : idleAllowance),
   };
 
+  /** A granted agent's lines are the operator's to read; a stranger's are rationed (connection-log.ts). */
+  const warn = (fields: Record<string, unknown>, msg: string) => (provider ? log.warn(fields, msg) : options.connections.detail({ agent: remote, ...fields }, msg));
   const drop = (why: string) => {
-    log.warn({ why }, "agent dropped");
+    warn({ why }, "agent dropped");
     ws.terminate();
   };
   // a busy agent beats at the busy rate, so its stream's failure is reported within SPEC time; an idle one at
@@ -94,13 +105,27 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
       registry.add({ id, trust: grant.rung, serial, name, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key }, port);
       attestations.granted(record, port);
       log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: enrollment?.id }, "agent granted");
+      options.proven();
+      if (enrollment !== undefined) unwatch = options.enrollments.watch(enrollment.id, () => revoked(enrollment.id));
     }
     port.send({ t: "granted", rung: grant.rung, provider_id: id, ...(serial === undefined ? {} : { serial }), refusals: grant.refusals });
   };
 
+  /** Its token was revoked (or expired) while it was connected: out of the directory now, then the link closes. */
+  const revoked = (enrollment: string) => {
+    if (provider) {
+      registry.remove(provider.id, "the provider's enrollment was revoked", port);
+      attestations.closed(provider.id, port);
+    }
+    log.warn({ enrollment }, "agent's enrollment revoked");
+    refuse(BAD_TOKEN, CLOSE_BAD_TOKEN, "invalid enrollment token");
+    // an agent that never answers the close frame must not hold its socket for ws's 30 s
+    setTimeout(() => ws.terminate(), 2_000).unref();
+  };
+
   /** The reason travels in a message first: a close frame's reason holds only 123 bytes. */
   const refuse = (reason: string, code = 4003, closeReason = "attestation refused") => {
-    log.warn({ reason }, "agent refused");
+    warn({ reason }, "agent refused");
     port.send({ t: "refused", reason });
     ws.close(code, closeReason);
   };
@@ -124,14 +149,15 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
   const rechallenge = setInterval(challenge, options.rechallengeMs);
   ws.on("close", (code) => {
     liveness.stop();
+    unwatch?.();
     clearInterval(rechallenge);
     clearTimeout(answerTimer);
+    // a stranger's connection is counted by the gate, not written line by line
     if (provider) {
       registry.remove(provider.id, "the provider disconnected", port);
       attestations.closed(provider.id, port);
+      log.info({ code }, "agent disconnected");
     }
-    log.info({ code }, "agent disconnected");
   });
-  log.info("agent connected");
   challenge();
 }

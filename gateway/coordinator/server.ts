@@ -1,6 +1,7 @@
 // The coordinator's endpoints: the public catalog over HTTP (SPEC §4.4, DESIGN §3), and two WebSocket
 // paths on the same port, one for agents and one for gateways.
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
@@ -19,6 +20,9 @@ import { acceptAgent } from "./agent-link.ts";
 import { gatewayRefusal, type AdmissionPolicy } from "./admission.ts";
 import { acceptGateway, gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
 import { Attestations } from "./attestations.ts";
+import { EnrollmentWatch } from "./enrollment-watch.ts";
+import { ConnectionGate, DEFAULT_GATE_LIMITS, type GateLimits } from "./connection-gate.ts";
+import { ConnectionLog } from "./connection-log.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
 import { bearerKey } from "../http/bearer.ts";
 
@@ -32,6 +36,8 @@ export interface CoordinatorOptions {
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
+  /** Caps and the handshake deadline for connections not yet proven (default DEFAULT_GATE_LIMITS). */
+  gate?: GateLimits;
 }
 
 export interface CoordinatorServer {
@@ -55,6 +61,9 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const localLinks = new Set<GatewayEndpoint>();
   // one timer for every link's liveness: the coordinator's idle cost must not grow with a timer per link
   const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
+  const connections: ConnectionLog = new ConnectionLog(log, () => gate.size);
+  const gate = new ConnectionGate(options.gate ?? DEFAULT_GATE_LIMITS, connections);
+  const enrollments = new EnrollmentWatch(() => options.admission.liveEnrollments(), (err) => log.error({ err }, "could not read the live enrollments"));
 
   const ops: Ops = {
     registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size + localLinks.size })),
@@ -75,6 +84,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
     answer().catch((err: unknown) => sendError(req, res, asApiError(err)));
   });
 
+  server.on("connection", (socket: Socket) => gate.admit(socket));
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? "/").split("?")[0];
     const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`;
@@ -82,21 +92,29 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
       const token = bearerKey(req.headers.authorization);
       const { anchors, admission } = options;
       agents.handleUpgrade(req, socket, head, (ws) =>
-        acceptAgent(ws, remote, token, { registry, attestations, anchors, admission, log, heartbeatMs, sweep, rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS }),
+        acceptAgent(ws, remote, token, {
+          registry, attestations, anchors, admission, log, heartbeatMs, sweep, enrollments, connections,
+          rechallengeMs: options.rechallengeMs ?? DEFAULT_RECHALLENGE_MS,
+          proven: () => gate.proven(req.socket),
+        }),
       );
     } else if (path === GATEWAY_PATH) {
       const refusal = gatewayRefusal(options.admission, req.headers.authorization);
       if (refusal !== undefined) {
-        log.warn({ gateway: remote, reason: refusal }, "gateway refused");
+        connections.detail({ gateway: remote, reason: refusal }, "gateway refused");
         socket.end(`HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`);
         return;
       }
+      gate.proven(req.socket);
       gateways.handleUpgrade(req, socket, head, (ws) => acceptGateway(ws, registry, attestations, log.child({ gateway: remote }), sweep, heartbeatMs));
     } else {
       socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
     }
   });
   const dropLinks = () => {
+    enrollments.stop();
+    gate.stop();
+    connections.stop();
     for (const ws of [...agents.clients, ...gateways.clients]) ws.terminate();
     for (const endpoint of [...localLinks]) endpoint.close();
   };

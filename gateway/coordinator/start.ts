@@ -6,8 +6,9 @@ import { loadRoots } from "../../src/trust/hardware-chain.ts";
 import { loadReleaseKeys } from "../../src/trust/release-manifest.ts";
 import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
-import { isLoopbackHost, type Enrollment } from "./admission.ts";
+import type { Enrollment } from "./admission.ts";
 import type { QueueLimits } from "./registry.ts";
+import type { GateLimits } from "./connection-gate.ts";
 import { createCoordinatorServer, type CoordinatorServer } from "./server.ts";
 
 export interface StartCoordinatorOptions {
@@ -20,11 +21,15 @@ export interface StartCoordinatorOptions {
   rootsDir?: string;
   /** Looks up a provider enrollment token in the operator's key store; without it no token is valid. */
   enrollment?: (token: string) => Promise<Enrollment | undefined>;
+  /** The ids of the live enrollment tokens, read every second to disconnect revoked agents. */
+  liveEnrollments?: () => Promise<ReadonlySet<string>>;
   /** `--open-enrollment`: any machine may join as a provider. */
   openEnrollment?: boolean;
-  /** `--gateway-secret`: what gateways must present to link. */
-  gatewaySecret?: string;
+  /** `--gateway-secret`, or the data dir's: what gateways must present to link, loopback included. */
+  gatewaySecret: string;
   limits?: Partial<QueueLimits>;
+  /** Caps and the handshake deadline for connections not yet proven. */
+  gate?: GateLimits;
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
@@ -54,20 +59,17 @@ function flagged<T>(flag: string, load: () => T): T {
 }
 
 export async function startCoordinator(options: StartCoordinatorOptions): Promise<RunningCoordinator> {
-  const loopbackOnly = isLoopbackHost(options.host);
-  if (options.gatewaySecret === undefined && !loopbackOnly) {
-    options.logger.warn({ host: options.host }, "no --gateway-secret: this coordinator listens beyond loopback, so it refuses every gateway");
-  }
   const { server, dropLinks, openLocalLink } = createCoordinatorServer({
     catalog: options.catalog,
     anchors: trustAnchors(options.releaseKeysPath, options.rootsDir),
     admission: {
       enrollment: options.enrollment ?? (() => Promise.resolve(undefined)),
+      liveEnrollments: options.liveEnrollments ?? (() => Promise.resolve(new Set())),
       openEnrollment: options.openEnrollment ?? false,
-      ...(options.gatewaySecret === undefined ? {} : { gatewaySecret: new SecretSet([options.gatewaySecret]) }),
-      loopbackOnly,
+      gatewaySecret: new SecretSet([options.gatewaySecret]),
     },
     limits: options.limits,
+    gate: options.gate,
     logger: options.logger,
     heartbeatMs: options.heartbeatMs,
     rechallengeMs: options.rechallengeMs,

@@ -40,7 +40,7 @@ export interface KeyActivity {
   completionTokens: number;
 }
 
-/** A key's overrides of the operator's default rate limits (`serve --key-*`); null: the default applies. */
+/** A key's (or a user's) overrides of the operator's default rate limits (`serve --key-*`, `--user-*`); null: the default applies. */
 export interface KeyLimits {
   maxConcurrency: number | null;
   rpm: number | null;
@@ -52,6 +52,22 @@ export interface KeyListing extends KeyRecord {
   userId: number;
   owner: string | null;
   limits: KeyLimits;
+}
+
+/** A user as the operator's `svc-gateway users list` shows them: live keys and overrides of the `serve --user-*` defaults. */
+export interface UserListing extends User {
+  liveKeys: number;
+  limits: KeyLimits;
+}
+
+/** The default cap on a user's live keys (`serve --max-keys-per-user`): per-key limits must not multiply without end. */
+export const DEFAULT_MAX_KEYS_PER_USER = 20;
+
+/** Thrown by `createKey` when the user already holds `max` live keys; nothing is written. */
+export class KeyCapReached extends Error {
+  constructor(readonly max: number) {
+    super(`this user already has ${max} live API keys, the most allowed; revoke one first`);
+  }
 }
 
 /** Requests and tokens from verified receipts. */
@@ -85,8 +101,11 @@ export interface ProviderToken {
 export interface KeyStore {
   /** Creates the user on first sign-in; later sign-ins refresh email and name. */
   upsertUser(claims: UserClaims, now?: number): number;
-  /** The secret is returned here once and exists nowhere else afterwards: only its hash is written. */
-  createKey(userId: number, name: string, now?: number): { key: KeyRecord; secret: string };
+  /**
+   * The secret is returned here once and exists nowhere else afterwards: only its hash is written. Throws
+   * KeyCapReached when the user already holds `maxLiveKeys` live keys (counted and written in one transaction).
+   */
+  createKey(userId: number, name: string, now?: number, maxLiveKeys?: number): { key: KeyRecord; secret: string };
   /** One user's keys, newest first; never anyone else's. */
   listKeys(userId: number): KeyRecord[];
   /** The key only when it belongs to `userId`: the owner check lives in the query, not in callers. */
@@ -105,6 +124,12 @@ export interface KeyStore {
   keyLimits(keyId: string): KeyLimits | undefined;
   /** Sets the given overrides (null: back to the default) and returns them all; undefined when no such key. */
   setKeyLimits(keyId: string, limits: Partial<KeyLimits>): KeyLimits | undefined;
+  /** A user's overrides of the per-user rate limits; undefined when there is no such user. */
+  userLimits(userId: number): KeyLimits | undefined;
+  /** Sets the given per-user overrides (null: back to the default) and returns them all; undefined when no such user. */
+  setUserLimits(userId: number, limits: Partial<KeyLimits>): KeyLimits | undefined;
+  /** Every user with their live key count and overrides, oldest first: for the operator. */
+  listUsers(): UserListing[];
   /** Every user's keys, newest first: for the operator, never for a settings page. */
   listAllKeys(): KeyListing[];
   createSession(id: string, userId: number, expiresAt: number, now?: number): void;
@@ -117,6 +142,8 @@ export interface KeyStore {
   listProviderTokens(): ProviderToken[];
   /** Revokes a live token; false when there is none with that id. */
   revokeProviderToken(id: string, now?: number): boolean;
+  /** The ids of every live (neither revoked nor expired) token: what the coordinator checks its agents against. */
+  liveProviderTokenIds(now?: number): string[];
   /** The live (neither revoked nor expired) token with this secret hash, noted as used now. */
   liveProviderToken(hash: string, now?: number): ProviderToken | undefined;
   close(): void;

@@ -1,10 +1,11 @@
-// The operator's `svc-gateway keys` commands on the key store: list every user's keys with their rate limits,
-// and set a key's overrides of the `serve --key-*` defaults. A running gateway picks a change up within
-// LIMITS_REFRESH_MS, so no restart is needed.
+// The operator's `svc-gateway keys` and `users` commands on the key store: list every user's keys with their rate
+// limits, make a key for a user within the cap, list users, and set a key's or a user's overrides of the
+// `serve --key-*` / `--user-*` defaults. A running gateway picks a change up within LIMITS_REFRESH_MS, so no
+// restart is needed.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { makePrivateDataDir } from "./private-files.ts";
-import type { KeyLimits, KeyStore } from "./key-store.ts";
+import { KeyCapReached, type KeyLimits, type KeyRecord, type KeyStore } from "./key-store.ts";
 import { SqliteKeyStore, STORE_FILE } from "./sqlite-store.ts";
 
 /**
@@ -39,6 +40,34 @@ export function listKeys(store: KeyStore): string[] {
     const state = key.revokedAt === null ? "live" : "revoked";
     return `${key.id}  ${key.prefix}  ${key.owner ?? "-"}  ${JSON.stringify(key.name)}  ${state}  ${describeLimits(key.limits)}`;
   });
+}
+
+/** Said instead of the list when the store holds no user: users appear on their first sign-in. */
+const NO_USERS = "no users in this key store yet: people appear here when they first sign in on the settings page (/settings, with sign-in set up: --oidc-issuer)";
+
+/** One line per user, oldest first: id, email or name, live keys, per-user limits. */
+export function listUsers(store: KeyStore): string[] {
+  const users = store.listUsers();
+  if (users.length === 0) return [NO_USERS];
+  return users.map((user) => `${user.id}  ${user.email ?? user.name ?? "-"}  keys=${user.liveKeys}  ${describeLimits(user.limits)}`);
+}
+
+/** Sets the user's overrides given (null: back to the operator's `--user-*` default) and says what they have now. */
+export function setUserLimits(store: KeyStore, userId: number, changes: Partial<KeyLimits>): string {
+  const limits = store.setUserLimits(userId, changes);
+  if (limits === undefined) throw new Error(`no user ${userId} in the key store (svc-gateway users list shows the ids)`);
+  return `user ${userId}: ${describeLimits(limits)}`;
+}
+
+/** A new key for an existing user, refused with the flag to raise when they hold `maxLiveKeys` live keys already. */
+export function createUserKey(store: KeyStore, userId: number, name: string, maxLiveKeys: number): { key: KeyRecord; secret: string } {
+  if (store.userLimits(userId) === undefined) throw new Error(`--user ${userId}: no such user in the key store (svc-gateway users list shows the ids)`);
+  try {
+    return store.createKey(userId, name, Date.now(), maxLiveKeys);
+  } catch (err) {
+    if (!(err instanceof KeyCapReached)) throw err;
+    throw new Error(`--user ${userId}: already holds ${err.max} live keys, the cap (--max-keys-per-user); revoke one on the settings page first`);
+  }
 }
 
 /** Sets the overrides given (null: back to the operator's default) and says what the key has now. */

@@ -1,5 +1,6 @@
-// The rate limits on a request's way in: failed authentication slowed per client address, then the key's
-// limits checked before its route runs, with OpenAI's x-ratelimit-* headers and 429 rate_limited when over.
+// The rate limits on a request's way in: failed authentication slowed per client address, then the key's limits
+// and its user's (across all of the user's keys) checked before its route runs, with OpenAI's x-ratelimit-*
+// headers and 429 rate_limited when over.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 import type { Principal } from "./auth.ts";
@@ -13,6 +14,8 @@ export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 20;
 export interface LimitSettings {
   /** The operator's per-key defaults (`serve --key-*`); absent ones are unlimited. */
   keyDefaults: Limits;
+  /** The operator's per-user defaults (`serve --user-*`), over all of a user's keys; absent ones are unlimited. */
+  userDefaults: Limits;
   authFailuresPerMinute: number;
   /** Take the client address from X-Forwarded-For's last entry: only behind one proxy that appends it. */
   trustProxy: boolean;
@@ -21,6 +24,7 @@ export interface LimitSettings {
 /** `svc-gateway serve` with none of the limit flags: keys unlimited, failed authentication slowed. */
 export const DEFAULT_LIMIT_SETTINGS: LimitSettings = {
   keyDefaults: {},
+  userDefaults: {},
   authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
   trustProxy: false,
 };
@@ -28,8 +32,10 @@ export const DEFAULT_LIMIT_SETTINGS: LimitSettings = {
 export interface LimiterHooks {
   /** A user key's overrides from the key store; operator keys have none. */
   overrides(principal: Principal): KeyLimits | undefined;
-  /** Counts a 429 by the limit that gave it (for /metrics). */
-  limited(limit: LimitName | "auth"): void;
+  /** A user's overrides of the per-user defaults, from the key store. */
+  userOverrides(userId: number): KeyLimits | undefined;
+  /** Counts a 429 by the limit that gave it (for /metrics); a user's limits are `user_`-prefixed. */
+  limited(limit: LimitName | `user_${LimitName}` | "auth"): void;
 }
 
 /** What the route holds while it runs: the key's token bucket, charged when the receipt arrives. */
@@ -42,6 +48,15 @@ const WHY: Record<LimitName, (value: number) => string> = {
   rpm: (n) => `This API key is over its limit of ${n} requests per minute; retry after the Retry-After seconds.`,
   tpm: (n) => `This API key is over its limit of ${n} tokens per minute; retry after the Retry-After seconds.`,
 };
+
+const WHY_USER: Record<LimitName, (value: number) => string> = {
+  concurrency: (n) => `This key's user already has ${n} request(s) in flight over all their API keys, the user's limit; retry when one has finished.`,
+  rpm: (n) => `This key's user is over their limit of ${n} requests per minute over all their API keys; retry after the Retry-After seconds.`,
+  tpm: (n) => `This key's user is over their limit of ${n} tokens per minute over all their API keys; retry after the Retry-After seconds.`,
+};
+
+/** The scope name a user's counters go by; key ids (`key_…`, `op_…`) never look like it. */
+const userScope = (userId: number) => `user:${userId}`;
 
 export class Limiter {
   private readonly keys = new RateLimits();
@@ -72,13 +87,17 @@ export class Limiter {
     }
   }
 
-  /** Admits the request under its key's limits or throws 429; its slot is freed whenever the answer ends. */
+  /** Admits the request under its key's and its user's limits or throws 429; its slots are freed whenever the answer ends. */
   admit(principal: Principal, res: ServerResponse): Admission {
-    const decision = this.keys.admit(principal.keyId, this.limitsOf(principal), Date.now());
+    const scopes = [{ key: principal.keyId, limits: this.limitsOf(principal) }];
+    if (principal.kind === "user") scopes.push({ key: userScope(principal.userId), limits: this.userLimitsOf(principal.userId) });
+    const decision = this.keys.admitAll(scopes, Date.now());
     for (const [name, value] of Object.entries(rateLimitHeaders(decision.state))) res.setHeader(name, value);
     if (!decision.admitted) {
-      this.hooks.limited(decision.limit);
-      throw new ApiError("rate_limited", WHY[decision.limit](decision.value), { retryAfterS: decision.retryAfterMs / 1000 });
+      const byUser = decision.scope !== principal.keyId;
+      this.hooks.limited(byUser ? `user_${decision.limit}` : decision.limit);
+      const why = (byUser ? WHY_USER : WHY)[decision.limit](decision.value);
+      throw new ApiError("rate_limited", why, { retryAfterS: decision.retryAfterMs / 1000 });
     }
     const { ticket } = decision;
     // "close" ends every answer: sent whole, streamed to [DONE], failed, or the caller gone mid-way; a caller
@@ -90,12 +109,19 @@ export class Limiter {
 
   /** Each limit from the key's override when it has one, else the operator's default. */
   private limitsOf(principal: Principal): Limits {
-    const own = this.hooks.overrides(principal);
-    const defaults = this.settings.keyDefaults;
-    return {
-      concurrency: own?.maxConcurrency ?? defaults.concurrency,
-      rpm: own?.rpm ?? defaults.rpm,
-      tpm: own?.tpm ?? defaults.tpm,
-    };
+    return effective(this.hooks.overrides(principal), this.settings.keyDefaults);
   }
+
+  /** Each per-user limit from the user's override when they have one, else the operator's default. */
+  private userLimitsOf(userId: number): Limits {
+    return effective(this.hooks.userOverrides(userId), this.settings.userDefaults);
+  }
+}
+
+function effective(own: KeyLimits | undefined, defaults: Limits): Limits {
+  return {
+    concurrency: own?.maxConcurrency ?? defaults.concurrency,
+    rpm: own?.rpm ?? defaults.rpm,
+    tpm: own?.tpm ?? defaults.tpm,
+  };
 }

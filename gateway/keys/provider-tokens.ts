@@ -9,6 +9,11 @@ export function enrollmentLookup(store: KeyStore): (token: string) => Promise<Pr
   return (token) => Promise.resolve(token.startsWith(PROVIDER_TOKEN_PREFIX) ? store.liveProviderToken(secretHash(token)) : undefined);
 }
 
+/** What the coordinator's enrollment watch asks every second: the ids of the tokens live now. */
+export function liveEnrollments(store: KeyStore): () => Promise<ReadonlySet<string>> {
+  return () => Promise.resolve(new Set(store.liveProviderTokenIds()));
+}
+
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `--expires`: a duration (`90m`, `12h`, `30d`) or a date (`2027-01-31`); returns the expiry in ms. */

@@ -1,5 +1,5 @@
-// Per-key rate limits (docs/operator-guide.md "Rate limits"): requests in flight, requests per minute and tokens per minute,
-// each from the key's override or the operator's default. It decides and counts; the caller answers 429.
+// Rate limits per key and per user (docs/operator-guide.md "Rate limits"): requests in flight, requests per minute and
+// tokens per minute, each from an override or the operator's default. It decides and counts; the caller answers 429.
 import { TokenBucket } from "./token-bucket.ts";
 
 /** A key's effective limits; an absent one is unlimited. */
@@ -33,7 +33,13 @@ export interface Ticket {
 
 export type Decision =
   | { admitted: true; state: LimitState; ticket: Ticket }
-  | { admitted: false; limit: LimitName; value: number; retryAfterMs: number; state: LimitState };
+  | { admitted: false; limit: LimitName; value: number; retryAfterMs: number; state: LimitState; scope: string };
+
+/** One set of counters a request is charged to: its key's, and its user's across all their keys. */
+export interface Scope {
+  key: string;
+  limits: Limits;
+}
 
 const MINUTE_MS = 60_000;
 /** Nothing says when a request in flight will end; a second is the shortest wait worth suggesting. */
@@ -57,18 +63,35 @@ export class RateLimits {
    * one token left, and the receipt's total is debited afterwards, which may take the bucket below zero.
    */
   admit(key: string, limits: Limits, now: number): Decision {
+    return this.admitAll([{ key, limits }], now);
+  }
+
+  /**
+   * Admits a request charged to every scope at once (a key and its user), or refuses it naming the scope and
+   * limit that would be passed. The headers report the scarcer of the scopes' quotas.
+   */
+  admitAll(scopes: readonly Scope[], now: number): Decision {
     if (++this.decisions % SWEEP_EVERY === 0) this.sweep(now);
-    const state = this.stateOf(key, limits, now);
-    // every limit is checked before anything is taken: a refused request costs the key nothing
-    if (limits.concurrency !== undefined && state.inFlight >= limits.concurrency) {
-      return this.refuse("concurrency", limits.concurrency, CONCURRENCY_RETRY_MS, state, now);
+    const states = scopes.map(({ key, limits }) => ({ key, limits, state: this.stateOf(key, limits, now) }));
+    // every limit of every scope is checked before anything is taken: a refused request costs no one anything
+    for (const { key, limits, state } of states) {
+      if (limits.concurrency !== undefined && state.inFlight >= limits.concurrency) {
+        return this.refuse(key, "concurrency", limits.concurrency, CONCURRENCY_RETRY_MS, states, now);
+      }
+      for (const [limit, bucket] of [["rpm", state.requests], ["tpm", state.tokens]] as const) {
+        if (bucket !== undefined && bucket.available(now) < 1) return this.refuse(key, limit, bucket.limit, bucket.msUntil(1, now), states, now);
+      }
     }
-    for (const [limit, bucket] of [["rpm", state.requests], ["tpm", state.tokens]] as const) {
-      if (bucket !== undefined && bucket.available(now) < 1) return this.refuse(limit, bucket.limit, bucket.msUntil(1, now), state, now);
+    for (const { state } of states) {
+      state.inFlight += 1;
+      state.requests?.take(1, now);
     }
-    state.inFlight += 1;
-    state.requests?.take(1, now);
-    return { admitted: true, state: report(state, now), ticket: this.ticket(key, state) };
+    const tickets = states.map(({ key, state }) => this.ticket(key, state));
+    return {
+      admitted: true,
+      state: scarcest(states, now),
+      ticket: { release: () => tickets.forEach((t) => t.release()), debit: (tokens, at) => tickets.forEach((t) => t.debit(tokens, at)) },
+    };
   }
 
   /** How many keys are remembered now (idle ones are swept). */
@@ -95,8 +118,8 @@ export class RateLimits {
     return state;
   }
 
-  private refuse(limit: LimitName, value: number, retryAfterMs: number, state: KeyState, now: number): Decision {
-    return { admitted: false, limit, value, retryAfterMs, state: report(state, now) };
+  private refuse(scope: string, limit: LimitName, value: number, retryAfterMs: number, states: readonly { state: KeyState }[], now: number): Decision {
+    return { admitted: false, scope, limit, value, retryAfterMs, state: scarcest(states, now) };
   }
 
   private ticket(key: string, state: KeyState): Ticket {
@@ -124,10 +147,15 @@ function fit(bucket: TokenBucket | undefined, limit: number | undefined, now: nu
   return bucket;
 }
 
-function report(state: KeyState, now: number): LimitState {
+/** Each per-minute quota from the scope with the fewest left: what a caller can really still send. */
+function scarcest(states: readonly { state: KeyState }[], now: number): LimitState {
   const quota = (b: TokenBucket): Quota => ({ limit: b.limit, remaining: Math.max(0, Math.floor(b.available(now))), resetMs: b.msUntilFull(now) });
-  return {
-    ...(state.requests && { requests: quota(state.requests) }),
-    ...(state.tokens && { tokens: quota(state.tokens) }),
-  };
+  const pick = (buckets: (TokenBucket | undefined)[]): Quota | undefined =>
+    buckets
+      .filter((b): b is TokenBucket => b !== undefined)
+      .map(quota)
+      .reduce<Quota | undefined>((least, q) => (least === undefined || q.remaining < least.remaining ? q : least), undefined);
+  const requests = pick(states.map(({ state }) => state.requests));
+  const tokens = pick(states.map(({ state }) => state.tokens));
+  return { ...(requests && { requests }), ...(tokens && { tokens }) };
 }

@@ -3,7 +3,11 @@
 // never by scanning.
 import { join } from "node:path";
 import { privateDatabaseFile } from "./private-files.ts";
-import type { DailyUsage, KeyActivity, KeyLimits, KeyListing, KeyOwner, KeyRecord, KeyStore, ProviderToken, User, UserClaims } from "./key-store.ts";
+import {
+  KeyCapReached,
+  type DailyUsage, type KeyActivity, type KeyLimits, type KeyListing, type KeyOwner, type KeyRecord, type KeyStore, type ProviderToken, type User,
+  type UserClaims, type UserListing,
+} from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 import { openSqlite, pragmaValue, transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
 import { SqliteUsage, USAGE_MIGRATION } from "./sqlite-usage.ts";
@@ -58,6 +62,10 @@ const MIGRATIONS: readonly string[] = [
    ALTER TABLE api_keys ADD COLUMN tpm INTEGER;`,
   // requests and tokens per key, provider and UTC day, for the usage charts and the operator's totals
   USAGE_MIGRATION,
+  // per-user overrides of the operator's per-user rate limits, across all of a user's keys (NULL: the default)
+  `ALTER TABLE users ADD COLUMN max_concurrency INTEGER;
+   ALTER TABLE users ADD COLUMN rpm INTEGER;
+   ALTER TABLE users ADD COLUMN tpm INTEGER;`,
 ];
 
 const TOKEN_COLUMNS = `id, name, prefix, created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt,
@@ -112,7 +120,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** The secret is returned here once and exists nowhere else afterwards: only its hash is written. */
-  createKey(userId: number, name: string, now = Date.now()): { key: KeyRecord; secret: string } {
+  createKey(userId: number, name: string, now = Date.now(), maxLiveKeys = Infinity): { key: KeyRecord; secret: string } {
     const secret = newSecret();
     const key: KeyRecord = {
       id: newKeyId(),
@@ -125,8 +133,13 @@ export class SqliteKeyStore implements KeyStore {
       promptTokens: 0,
       completionTokens: 0,
     };
-    this.sql("INSERT INTO api_keys (id, user_id, name, secret_sha256, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(key.id, userId, name, secretHash(secret), key.prefix, now);
+    // IMMEDIATE: two pages (or a page and `keys create`) counting at once cannot both pass the cap
+    transaction(this.db, () => {
+      const live = this.sql<[number], { n: number }>("SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ? AND revoked_at IS NULL").get(userId)!.n;
+      if (live >= maxLiveKeys) throw new KeyCapReached(maxLiveKeys);
+      this.sql("INSERT INTO api_keys (id, user_id, name, secret_sha256, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .run(key.id, userId, name, secretHash(secret), key.prefix, now);
+    }, "IMMEDIATE");
     return { key, secret };
   }
 
@@ -180,15 +193,42 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   keyLimits(keyId: string): KeyLimits | undefined {
-    return this.sql<[string], KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM api_keys WHERE id = ?`).get(keyId);
+    return this.limitsIn("api_keys", keyId);
   }
 
   setKeyLimits(keyId: string, limits: Partial<KeyLimits>): KeyLimits | undefined {
+    return this.setLimitsIn("api_keys", keyId, limits);
+  }
+
+  userLimits(userId: number): KeyLimits | undefined {
+    return this.limitsIn("users", userId);
+  }
+
+  setUserLimits(userId: number, limits: Partial<KeyLimits>): KeyLimits | undefined {
+    return this.setLimitsIn("users", userId, limits);
+  }
+
+  listUsers(): UserListing[] {
+    const rows = this.sql<[], User & KeyLimits & { liveKeys: number }>(
+        `SELECT id, email, name, ${LIMIT_COLUMNS},
+           (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = users.id AND revoked_at IS NULL) AS liveKeys
+         FROM users ORDER BY id`,
+      )
+      .all();
+    return rows.map(({ maxConcurrency, rpm, tpm, ...user }) => ({ ...user, limits: { maxConcurrency, rpm, tpm } }));
+  }
+
+  /** Keys and users carry the same three override columns; `table` is one of the two literals, never input. */
+  private limitsIn(table: "api_keys" | "users", id: string | number): KeyLimits | undefined {
+    return this.sql<[string | number], KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM ${table} WHERE id = ?`).get(id);
+  }
+
+  private setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): KeyLimits | undefined {
     const changes = (Object.keys(LIMIT_COLUMN) as (keyof KeyLimits)[]).filter((name) => limits[name] !== undefined);
-    if (changes.length === 0) return this.keyLimits(keyId);
+    if (changes.length === 0) return this.limitsIn(table, id);
     const set = changes.map((name) => `${LIMIT_COLUMN[name]} = ?`).join(", ");
-    return this.sql<SqlValue[], KeyLimits>(`UPDATE api_keys SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
-      .get(...changes.map((name) => limits[name] as number | null), keyId);
+    return this.sql<SqlValue[], KeyLimits>(`UPDATE ${table} SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
+      .get(...changes.map((name) => limits[name] as number | null), id);
   }
 
   listAllKeys(): KeyListing[] {
@@ -233,6 +273,12 @@ export class SqliteKeyStore implements KeyStore {
 
   revokeProviderToken(id: string, now = Date.now()): boolean {
     return this.sql("UPDATE provider_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes > 0;
+  }
+
+  liveProviderTokenIds(now = Date.now()): string[] {
+    return this.sql<[number], { id: string }>("SELECT id FROM provider_tokens WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)")
+      .all(now)
+      .map((row) => row.id);
   }
 
   liveProviderToken(hash: string, now = Date.now()): ProviderToken | undefined {

@@ -1,10 +1,10 @@
 // User API keys on the hot path: an in-memory cache in front of the store so checking a key does not touch
 // disk, revocation that evicts at once, last-used and usage counts (per key, and per key, provider and UTC
-// day) written in batches, not per request, and each key's rate-limit overrides, re-read now and then so
-// `svc-gateway keys limit` reaches a running gateway.
+// day) written in batches, not per request, each key's and user's rate-limit overrides, re-read now and then so
+// `svc-gateway keys limit` and `users limit` reach a running gateway, and the cap on a user's live keys.
 import type { Usage } from "../../src/receipt/types.ts";
 import { secretHash } from "./secret.ts";
-import type { DailyUsage, KeyActivity, KeyLimits, KeyOwner, KeyRecord, KeyStore } from "./key-store.ts";
+import { DEFAULT_MAX_KEYS_PER_USER, type DailyUsage, type KeyActivity, type KeyLimits, type KeyOwner, type KeyRecord, type KeyStore } from "./key-store.ts";
 import { utcDay } from "./usage.ts";
 
 /** Enough for every live key of a large deployment; past it the oldest entries are dropped. */
@@ -25,6 +25,8 @@ export class UserKeys {
     readonly store: KeyStore,
     private readonly onFlushError: (err: unknown) => void,
     flushMs = ACTIVITY_FLUSH_MS,
+    /** `serve --max-keys-per-user`: past it, `create` throws KeyCapReached. */
+    readonly maxKeysPerUser = DEFAULT_MAX_KEYS_PER_USER,
   ) {
     this.timer = setInterval(() => this.flushQuietly(), flushMs).unref();
   }
@@ -45,17 +47,17 @@ export class UserKeys {
 
   /** The key's rate-limit overrides, at most LIMITS_REFRESH_MS old. */
   limits(keyId: string, now = Date.now()): KeyLimits | undefined {
-    const cached = this.limitsCache.get(keyId);
-    if (cached !== undefined && now - cached.readAt < LIMITS_REFRESH_MS) return cached.limits;
-    const limits = this.store.keyLimits(keyId);
-    this.limitsCache.delete(keyId); // re-inserted last, so the oldest read is the first dropped
-    if (this.limitsCache.size >= CACHE_LIMIT) this.limitsCache.delete(this.limitsCache.keys().next().value!);
-    this.limitsCache.set(keyId, { limits, readAt: now });
-    return limits;
+    return this.cachedLimits(keyId, now, () => this.store.keyLimits(keyId));
   }
 
+  /** The user's rate-limit overrides (over all their keys), at most LIMITS_REFRESH_MS old. */
+  userLimits(userId: number, now = Date.now()): KeyLimits | undefined {
+    return this.cachedLimits(`user:${userId}`, now, () => this.store.userLimits(userId));
+  }
+
+  /** A new key for the user; throws KeyCapReached when they already hold `maxKeysPerUser` live ones. */
   create(userId: number, name: string): { key: KeyRecord; secret: string } {
-    return this.store.createKey(userId, name);
+    return this.store.createKey(userId, name, Date.now(), this.maxKeysPerUser);
   }
 
   list(userId: number): KeyRecord[] {
@@ -128,6 +130,17 @@ export class UserKeys {
     } catch (err) {
       this.onFlushError(err);
     }
+  }
+
+  /** Key ids (`key_…`) and user slots (`user:N`) share one cache; neither can look like the other. */
+  private cachedLimits(slot: string, now: number, read: () => KeyLimits | undefined): KeyLimits | undefined {
+    const cached = this.limitsCache.get(slot);
+    if (cached !== undefined && now - cached.readAt < LIMITS_REFRESH_MS) return cached.limits;
+    const limits = read();
+    this.limitsCache.delete(slot); // re-inserted last, so the oldest read is the first dropped
+    if (this.limitsCache.size >= CACHE_LIMIT) this.limitsCache.delete(this.limitsCache.keys().next().value!);
+    this.limitsCache.set(slot, { limits, readAt: now });
+    return limits;
   }
 
   private activity(keyId: string): KeyActivity {

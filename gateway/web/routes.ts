@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 import { sendBody, sendError } from "../http/respond.ts";
 import { readable, Router } from "../http/router.ts";
+import { KeyCapReached } from "../keys/key-store.ts";
 import type { UserKeys } from "../keys/user-keys.ts";
 import type { Admins } from "./admins.ts";
 import { ASSETS } from "./assets.ts";
@@ -111,9 +112,18 @@ async function createKey(r: Request): Promise<void> {
   if (name === "" || [...name].length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) {
     throw new ApiError("invalid_form", `Give the key a name of 1 to ${KEY_NAME_MAX} characters, without control characters.`);
   }
-  const { secret } = r.signIn.users.create(session.user.id, name);
+  const { secret } = createWithinCap(r.signIn, session.user.id, name);
   r.signIn.flash.put(session.sessionId, { name, secret });
   redirect(r.res, "/settings");
+}
+
+function createWithinCap(signIn: SignIn, userId: number, name: string): { secret: string } {
+  try {
+    return signIn.users.create(userId, name);
+  } catch (err) {
+    if (!(err instanceof KeyCapReached)) throw err;
+    throw new ApiError("too_many_keys", `You already have ${err.max} live API keys, the most this gateway allows; revoke one you no longer use, then create a new one.`);
+  }
 }
 
 async function confirmRevoke({ signIn, req, res, param }: Request): Promise<void> {

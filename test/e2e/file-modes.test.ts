@@ -1,5 +1,5 @@
 // docs/operator-guide.md "API keys and the settings page" (SPEC §5): the gateway's data dir is 0700 and its key store (with the
-// WAL and shared-memory files) and cookie secret are 0600; looser ones left by an older install are tightened
+// WAL and shared-memory files), cookie secret and gateway-link secret are 0600; looser ones left by an older install are tightened
 // at start, one warning line each. Unit checks on a temp dir, then a real gateway with sign-in.
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -7,6 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { makePrivateDataDir, PRIVATE_FILES } from "../../gateway/keys/private-files.ts";
 import { SqliteKeyStore, STORE_FILE } from "../../gateway/keys/sqlite-store.ts";
 import { loadCookieSecret } from "../../gateway/web/session.ts";
+import { dataDirGatewaySecret } from "../../gateway/keys/gateway-secret.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";
 
@@ -60,10 +61,11 @@ describe("§5 the data dir and the key store are the owner's alone", () => {
     chmodSync(dir, 0o700);
   });
 
-  it("the private list names every file the store and the cookie secret make", () => {
+  it("the private list names every file the store, the cookie secret and the gateway-link secret make", () => {
     const dir = freshDir();
     SqliteKeyStore.open(dir).close();
     loadCookieSecret(dir);
+    expect(mode(dataDirGatewaySecret(dir).path)).toBe(0o600);
     expect(PRIVATE_FILES).toEqual(expect.arrayContaining([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`]));
     for (const name of readdirSync(dir)) expect(PRIVATE_FILES).toContain(name);
   });
@@ -76,7 +78,7 @@ describe("§5 a real gateway with sign-in: modes on a fresh start and after a re
   it("starts with 0700 / 0600, and a restart tightens what was loosened with one log line each", async () => {
     gateway = await startSettingsGateway();
     const dir = gateway.dataDir;
-    const files = [...storeFiles(dir), join(dir, "session-secret")];
+    const files = [...storeFiles(dir), join(dir, "session-secret"), join(dir, "gateway-secret")];
     expect(mode(dir)).toBe(0o700);
     for (const path of files) expect([path, mode(path)]).toEqual([path, 0o600]);
     expect(gateway.proc.logs().filter((l) => l.level === 40)).toEqual([]);

@@ -1,6 +1,6 @@
 // SPEC §5's key store across gateway restarts: a clean restart keeps every key (and the batched usage), a
-// kill -9 in the middle of key creation leaves the SQLite file consistent, and without an identity provider
-// only operator keys work, whatever the store holds.
+// kill -9 in the middle of key creation leaves the SQLite file consistent, a user past --max-keys-per-user is
+// refused with a page that says why, and without an identity provider only operator keys work, whatever the store holds.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSession } from "../fixtures/browser.ts";
@@ -11,9 +11,11 @@ import { openSqlite, pragmaValue } from "../../gateway/keys/sqlite-driver.ts";
 let gateway: SettingsGateway;
 let cookie: string;
 let csrf: string;
+const MAX_KEYS = 25;
 
 beforeAll(async () => {
-  gateway = await startSettingsGateway();
+  // room for every key the suite makes for erin (at most 23); the cap itself is tested with another user
+  gateway = await startSettingsGateway({ args: ["--max-keys-per-user", String(MAX_KEYS)] });
   ({ cookie, csrf } = await browserSession(gateway.url, "erin"));
 }, 120_000);
 
@@ -21,12 +23,12 @@ afterAll(async () => {
   await gateway?.stop();
 });
 
-function createKey(name: string): Promise<Response> {
+function createKey(name: string, as = { cookie, csrf }): Promise<Response> {
   return fetch(`${gateway.url}/settings/keys`, {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: gateway.url },
-    body: new URLSearchParams({ csrf, name }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: as.cookie, origin: gateway.url },
+    body: new URLSearchParams({ csrf: as.csrf, name }).toString(),
   });
 }
 
@@ -94,6 +96,27 @@ describe("§5 Authentication: the key store", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("past --max-keys-per-user the settings page refuses a new key with 409 and says why; revoking one makes room", async () => {
+    const frank = await browserSession(gateway.url, "frank");
+    for (let i = 0; i < MAX_KEYS; i++) expect((await createKey(`f-${i}`, frank)).status).toBe(303);
+    const refused = await createKey("one-too-many", frank);
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain(
+      `<p role="alert">You already have ${MAX_KEYS} live API keys, the most this gateway allows; revoke one you no longer use, then create a new one.</p>`,
+    );
+    const page = await (await fetch(`${gateway.url}/settings`, { headers: { cookie: frank.cookie } })).text();
+    expect(page).not.toContain("one-too-many");
+    const id = /\/settings\/keys\/(key_[0-9a-f]{24})\/revoke/.exec(page)![1]!;
+    const revoked = await fetch(`${gateway.url}/settings/keys/${id}/revoke`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: frank.cookie, origin: gateway.url },
+      body: new URLSearchParams({ csrf: frank.csrf }).toString(),
+    });
+    expect(revoked.status).toBe(303);
+    expect((await createKey("replacement", frank)).status).toBe(303);
   });
 
   it("without an identity provider the settings page says so, and only operator keys work", async () => {

@@ -1,7 +1,8 @@
 // docs/operator-guide.md "Rate limits" end to end, against a real `svc-gateway serve` with `--key-*` defaults and a synthetic
 // agent: OpenAI's headers, 429 rate_limited with Retry-After for each limit, a concurrency slot freed on every
 // way an answer ends, a user key's override set with `svc-gateway keys limit`, failed authentication slowed
-// per address while valid keys pass, and the 429s counted in /metrics.
+// per address while valid keys pass, the 429s counted in /metrics, and a user's limits over all their keys
+// (`svc-gateway users limit`) with the cap on live keys per user (`keys create`).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteKeyStore } from "../../gateway/keys/sqlite-store.ts";
@@ -184,11 +185,77 @@ describe("Rate limits: failed authentication per client address", () => {
 
 describe("Rate limits: `svc-gateway serve` options", () => {
   it("a bad value is a one-line error naming the flag, and the gateway does not start", async () => {
-    for (const flag of ["--key-concurrency", "--key-rpm", "--key-tpm", "--auth-failures-per-minute"]) {
+    for (const flag of ["--key-concurrency", "--key-rpm", "--key-tpm", "--user-concurrency", "--user-rpm", "--user-tpm", "--max-keys-per-user", "--auth-failures-per-minute"]) {
       const result = await runCli("svc-gateway", ["serve", "--port", "0", "--coordinator-port", "0", flag, "0"]);
       expect(result.code).toBe(64);
       expect(result.stderr).toBe(`svc-gateway: option '${flag} <n>' argument '0' is invalid. expected a positive integer; see --help\n`);
       expect(result.stdout).not.toContain("OpenAI routes at");
     }
+  });
+});
+
+describe("Users, not only keys, are limited", () => {
+  const dataDir = () => join(gw.tiny.dir, "gateway");
+  /** A user with `n` live keys, made in the store as the settings page would. */
+  function userWithKeys(subject: string, n: number): { userId: number; secrets: string[] } {
+    const store = SqliteKeyStore.open(dataDir());
+    try {
+      const userId = store.upsertUser({ issuer: "http://127.0.0.1:9", subject, email: `${subject}@example.test`, name: null });
+      return { userId, secrets: Array.from({ length: n }, (_, i) => store.createKey(userId, `k${i}`, Date.now(), 10).secret) };
+    } finally {
+      store.close();
+    }
+  }
+
+  it("a user with 10 keys cannot exceed the user's limit: `users limit --rpm 3` admits 3 of 10 requests, one per key", async () => {
+    const { userId, secrets } = userWithKeys("ten", 10);
+    const set = await runCli("svc-gateway", ["users", "limit", String(userId), "--rpm", "3", "--data-dir", dataDir()]);
+    expect(set.stdout.trim()).toBe(`user ${userId}: concurrency=default rpm=3 tpm=default`);
+    const before = await rateLimited();
+    // each key is far under its own limit (4 a minute): only the user's total refuses
+    const answers = await Promise.all(secrets.map((secret) => get(as(secret), "/v1/models")));
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(3).fill(200), ...Array(7).fill(429)]);
+    const refused = answers.find((r) => r.status === 429)!;
+    expect(await errorOf(refused)).toMatchObject({
+      code: "rate_limited",
+      svc_action: "wait",
+      message: "This key's user is over their limit of 3 requests per minute over all their API keys; retry after the Retry-After seconds.",
+    });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect((await rateLimited()).user_rpm).toBe((before.user_rpm ?? 0) + 7);
+    // another user's key is untouched
+    expect((await get(as(userKey), "/v1/models")).status).toBe(200);
+    const listed = await runCli("svc-gateway", ["users", "list", "--data-dir", dataDir()]);
+    expect(listed.stdout).toContain(`${userId}  ten@example.test  keys=10  concurrency=default rpm=3 tpm=default\n`);
+  });
+
+  it("a user's concurrency counts requests in flight on all their keys", async () => {
+    const { userId, secrets } = userWithKeys("two", 3);
+    expect((await runCli("svc-gateway", ["users", "limit", String(userId), "--concurrency", "2", "--data-dir", dataDir()])).code).toBe(0);
+    const sessions = () => gw.agents[0]!.stdout().match(/session \S+ start/g)?.length ?? 0;
+    const started = sessions();
+    const controller = new AbortController();
+    // 100 ms a token: both hold their slots (one running, one queued behind it) while the third asks
+    const holding = secrets.slice(0, 2).map((secret) => chat(secret, { max_tokens: 100 }, { signal: controller.signal }));
+    for (const p of holding) p.catch(() => undefined);
+    await expect.poll(sessions, { timeout: 10_000 }).toBeGreaterThan(started);
+    const refused = await get(as(secrets[2]!), "/v1/models");
+    expect(refused.status).toBe(429);
+    expect((await errorOf(refused)).message).toBe(
+      "This key's user already has 2 request(s) in flight over all their API keys, the user's limit; retry when one has finished.",
+    );
+    controller.abort();
+    await expect.poll(async () => (await get(as(secrets[2]!), "/v1/models")).status, { timeout: 10_000 }).toBe(200);
+  });
+
+  it("past --max-keys-per-user, `keys create` is a one-line error naming the flag; below it, a key is made", async () => {
+    const { userId } = userWithKeys("full", 10);
+    const refused = await runCli("svc-gateway", ["keys", "create", "--user", String(userId), "--max-keys-per-user", "10", "--data-dir", dataDir()]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`svc-gateway: --user ${userId}: already holds 10 live keys, the cap (--max-keys-per-user); revoke one on the settings page first\n`);
+    const made = await runCli("svc-gateway", ["keys", "create", "--user", String(userId), "--max-keys-per-user", "11", "--data-dir", dataDir()]);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toMatch(/^sk-svc_[A-Za-z0-9_-]{43}\n$/);
+    expect((await get(as(made.stdout.trim()), "/v1/models")).status).toBe(200);
   });
 });

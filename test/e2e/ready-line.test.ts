@@ -41,7 +41,8 @@ describe("The ready line", () => {
   });
 
   it("svc-gateway serve: the gateway's origin and its coordinator's", async () => {
-    const gateway = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--data-dir", join(tiny.dir, "gateway")]);
+    const secretFile = join(tiny.dir, "coordinator", "gateway-secret"); // the coordinator made it, given no secret
+    const gateway = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", coordinatorUrl, "--catalog", tiny.catalogPath, "--data-dir", join(tiny.dir, "gateway"), "--gateway-secret-file", secretFile]);
     try {
       const ready = await waitForReady(gateway, "svc-gateway serve");
       expect(readyLines(gateway)).toEqual([`{"ready":"svc-gateway serve","gateway":"${ready.gateway}","coordinator":"${coordinatorUrl}"}`]);

@@ -1,6 +1,7 @@
 // docs/security.md, tried as an attacker would on loopback: who may join the coordinator as a
 // provider or as a gateway, where the embedded coordinator listens, and that no message or burst can wedge a
 // queue. Each test reproduces an attack and shows it fail.
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -21,6 +22,9 @@ beforeAll(async () => {
   gateway = await cluster.startGateway();
 }, 60_000);
 afterAll(() => cluster.stop());
+
+/** The gateway link's secret: the cluster's coordinator made it in the data dir its gateways share. */
+const gatewayAuth = () => ({ authorization: `Bearer ${readFileSync(join(cluster.tiny.dir, "gateway", "gateway-secret"), "utf8").trim()}` });
 
 /** A raw WebSocket to the coordinator, as any process on the machine could open one. */
 function rawLink(path: string, headers: Record<string, string> = {}): Promise<{ ws?: WebSocket; status?: number; body?: string }> {
@@ -58,27 +62,42 @@ describe("Security: provider admission", () => {
     await revoked.stop();
   });
 
+  it("the token from --token-file (its first line) joins without a word; typed as --token it joins and warns that ps shows it", async () => {
+    const { token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", join(cluster.tiny.dir, "gateway")])).stdout) as { token: string };
+    const file = join(cluster.tiny.dir, "token.txt");
+    writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    const byFile = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "", args: ["--token-file", file] });
+    expect(byFile.stderr()).toBe("");
+    await byFile.stop();
+    const typed = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "", args: ["--token", token] });
+    expect(typed.stderr()).toBe(
+      "svc-agent: warning: --token on the command line can be read by other local users (ps); pass --token-file FILE or set SVC_PROVIDER_TOKEN instead\n",
+    );
+    await typed.stop();
+    const missing = await runCli("svc-agent", ["start", "--coordinator", cluster.coordinator.url, "--token-file", join(cluster.tiny.dir, "no-such-file")]);
+    expect([missing.code, missing.stderr]).toEqual([1, `svc-agent: --token-file ${join(cluster.tiny.dir, "no-such-file")}: cannot read it (ENOENT)\n`]);
+  });
+
   it("a hardware-rung agent joins without a token", async () => {
     const agent = await cluster.startAgent("hardware", { token: "" });
     expect(agent.stdout()).toMatch(/granted rung hardware/);
     await agent.stop();
   });
 
-  it("a revoked token ends a connected agent's stay at its next challenge", async () => {
-    const dataDir = join(cluster.tiny.dir, "rechallenge-store");
-    const coordinator = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "500"]);
-    try {
-      const url = (await waitForReady(coordinator, "svc-gateway coordinator")).coordinator;
-      const { id, token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
-      const agent = await startAgent(url, cluster.tiny, { token });
-      const listed = JSON.parse((await runCli("svc-gateway", ["providers", "list", "--json", "--data-dir", dataDir])).stdout) as { id: string; lastUsedAt: number | null }[];
-      expect(listed.find((t) => t.id === id)?.lastUsedAt).toEqual(expect.any(Number));
-      await runCli("svc-gateway", ["providers", "revoke", id, "--data-dir", dataDir]);
-      await agent.waitFor(/disconnected: refused: the enrollment token is unknown, revoked or expired/);
-      await agent.stop();
-    } finally {
-      await coordinator.stop();
-    }
+  it("a revoked token ends a connected agent's stay within 5 s: disconnected (4401) and gone from the listing", async () => {
+    const dataDir = join(cluster.tiny.dir, "gateway");
+    const { id, token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
+    // the default re-challenge (5 minutes) is far off: only the enrollment watch can end this stay
+    const agent = await startAgent(cluster.coordinator.url, cluster.tiny, { token });
+    await waitForProvider(gateway, agent.providerId);
+    const listed = JSON.parse((await runCli("svc-gateway", ["providers", "list", "--json", "--data-dir", dataDir])).stdout) as { id: string; lastUsedAt: number | null }[];
+    expect(listed.find((t) => t.id === id)?.lastUsedAt).toEqual(expect.any(Number));
+    expect((await runCli("svc-gateway", ["providers", "revoke", id, "--data-dir", dataDir])).code).toBe(0);
+    const revokedAt = Date.now();
+    await waitForProvider(gateway, agent.providerId, (r) => r === undefined, 5_000);
+    await agent.waitFor(/disconnected: refused: the enrollment token is unknown, revoked or expired.*\(close code 4401\)/, 5_000 - (Date.now() - revokedAt));
+    await cluster.coordinator.waitForLog((l) => l.msg === "agent's enrollment revoked" && l.enrollment === id);
+    await agent.stop();
   });
 
   it("--open-enrollment admits any machine, and the gateway warns when its floor is below hardware", async () => {
@@ -130,26 +149,73 @@ describe("Security: gateway links", () => {
     }
   });
 
-  it("a coordinator that listens beyond loopback takes gateways only with --gateway-secret", async () => {
-    const dir = join(cluster.tiny.dir, "open-coordinator");
-    const refusing = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir]);
-    const guarded = startProcess(GATEWAY_BIN, ["coordinator", "--host", "0.0.0.0", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env: { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" } });
+  it("the gateway link is authenticated on loopback too: given no secret, the coordinator makes one in its data dir (0600)", async () => {
+    const dir = join(cluster.tiny.dir, "lone-coordinator");
+    const coordinator = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir]);
     try {
-      const port = async (p: typeof refusing) => /^http:\/\/0\.0\.0\.0:(\d+)$/.exec((await waitForReady(p, "svc-gateway coordinator")).coordinator)![1]!;
-      const [refusingPort, guardedPort] = [await port(refusing), await port(guarded)];
-      await refusing.waitForLog((l) => String(l.msg).includes("no --gateway-secret"));
-      const serve = (coordinatorPort: string, env: NodeJS.ProcessEnv) =>
-        startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", `http://127.0.0.1:${coordinatorPort}`, "--catalog", cluster.tiny.catalogPath, "--data-dir", dir], { env });
-      const refused = serve(refusingPort, {});
-      const linked = serve(guardedPort, { SVC_GATEWAY_SECRET: "s3cret-s3cret-s3cret" });
+      const url = (await waitForReady(coordinator, "svc-gateway coordinator")).coordinator;
+      const secretFile = join(dir, "gateway-secret");
+      expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+      expect(coordinator.stdout()).toContain(`svc-gateway: gateways link with the secret in ${secretFile}`);
+      // a local process on loopback, without the secret, is refused
+      const res = await new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl(url, GATEWAY_PATH));
+        ws.once("unexpected-response", (_req, r) => resolve(r.statusCode ?? 0));
+        ws.once("open", () => reject(new Error("the coordinator took an unauthenticated gateway on loopback")));
+        ws.once("error", reject);
+      });
+      expect(res).toBe(401);
+      const serve = (dataDir: string, extra: string[], env: NodeJS.ProcessEnv = {}) =>
+        startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", url, "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, ...extra], { env });
+      // a gateway with its own data dir and no secret says what to pass, in one line, and does not start
+      const lost = serve(join(cluster.tiny.dir, "lost-gateway"), []);
+      await lost.exited;
+      expect(lost.child.exitCode).toBe(1);
+      expect(lost.stderr()).toBe(
+        `svc-gateway: --coordinator ${url}: no gateway secret; pass --gateway-secret-file FILE (the coordinator's DATA_DIR/gateway-secret) or SVC_GATEWAY_SECRET\n`,
+      );
+      // a wrong secret is refused by the coordinator; the file, or the shared data dir, links
+      const wrong = serve(join(cluster.tiny.dir, "wrong-gateway"), [], { SVC_GATEWAY_SECRET: "not-the-secret" });
+      const byFile = serve(join(cluster.tiny.dir, "file-gateway"), ["--gateway-secret-file", secretFile]);
+      const sharing = serve(dir, []);
       try {
-        await refused.waitForLog((l) => l.msg === "the coordinator refused this gateway's link" && String(l.why).includes("no --gateway-secret"));
-        await linked.waitForLog((l) => l.msg === "connected to the coordinator");
+        await wrong.waitForLog((l) => l.msg === "the coordinator refused this gateway's link" && String(l.why).includes("the gateway secret is missing or wrong"));
+        await byFile.waitForLog((l) => l.msg === "connected to the coordinator");
+        await sharing.waitForLog((l) => l.msg === "connected to the coordinator");
+        expect(byFile.stderr()).toBe("");
       } finally {
-        await Promise.all([refused.stop(), linked.stop()]);
+        await Promise.all([wrong.stop(), byFile.stop(), sharing.stop()]);
       }
     } finally {
-      await Promise.all([refusing.stop(), guarded.stop()]);
+      await coordinator.stop();
+    }
+  });
+
+  it("a secret given as a flag works and warns, in one line, that ps shows it; from a file or the environment it does not", async () => {
+    const secret = "s3cret-s3cret-s3cret";
+    const dir = join(cluster.tiny.dir, "flag-coordinator");
+    const coordinator = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dir, "--gateway-secret", secret]);
+    try {
+      const url = (await waitForReady(coordinator, "svc-gateway coordinator")).coordinator;
+      expect(coordinator.stderr()).toBe(
+        "svc-gateway: warning: --gateway-secret on the command line can be read by other local users (ps); pass --gateway-secret-file FILE or set SVC_GATEWAY_SECRET instead\n",
+      );
+      expect(existsSync(join(dir, "gateway-secret"))).toBe(false);
+      const secretFile = join(cluster.tiny.dir, "flag-secret.txt");
+      writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+      const gateway = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", url, "--catalog", cluster.tiny.catalogPath, "--data-dir", join(cluster.tiny.dir, "flag-gateway"), "--gateway-secret-file", secretFile]);
+      try {
+        await gateway.waitForLog((l) => l.msg === "connected to the coordinator");
+        expect(gateway.stderr()).toBe("");
+        expect(gateway.stdout()).not.toContain(secret);
+      } finally {
+        await gateway.stop();
+      }
+      const both = await runCli("svc-gateway", ["serve", "--gateway-secret", secret, "--gateway-secret-file", secretFile]);
+      expect(both.code).toBe(64);
+      expect(both.stderr).toBe("svc-gateway: option '--gateway-secret-file <file>' cannot be used with option '--gateway-secret <secret>'; see --help\n");
+    } finally {
+      await coordinator.stop();
     }
   });
 
@@ -168,7 +234,7 @@ describe("Security: gateway links", () => {
 
 describe("Security: placements cannot wedge or flood a queue", () => {
   it("a placement on a provider the directory does not hold is answered stale, after a delta saying it is gone", async () => {
-    const { ws } = await rawLink(GATEWAY_PATH);
+    const { ws } = await rawLink(GATEWAY_PATH, gatewayAuth());
     const messages: { t: string; gone?: string[] }[] = [];
     const stale = new Promise<void>((resolve) =>
       ws!.on("message", (d) => {
@@ -184,12 +250,12 @@ describe("Security: placements cannot wedge or flood a queue", () => {
   });
 
   it("a gateway message of the wrong shape closes that gateway's link with 1008, and the coordinator goes on", async () => {
-    const { ws } = await rawLink(GATEWAY_PATH);
+    const { ws } = await rawLink(GATEWAY_PATH, gatewayAuth());
     const closed = new Promise<{ code: number; reason: string }>((resolve) => ws!.once("close", (code, reason) => resolve({ code, reason: String(reason) })));
     ws!.send(JSON.stringify({ t: "place", id: "not a session id!", provider: "e".repeat(64), alias: "qwen3-4b", floor: "process", exclude: [], enc: "AAAA", ct: "AAAA" }));
     expect(await closed).toEqual({ code: 1008, reason: "invalid message" });
     // a fresh link is served as ever (its directory may arrive with the handshake, so ask for something after)
-    const { ws: next } = await rawLink(GATEWAY_PATH);
+    const { ws: next } = await rawLink(GATEWAY_PATH, gatewayAuth());
     const answer = new Promise<unknown>((resolve) =>
       next!.on("message", (d) => {
         const message = JSON.parse(String(d)) as { t: string };
@@ -205,7 +271,7 @@ describe("Security: placements cannot wedge or flood a queue", () => {
     const agent = await cluster.startAgent("process");
     try {
       await waitForProvider(gateway, agent.providerId);
-      const { ws } = await rawLink(GATEWAY_PATH);
+      const { ws } = await rawLink(GATEWAY_PATH, gatewayAuth());
       let refused = 0;
       let settled = 0;
       let mostWaiting = 0;

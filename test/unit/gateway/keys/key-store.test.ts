@@ -1,11 +1,13 @@
 // SPEC §5's key store on a real SQLite file in a temp dir: schema and migration, secrets kept only as hashes
 // and found through an index, keys scoped to their owner, revocation and sessions; and docs/operator-guide.md "Rate limits":
-// per-key overrides, read through UserKeys and set by the operator's `svc-gateway keys` commands.
+// per-key and per-user overrides, read through UserKeys and set by the operator's `svc-gateway keys` and `users`
+// commands, and the cap on a user's live keys.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeLimits, listKeys, setKeyLimits, withKeyStore } from "../../../../gateway/keys/keys-admin.ts";
+import { createUserKey, describeLimits, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "../../../../gateway/keys/keys-admin.ts";
+import { KeyCapReached } from "../../../../gateway/keys/key-store.ts";
 import { displayPrefix, newSecret, secretHash } from "../../../../gateway/keys/secret.ts";
 import { openSqlite, pragmaValue } from "../../../../gateway/keys/sqlite-driver.ts";
 import { SqliteKeyStore, STORE_FILE } from "../../../../gateway/keys/sqlite-store.ts";
@@ -40,7 +42,7 @@ describe("§5 Authentication: the key store", () => {
     SqliteKeyStore.open(dir).close();
     const db = openSqlite(join(dir, STORE_FILE));
     expect(pragmaValue(db, "journal_mode")).toBe("wal");
-    expect(pragmaValue(db, "user_version")).toBe(3);
+    expect(pragmaValue(db, "user_version")).toBe(4);
     const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((t) => t.name);
     expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "usage_days", "users"]);
     db.close();
@@ -55,6 +57,7 @@ describe("§5 Authentication: the key store", () => {
     // take the file back to schema version 1, as the first release wrote it
     const db = openSqlite(join(dir, STORE_FILE));
     db.exec("DROP TABLE usage_days; DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
+    db.exec("ALTER TABLE users DROP COLUMN max_concurrency; ALTER TABLE users DROP COLUMN rpm; ALTER TABLE users DROP COLUMN tpm;");
     db.exec("PRAGMA user_version = 1");
     db.close();
     const reopened = SqliteKeyStore.open(dir);
@@ -63,6 +66,8 @@ describe("§5 Authentication: the key store", () => {
     // and the per-day usage table of schema version 3
     reopened.recordDailyUsage([{ day: "2025-01-01", keyId: "op_x", providerId: "p", requests: 1, promptTokens: 2, completionTokens: 3 }]);
     expect(reopened.dailyUsage("2025-01-01")).toHaveLength(1);
+    // and the per-user overrides of schema version 4
+    expect(reopened.setUserLimits(1, { rpm: 7 })).toEqual({ maxConcurrency: null, rpm: 7, tpm: null });
     reopened.close();
   });
 
@@ -167,6 +172,9 @@ describe("Provider enrollment tokens in the key store", () => {
     expect(store.liveProviderToken(secretHash(expiring.secret), 5_000)).toBeUndefined();
     expect(store.liveProviderToken(secretHash(revoked.secret), 3_000)).toBeUndefined();
     expect(store.liveProviderToken(secretHash("svc-prov_nothing"), 3_000)).toBeUndefined();
+    // the ids the coordinator's enrollment watch reads every second: the same live set
+    expect(store.liveProviderTokenIds(4_999).sort()).toEqual([live.token.id, expiring.token.id].sort());
+    expect(store.liveProviderTokenIds(5_000)).toEqual([live.token.id]);
     store.close();
   });
 });
@@ -241,5 +249,84 @@ describe("Rate limits: `svc-gateway keys list` and `keys limit`", () => {
     const empty = freshDir();
     expect(() => withKeyStore(empty, listKeys)).toThrow(/no key store at .*--data-dir/);
     expect(readdirSync(empty)).toEqual([]);
+  });
+});
+
+describe("Users, not only keys, are limited: the key store", () => {
+  it("a user holds at most the cap of live keys; a refused create writes nothing, and revoking one makes room", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const id = store.upsertUser(alice);
+    const made = Array.from({ length: 3 }, (_, i) => store.createKey(id, `k${i}`, 1_000 + i, 3));
+    expect(() => store.createKey(id, "fourth", 2_000, 3)).toThrow(KeyCapReached);
+    expect(store.listKeys(id)).toHaveLength(3);
+    // another user's keys do not count against alice's cap
+    store.createKey(store.upsertUser(bob), "bobs", 2_000, 3);
+    store.revokeKey(id, made[0]!.key.id, 3_000);
+    store.createKey(id, "replacement", 4_000, 3);
+    expect(() => store.createKey(id, "fifth", 5_000, 3)).toThrow("this user already has 3 live API keys, the most allowed; revoke one first");
+    expect(store.listUsers().map((u) => [u.email, u.liveKeys])).toEqual([["alice@example.test", 3], [null, 1]]);
+    store.close();
+  });
+
+  it("UserKeys.create applies --max-keys-per-user; its default is 20", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const id = store.upsertUser(alice);
+    const users = new UserKeys(store, (err) => { throw err; }, 3_600_000);
+    expect(users.maxKeysPerUser).toBe(20);
+    for (let i = 0; i < 20; i++) users.create(id, `k${i}`);
+    expect(() => users.create(id, "k20")).toThrow(KeyCapReached);
+    users.close();
+    store.close();
+  });
+
+  it("a user's overrides are set one by one, null returns to the default; UserKeys re-reads them after LIMITS_REFRESH_MS", () => {
+    const store = SqliteKeyStore.open(freshDir());
+    const id = store.upsertUser(alice);
+    expect(store.userLimits(id)).toEqual(DEFAULTS);
+    const users = new UserKeys(store, (err) => { throw err; }, 3_600_000);
+    expect(users.userLimits(id, 0)).toEqual(DEFAULTS);
+    expect(store.setUserLimits(id, { rpm: 60, maxConcurrency: 3 })).toEqual({ maxConcurrency: 3, rpm: 60, tpm: null });
+    expect(store.setUserLimits(id, { rpm: null })).toEqual({ maxConcurrency: 3, rpm: null, tpm: null });
+    expect(users.userLimits(id, LIMITS_REFRESH_MS - 1)).toEqual(DEFAULTS);
+    expect(users.userLimits(id, LIMITS_REFRESH_MS)).toEqual({ ...DEFAULTS, maxConcurrency: 3 });
+    // a key's overrides and its user's are apart, though both are cached side by side
+    const { key } = store.createKey(id, "ci");
+    expect(users.limits(key.id, LIMITS_REFRESH_MS)).toEqual(DEFAULTS);
+    expect(store.userLimits(999)).toBeUndefined();
+    expect(store.setUserLimits(999, { rpm: 1 })).toBeUndefined();
+    users.close();
+    store.close();
+  });
+});
+
+describe("Users, not only keys, are limited: `svc-gateway users list`, `users limit` and `keys create`", () => {
+  it("users list prints id, email, live keys and limits; users limit sets a user's overrides", () => {
+    const dir = freshDir();
+    const store = SqliteKeyStore.open(dir);
+    const id = store.upsertUser(alice);
+    store.createKey(id, "laptop");
+    store.close();
+    expect(withKeyStore(dir, (s) => setUserLimits(s, id, { tpm: 9_000 }))).toBe(`user ${id}: concurrency=default rpm=default tpm=9000`);
+    expect(withKeyStore(dir, listUsers)).toEqual([`${id}  alice@example.test  keys=1  concurrency=default rpm=default tpm=9000`]);
+    expect(() => withKeyStore(dir, (s) => setUserLimits(s, 42, { rpm: 1 }))).toThrow(/no user 42 .*users list/);
+  });
+
+  it("keys create makes a key within the cap; past it the error names the flag and what to do", () => {
+    const dir = freshDir();
+    const store = SqliteKeyStore.open(dir);
+    const id = store.upsertUser(alice);
+    store.close();
+    const { key, secret } = withKeyStore(dir, (s) => createUserKey(s, id, "cli", 1));
+    expect(withKeyStore(dir, (s) => s.liveKey(secretHash(secret)))).toEqual({ keyId: key.id, userId: id });
+    expect(() => withKeyStore(dir, (s) => createUserKey(s, id, "cli", 1))).toThrow(
+      `--user ${id}: already holds 1 live keys, the cap (--max-keys-per-user); revoke one on the settings page first`,
+    );
+    expect(() => withKeyStore(dir, (s) => createUserKey(s, 42, "cli", 1))).toThrow(/^--user 42: no such user/);
+  });
+
+  it("users list on a store without users says where they come from", () => {
+    const dir = freshDir();
+    SqliteKeyStore.open(dir).close();
+    expect(withKeyStore(dir, listUsers)).toEqual([expect.stringMatching(/^no users in this key store yet: .*--oidc-issuer/)]);
   });
 });

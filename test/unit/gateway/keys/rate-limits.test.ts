@@ -205,11 +205,11 @@ class FakeResponse extends EventEmitter {
 }
 
 describe("Rate limits: the limiter on a request's way in", () => {
-  const setup = (settings: Partial<LimitSettings> = {}, overrides: Record<string, KeyLimits> = {}) => {
+  const setup = (settings: Partial<LimitSettings> = {}, overrides: Record<string, KeyLimits> = {}, userOverrides: Record<number, KeyLimits> = {}) => {
     const limited: string[] = [];
     const limiter = new Limiter(
-      { keyDefaults: {}, authFailuresPerMinute: 2, trustProxy: false, ...settings },
-      { overrides: (p: Principal) => overrides[p.keyId], limited: (limit) => limited.push(limit) },
+      { keyDefaults: {}, userDefaults: {}, authFailuresPerMinute: 2, trustProxy: false, ...settings },
+      { overrides: (p: Principal) => overrides[p.keyId], userOverrides: (id) => userOverrides[id], limited: (limit) => limited.push(limit) },
     );
     return { limiter, limited };
   };
@@ -290,5 +290,48 @@ describe("Rate limits: the limiter on a request's way in", () => {
     expect(error.code).toBe("rate_limited");
     expect(error.retryAfterS).toBeGreaterThanOrEqual(90);
     expect(limited).toEqual(["tpm"]);
+  });
+
+  it("a user with 10 keys cannot exceed the user's limit: each key is under its own, the user's total is refused", () => {
+    const { limiter, limited } = setup({ keyDefaults: { rpm: 4, concurrency: 1 }, userDefaults: { rpm: 5 } });
+    const keyOf = (i: number): Principal => ({ kind: "user", keyId: `key_${i}`, userId: 7 });
+    const outcomes = Array.from({ length: 10 }, (_, i) => {
+      try {
+        limiter.admit(keyOf(i), new FakeResponse() as unknown as ServerResponse);
+        return "admitted";
+      } catch (err) {
+        return (err as ApiError).message;
+      }
+    });
+    expect(outcomes.filter((o) => o === "admitted")).toHaveLength(5);
+    expect(outcomes.slice(5)).toEqual(Array(5).fill("This key's user is over their limit of 5 requests per minute over all their API keys; retry after the Retry-After seconds."));
+    expect(limited).toEqual(Array(5).fill("user_rpm"));
+    // another user, and an operator key, are untouched by this user's total
+    limiter.admit({ kind: "user", keyId: "key_x", userId: 8 }, new FakeResponse() as unknown as ServerResponse);
+    limiter.admit(operator, new FakeResponse() as unknown as ServerResponse);
+  });
+
+  it("a user's concurrency counts every key's requests in flight; a refusal by the user takes nothing from the key", () => {
+    const { limiter, limited } = setup({ keyDefaults: { rpm: 2 } }, {}, { 7: { maxConcurrency: 2, rpm: null, tpm: null } });
+    const a = new FakeResponse();
+    limiter.admit({ kind: "user", keyId: "key_a", userId: 7 }, a as unknown as ServerResponse);
+    limiter.admit({ kind: "user", keyId: "key_b", userId: 7 }, new FakeResponse() as unknown as ServerResponse);
+    const refused = new FakeResponse();
+    const error = caught(() => limiter.admit({ kind: "user", keyId: "key_c", userId: 7 }, refused as unknown as ServerResponse));
+    expect([error.status, error.code]).toEqual([429, "rate_limited"]);
+    expect(error.message).toContain("2 request(s) in flight over all their API keys");
+    expect(limited).toEqual(["user_concurrency"]);
+    // key_c's own bucket was not charged by the refusal: both of its 2 rpm are left once a slot frees
+    a.emit("close");
+    const res = new FakeResponse();
+    limiter.admit({ kind: "user", keyId: "key_c", userId: 7 }, res as unknown as ServerResponse);
+    expect(res.headers["x-ratelimit-remaining-requests"]).toBe("1");
+  });
+
+  it("the headers report the scarcer quota: the user's when fewer are left there than on the key", () => {
+    const { limiter } = setup({ keyDefaults: { rpm: 100 }, userDefaults: { rpm: 3 } });
+    const res = new FakeResponse();
+    limiter.admit(user, res as unknown as ServerResponse);
+    expect([res.headers["x-ratelimit-limit-requests"], res.headers["x-ratelimit-remaining-requests"]]).toEqual(["3", "2"]);
   });
 });
