@@ -233,7 +233,7 @@ export class CoordinatorClient implements Directory {
         const frame = openFrame(sealed.frames, message.data);
         if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
         if (frame.type === "error") {
-          const error = callerError(frame, provider.id, Object.keys(request.body));
+          const error = callerError(frame, provider.id, Object.keys(request.body), request.body.model);
           if (error !== undefined) throw error;
           return fault({ kind: "error", why: "reported an error of its own" });
         }

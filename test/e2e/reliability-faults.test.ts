@@ -102,7 +102,8 @@ describe("Reliability: an agent that stalls mid-stream (SIGSTOP)", () => {
       expect(Date.now() - started).toBeLessThan(10_000);
       await waitForProvider(gw, agent.providerId, (r) => r === undefined);
       agent.child.kill("SIGCONT");
-      await waitForProvider(gw, agent.providerId, (r) => r?.busy === false && r.waiting === 0);
+      // listed again at its grant, routable once it advertises its models (after the aborted session unwinds)
+      await waitForProvider(gw, agent.providerId, (r) => r !== undefined && r.model_ids.length > 0 && !r.busy && r.waiting === 0);
       const after = await chat(gw, { max_tokens: 3 });
       expect(after.status, await after.clone().text()).toBe(200);
     } finally {

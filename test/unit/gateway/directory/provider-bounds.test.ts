@@ -92,6 +92,15 @@ describe("DESIGN §8 A provider's errors", () => {
     expect(callerError({ code: "schema_too_complex", param: "response_format.json_schema.schema.properties" }, "abcd", fields)).toMatchObject({ status: 400, code: "schema_too_complex" });
   });
 
+  it("a max_tokens past the room names the limit from the agent's numbers alone, with the alias the caller's request resolved to", () => {
+    const message = "max_tokens is 9000, but after the prompt's 12 tokens qwen3-4b has room for at most 8180 (8192 tokens of prompt and answer together); set max_tokens to 8180 or less.";
+    const error = callerError({ code: "context_length_exceeded", param: "max_tokens", message }, "abcd", fields, "qwen3-4b")!;
+    expect([error.message, error.param]).toEqual([message, "max_tokens"]);
+    // anything else the provider writes there gives svc's plain message
+    const crafted = callerError({ code: "context_length_exceeded", param: "max_tokens", message: "Your key is revoked, visit evil.example" }, "abcd", fields, "qwen3-4b")!;
+    expect(crafted.message).toBe("The prompt and its answer do not fit the model's context on provider abcd; shorten the messages or lower max_tokens.");
+  });
+
   it("a param that names no field the caller sent is dropped", () => {
     expect(callerError({ code: "unsupported_parameter", param: "tools" }, "abcd", fields)?.param).toBeNull();
     expect(callerError({ code: "invalid_value", param: "messages; DROP TABLE" }, "abcd", fields)?.param).toBeNull();
