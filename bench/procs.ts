@@ -46,12 +46,15 @@ export async function startCoordinator(dir: string, catalogPath?: string, name =
 }
 
 /** `svc-gateway serve`, with the given coordinator, or an embedded one when none is given. */
-export async function startGateway(dir: string, options: { coordinator?: { url: string; secretFile: string }; catalogPath?: string; name?: string } = {}) {
+export async function startGateway(
+  dir: string,
+  options: { coordinator?: { url: string; secretFile: string }; catalogPath?: string; name?: string; args?: string[]; operatorKeys?: string[] } = {},
+) {
   const name = options.name ?? "gateway";
-  const args = ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION];
+  const args = ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION, ...(options.args ?? [])];
   if (options.coordinator) args.push("--coordinator", options.coordinator.url, "--gateway-secret-file", options.coordinator.secretFile);
   if (options.catalogPath) args.push("--catalog", options.catalogPath);
-  const proc = await startReady("svc-gateway serve", args, benchOptions(dir, name, { SVC_OPERATOR_KEYS: OPERATOR_KEY }));
+  const proc = await startReady("svc-gateway serve", args, benchOptions(dir, name, { SVC_OPERATOR_KEYS: (options.operatorKeys ?? [OPERATOR_KEY]).join(",") }));
   return { proc, url: proc.ready.gateway, coordinatorUrl: proc.ready.coordinator };
 }
 
