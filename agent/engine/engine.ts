@@ -28,7 +28,7 @@ import { TokenText } from "./answer/token-text.ts";
 import { renderTurnPrompt } from "./prompt.ts";
 import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
-import { answerTokenCap } from "../../src/session/sealed-request.ts";
+import { answerTokenCap, noRoomMessage } from "../../src/session/sealed-request.ts";
 
 export type { ChatMessage } from "../../src/session/sealed-request.ts";
 export type { GenerateEvent } from "./inference.ts";
@@ -126,7 +126,7 @@ export class Engine implements InferenceEngine {
     if (request.max_tokens !== undefined && request.max_tokens > room) {
       throw new ApiError(
         "context_length_exceeded",
-        `max_tokens is ${request.max_tokens}, but after the prompt's ${prompt.length} tokens ${loaded.alias} has room for at most ${room} (${sequence.contextSize} tokens of prompt and answer together); set max_tokens to ${room} or less.`,
+        noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: sequence.contextSize }),
         { param: "max_tokens" },
       );
     }

@@ -2,7 +2,7 @@
 // report pass through, each with svc's own message and a `param` only when it names a field the caller sent.
 // Anything else is the provider's fault, never the caller's; provider-written text reaches no caller.
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
-import type { PROVIDER_ERROR_CODES } from "../../src/session/sealed-request.ts";
+import { noRoomMessage, readNoRoom, type PROVIDER_ERROR_CODES } from "../../src/session/sealed-request.ts";
 import type { WireError } from "../../src/wire/gateway.ts";
 
 type CallerCode = Exclude<(typeof PROVIDER_ERROR_CODES)[number], "provider_error">;
@@ -19,23 +19,16 @@ const CALLER_FAULTS: Record<CallerCode, (provider: string, param: string | null)
 /** A provider's param names a field only when its first name is a field of the request the gateway sealed. */
 const PARAM = /^([a-z_]{1,64})(?:[.[][A-Za-z0-9_.[\]/-]{0,192})?$/;
 
-/**
- * The room an agent reports for a max_tokens past it (agent/engine/engine.ts): only its four numbers are read, so
- * the caller learns the limit, as OpenAI says it, and no word the provider wrote.
- */
-const ROOM = /^max_tokens is (\d{1,12}), but after the prompt's (\d{1,12}) tokens \S{1,64} has room for at most (\d{1,12}) \((\d{1,12}) tokens of prompt and answer together\)/;
-
 /** The caller's error for a reported validation code, or undefined: the report is the provider's own fault. */
 export function callerError(frame: { code: string; param: string | null; message?: string }, provider: string, fields: readonly string[], alias?: string): ApiError | undefined {
   if (!Object.hasOwn(CALLER_FAULTS, frame.code)) return undefined;
   const code = frame.code as CallerCode;
   const name = frame.param === null ? undefined : PARAM.exec(frame.param)?.[1];
   const param = name !== undefined && fields.includes(name) ? frame.param : null;
-  const room = code === "context_length_exceeded" && param === "max_tokens" && alias !== undefined ? ROOM.exec(frame.message ?? "") : null;
-  if (room) {
-    const [, asked, prompt, left, context] = room;
-    return new ApiError(code, `max_tokens is ${asked}, but after the prompt's ${prompt} tokens ${alias} has room for at most ${left} (${context} tokens of prompt and answer together); set max_tokens to ${left} or less.`, { param });
-  }
+  // the agent's room for max_tokens: only its four numbers are read, so the caller learns the limit, as OpenAI says
+  // it, and no word the provider wrote
+  const room = code === "context_length_exceeded" && param === "max_tokens" && alias !== undefined ? readNoRoom(frame.message ?? "", alias) : undefined;
+  if (room) return new ApiError(code, noRoomMessage(room), { param });
   return new ApiError(code, CALLER_FAULTS[code](provider, param), { param });
 }
 

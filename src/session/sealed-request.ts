@@ -37,6 +37,27 @@ export const DEFAULT_MAX_TOKENS = 512;
 /** The most tokens an answer to `request` may have, before the context's own bound. */
 export const answerTokenCap = (request: { max_tokens?: number | undefined }): number => request.max_tokens ?? DEFAULT_MAX_TOKENS;
 
+/** A max_tokens past what the context holds after the prompt: the figures of the 400 that says so. */
+export interface NoRoom {
+  asked: number;
+  prompt: number;
+  alias: string;
+  room: number;
+  context: number;
+}
+
+/** That 400's message, as the agent writes it and the gateway rebuilds it from the figures alone. */
+export const noRoomMessage = ({ asked, prompt, alias, room, context }: NoRoom): string =>
+  `max_tokens is ${asked}, but after the prompt's ${prompt} tokens ${alias} has room for at most ${room} (${context} tokens of prompt and answer together); set max_tokens to ${room} or less.`;
+
+const NO_ROOM = /^max_tokens is (\d{1,12}), but after the prompt's (\d{1,12}) tokens \S{1,64} has room for at most (\d{1,12}) \((\d{1,12}) tokens of prompt and answer together\)/;
+
+/** The figures of a message noRoomMessage wrote, with `alias` in place of whatever name it carries; or undefined. */
+export function readNoRoom(message: string, alias: string): NoRoom | undefined {
+  const m = NO_ROOM.exec(message);
+  return m ? { asked: Number(m[1]), prompt: Number(m[2]), alias, room: Number(m[3]), context: Number(m[4]) } : undefined;
+}
+
 export const SessionPlaintextSchema = z
   .strictObject({
     /** The catalog alias the request's `model` resolved to. */
