@@ -22,6 +22,13 @@ const HUB_FILE = new RegExp(`^(?:${SEGMENT}/)*${SEGMENT}\\.gguf$`);
 const isHubName = (pattern: RegExp, value: string) => pattern.test(value) && !value.includes("..");
 const HUB_RULE = 'letters, digits, ".", "_" and "-", each segment starting with a letter or digit, and no ".."';
 
+/** What an alias serves: chat completions (the default) or embeddings (POST /v1/embeddings). */
+export const MODEL_KINDS = ["chat", "embedding"] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
+/** `created` of a GET /v1/models entry whose catalog entry names no time of its own (2025-01-01T00:00:00Z). */
+export const CATALOG_EPOCH = 1_735_689_600;
+
 export const CatalogEntrySchema = z
   .strictObject({
     alias: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "expected a lowercase alias such as qwen3-4b"),
@@ -32,6 +39,14 @@ export const CatalogEntrySchema = z
     size_bytes: z.number().int().nonnegative(),
     min_memory_gb: z.number().positive(),
     license: z.string().min(1),
+    /** Absent means "chat", so every chat entry reads as it always did. */
+    kind: z.enum(MODEL_KINDS).optional(),
+    /** Unix seconds: when the entry's pin was made (GET /v1/models `created`); CATALOG_EPOCH without one. */
+    created: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+    /** An embedding model's vector length. */
+    embedding_dimensions: z.number().int().positive().max(65_536).optional(),
+    /** The shortest vector an embedding model's Matryoshka training keeps useful: `dimensions` may truncate to it. */
+    matryoshka_min: z.number().int().positive().optional(),
   })
   // here rather than on the fields, so that the message can name the entry's alias
   .superRefine((entry, ctx) => {
@@ -40,6 +55,13 @@ export const CatalogEntrySchema = z
     }
     if (!isHubName(HUB_FILE, entry.file)) {
       ctx.addIssue({ code: "custom", path: ["file"], message: `alias ${entry.alias}: ${JSON.stringify(entry.file)} is not a hub file: expected a relative path ending in .gguf such as Qwen3-4B-Q4_K_M.gguf, of ${HUB_RULE}` });
+    }
+    const embedding = entry.kind === "embedding";
+    if (embedding !== (entry.embedding_dimensions !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["embedding_dimensions"], message: `alias ${entry.alias}: embedding_dimensions is for, and required of, an entry of kind "embedding"` });
+    }
+    if (entry.matryoshka_min !== undefined && !(embedding && entry.matryoshka_min <= (entry.embedding_dimensions ?? 0))) {
+      ctx.addIssue({ code: "custom", path: ["matryoshka_min"], message: `alias ${entry.alias}: matryoshka_min needs kind "embedding" and at most embedding_dimensions` });
     }
   });
 
@@ -60,12 +82,17 @@ export const CatalogSchema = z
         ctx.addIssue({ code: "custom", path: ["models", i, "alias"], message: `${LOCAL_ALIAS} is reserved` });
       }
     });
-    if (!catalog.models.some((m) => m.alias === catalog.default)) {
+    const fallback = catalog.models.find((m) => m.alias === catalog.default);
+    if (fallback === undefined) {
       ctx.addIssue({ code: "custom", path: ["default"], message: `${catalog.default} is not an alias in models` });
+    } else if (kindOf(fallback) !== "chat") {
+      ctx.addIssue({ code: "custom", path: ["default"], message: `${catalog.default} is an embedding model; the default must be a chat model` });
     }
   });
 
 export type CatalogEntry = z.infer<typeof CatalogEntrySchema>;
+
+export const kindOf = (entry: Pick<CatalogEntry, "kind">): ModelKind => entry.kind ?? "chat";
 export type Catalog = z.infer<typeof CatalogSchema>;
 
 /** Body of `GET {coordinator}/v1/catalog`. */
@@ -119,11 +146,14 @@ export function findAlias(catalog: Catalog, alias: string): CatalogEntry | undef
   return catalog.models.find((m) => m.alias === alias);
 }
 
+const ROUTE_OF: Record<ModelKind, string> = { chat: "POST /v1/chat/completions", embedding: "POST /v1/embeddings" };
+
 /**
  * Resolves a request's `model`: an alias, an entry's hub_id (→ its alias) or `svc-local` (→ the default).
- * Empty → 400; anything else → 404 `model_not_found`, before any provider is touched.
+ * Empty → 400; anything else → 404 `model_not_found`, before any provider is touched; a model of another kind
+ * than the route serves → 400 `model_kind_mismatch` naming it.
  */
-export function resolveModel(catalog: Catalog, requested: string): CatalogEntry {
+export function resolveModel(catalog: Catalog, requested: string, kind: ModelKind = "chat"): CatalogEntry {
   if (requested.trim() === "") throw new ApiError("invalid_value", "model must not be empty", { param: "model" });
   const name = requested === LOCAL_ALIAS ? catalog.default : requested;
   // hub ids are case-insensitive on the hub itself, so `qwen/qwen3-4b-gguf` names the same model
@@ -133,6 +163,14 @@ export function resolveModel(catalog: Catalog, requested: string): CatalogEntry 
     throw new ApiError("model_not_found", `The model '${requested}' does not exist. Available aliases: ${known}.`, {
       param: "model",
     });
+  }
+  if (kindOf(entry) !== kind) {
+    const served = catalog.models.filter((m) => kindOf(m) === kind).map((m) => m.alias).join(", ");
+    throw new ApiError(
+      "model_kind_mismatch",
+      `The model '${requested}' is ${kindOf(entry) === "embedding" ? "an embedding" : "a chat"} model; ${ROUTE_OF[kindOf(entry)]} serves it. This route serves: ${served || "none in this catalog"}.`,
+      { param: "model" },
+    );
   }
   return entry;
 }

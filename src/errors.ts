@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   // SPEC §5: 401 is an invalid_request_error with fix_key
   invalid_api_key: { status: 401, type: "invalid_request_error", action: "fix_key" },
   model_not_found: { status: 404, type: "invalid_request_error", action: "pick_model" },
+  // a chat model named on /v1/embeddings, or an embedding model on a chat route
+  model_kind_mismatch: { status: 400, type: "invalid_request_error", action: "pick_model" },
   route_not_found: request(404),
   // GET /v1/providers/{id}/attestation for an id that names no listed provider
   provider_not_found: request(404),

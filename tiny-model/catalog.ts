@@ -3,11 +3,14 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseCatalog, type Catalog, type CatalogEntry } from "../src/catalog.ts";
-import { writeTinyModel, type TinyModelFile, type TinyModelOptions } from "./gguf.ts";
+import { TINY_EMBEDDING_LENGTH, writeTinyModel, type TinyModelFile, type TinyModelOptions } from "./gguf.ts";
 
 export interface TinyAlias extends TinyModelOptions {
   alias: string;
   min_memory_gb?: number;
+  /** "embedding": a last-token-pooled model whose entry says so, with its vector length and `matryoshka_min`. */
+  kind?: "embedding";
+  matryoshka_min?: number;
 }
 
 export interface WrittenTinyCatalog {
@@ -22,9 +25,10 @@ export function writeTinyCatalog(dir: string, aliases: readonly TinyAlias[], hub
   const modelsDir = join(dir, "models");
   mkdirSync(modelsDir, { recursive: true });
   const files: Record<string, TinyModelFile> = {};
-  const models: CatalogEntry[] = aliases.map(({ alias, min_memory_gb = 1, ...options }, i) => {
+  const models: CatalogEntry[] = aliases.map(({ alias, min_memory_gb = 1, kind, matryoshka_min, ...options }, i) => {
     const file = `tiny-${alias}.gguf`;
-    const written = writeTinyModel(join(modelsDir, file), options);
+    const embedding = kind === "embedding";
+    const written = writeTinyModel(join(modelsDir, file), { ...options, ...(embedding ? { lastTokenPooling: true } : {}) });
     files[alias] = written;
     return {
       alias,
@@ -35,6 +39,7 @@ export function writeTinyCatalog(dir: string, aliases: readonly TinyAlias[], hub
       size_bytes: written.sizeBytes,
       min_memory_gb,
       license: "Apache-2.0",
+      ...(embedding ? { kind, embedding_dimensions: options.embedding ?? TINY_EMBEDDING_LENGTH, ...(matryoshka_min === undefined ? {} : { matryoshka_min }) } : {}),
     };
   });
   const json = { version: 1, default: aliases[0]?.alias, models };

@@ -1,4 +1,5 @@
 // GET /v1/models and GET /v1/providers (SPEC §4.2, §4.3): what qualified providers offer right now.
+import { CATALOG_EPOCH, kindOf, type CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { qualified, type TrustLevel } from "../../src/receipt/rungs.ts";
 import type { ProviderRecord } from "../../src/wire/gateway.ts";
@@ -15,11 +16,19 @@ export function servableAliases(providers: readonly ProviderRecord[], floor: Tru
   return catalogOrder.filter((alias) => offered.has(alias));
 }
 
-const modelObject = (id: string) => ({ id, object: "model", owned_by: OWNED_BY });
+/** SPEC §2.5 plus `created` (the entry's pin time, else CATALOG_EPOCH) and `svc_kind`, which tells embedding models apart. */
+export const modelObject = (entry: CatalogEntry) => ({
+  id: entry.alias,
+  object: "model",
+  created: entry.created ?? CATALOG_EPOCH,
+  owned_by: OWNED_BY,
+  svc_kind: kindOf(entry),
+});
 
-async function servable(ctx: RouteContext): Promise<string[]> {
+async function servable(ctx: RouteContext): Promise<CatalogEntry[]> {
   const { catalog, floor } = ctx.gateway;
-  return servableAliases(await readDirectory(ctx.gateway.directory), floor, catalog.models.map((m) => m.alias));
+  const aliases = new Set(servableAliases(await readDirectory(ctx.gateway.directory), floor, catalog.models.map((m) => m.alias)));
+  return catalog.models.filter((m) => aliases.has(m.alias));
 }
 
 export async function listModels(ctx: RouteContext): Promise<void> {
@@ -28,12 +37,13 @@ export async function listModels(ctx: RouteContext): Promise<void> {
 
 /** GET /v1/models/{id}, which the OpenAI SDKs' `models.retrieve` calls. */
 export async function retrieveModel(ctx: RouteContext, id: string): Promise<void> {
-  if (!(await servable(ctx)).includes(id)) {
+  const entry = (await servable(ctx)).find((m) => m.alias === id);
+  if (entry === undefined) {
     throw new ApiError("model_not_found", `No provider serves a model named ${JSON.stringify(id)} right now; GET /v1/models lists them.`, {
       param: "model",
     });
   }
-  sendJson(ctx.res, 200, modelObject(id));
+  sendJson(ctx.res, 200, modelObject(entry));
 }
 
 export async function listProviders(ctx: RouteContext): Promise<void> {

@@ -2,6 +2,7 @@
 // `for await`, and §7 errors surfacing as the SDK's error classes with their status.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOG_EPOCH } from "../../src/catalog.ts";
 import { verifyReceipt } from "../../src/receipt/receipt.ts";
 import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
@@ -108,7 +109,7 @@ describe("§4.2 GET /v1/models through the SDK", () => {
   it("lists the aliases the live providers serve", async () => {
     const page = await client.models.list();
     expect(page.data.map((m) => m.id)).toEqual(["qwen3-4b", "qwen3-8b"]);
-    expect(page.data[0]).toEqual({ id: "qwen3-4b", object: "model", owned_by: "svc" });
+    expect(page.data[0]).toEqual({ id: "qwen3-4b", object: "model", created: CATALOG_EPOCH, owned_by: "svc", svc_kind: "chat" });
     expect(await client.models.retrieve("qwen3-8b")).toMatchObject({ id: "qwen3-8b", object: "model" });
   });
 });

@@ -3,10 +3,11 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 import { runCli } from "../../harness/cli.ts";
+import { CATALOG_EPOCH } from "../../src/catalog.ts";
 
 let gw: GatewayProcess;
 beforeAll(async () => {
-  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "qwen3-8b", seed: 2 }] });
+  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "qwen3-8b", seed: 2 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
 });
 afterAll(() => gw.stop());
 
@@ -17,9 +18,24 @@ describe("§4.2 GET /v1/models", () => {
     expect(await res.json()).toEqual({
       object: "list",
       data: [
-        { id: "qwen3-4b", object: "model", owned_by: "svc" },
-        { id: "qwen3-8b", object: "model", owned_by: "svc" },
+        { id: "qwen3-4b", object: "model", created: CATALOG_EPOCH, owned_by: "svc", svc_kind: "chat" },
+        { id: "qwen3-8b", object: "model", created: CATALOG_EPOCH, owned_by: "svc", svc_kind: "chat" },
+        { id: "tiny-embed", object: "model", created: CATALOG_EPOCH, owned_by: "svc", svc_kind: "embedding" },
       ],
+    });
+  });
+
+  it("a chat request naming an embedding model is a 400 naming it, before any provider is touched", async () => {
+    const res = await post(gw, "/v1/chat/completions", { model: "tiny-embed", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: {
+        message: "The model 'tiny-embed' is an embedding model; POST /v1/embeddings serves it. This route serves: qwen3-4b, qwen3-8b.",
+        type: "invalid_request_error",
+        code: "model_kind_mismatch",
+        param: "model",
+        svc_action: "pick_model",
+      },
     });
   });
 });
@@ -29,7 +45,7 @@ describe("§4.3 GET /v1/providers", () => {
     const res = await get(gw, "/v1/providers");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual([
-      { id: gw.providerId, model_ids: ["qwen3-4b", "qwen3-8b"], trust: "process", busy: false, waiting: 0 },
+      { id: gw.providerId, model_ids: ["qwen3-4b", "qwen3-8b", "tiny-embed"], trust: "process", busy: false, waiting: 0 },
     ]);
   });
 
@@ -52,6 +68,7 @@ describe("§4.4 GET {coordinator_url}/v1/catalog", () => {
     expect(body.data.map((m) => [m.alias, m.sha256])).toEqual([
       ["qwen3-4b", gw.tiny.files["qwen3-4b"]!.sha256],
       ["qwen3-8b", gw.tiny.files["qwen3-8b"]!.sha256],
+      ["tiny-embed", gw.tiny.files["tiny-embed"]!.sha256],
     ]);
   });
 

@@ -3,10 +3,24 @@ import { describe, expect, it } from "vitest";
 import { catchApiError } from "../../fixtures/api-error.ts";
 import { catalogBody, catalogFromBody, CatalogError, LOCAL_ALIAS, loadCatalog, parseCatalog, resolveModel } from "../../../src/catalog.ts";
 
+const EMBEDDING_ENTRY = {
+  alias: "qwen3-embedding-0.6b",
+  hub_id: "Qwen/Qwen3-Embedding-0.6B-GGUF",
+  file: "Qwen3-Embedding-0.6B-Q8_0.gguf",
+  revision: "370f27d7550e0def9b39c1f16d3fbaa13aa67728",
+  sha256: "06507c7b42688469c4e7298b0a1e16deff06caf291cf0a5b278c308249c3e439",
+  size_bytes: 639150592,
+  min_memory_gb: 2,
+  license: "Apache-2.0",
+  kind: "embedding",
+  embedding_dimensions: 1024,
+  matryoshka_min: 32,
+};
+
 const bundled = loadCatalog();
 
 describe("SPEC §1 Catalog aliases: the bundled models.lock.json", () => {
-  it("pins qwen3-4b (default) and qwen3-8b to their exact files", () => {
+  it("pins qwen3-4b (default), qwen3-8b and the embedding model qwen3-embedding-0.6b to their exact files", () => {
     expect(bundled.default).toBe("qwen3-4b");
     expect(bundled.models).toEqual([
       {
@@ -29,6 +43,7 @@ describe("SPEC §1 Catalog aliases: the bundled models.lock.json", () => {
         min_memory_gb: 14,
         license: "Apache-2.0",
       },
+      EMBEDDING_ENTRY,
     ]);
   });
 
@@ -54,6 +69,11 @@ describe("DESIGN §3 catalog validation: a clear error naming the bad field", ()
     ["reserved svc-local", (c) => (c.models[1].alias = LOCAL_ALIAS), /models\[1\]\.alias: svc-local is reserved/],
     ["wrong version", (c) => (c.version = 2), /version/],
     ["no models", (c) => (c.models = []), /models/],
+    ["unknown kind", (c) => (c.models[0].kind = "rerank"), /models\[0\]\.kind/],
+    ["an embedding entry without its length", (c) => delete c.models[2].embedding_dimensions, /models\[2\]\.embedding_dimensions: alias qwen3-embedding-0\.6b: embedding_dimensions is for, and required of/],
+    ["a chat entry with a vector length", (c) => (c.models[0].embedding_dimensions = 8), /models\[0\]\.embedding_dimensions/],
+    ["matryoshka_min past the length", (c) => (c.models[2].matryoshka_min = 2048), /models\[2\]\.matryoshka_min/],
+    ["an embedding model as the default", (c) => (c.default = "qwen3-embedding-0.6b"), /default: qwen3-embedding-0\.6b is an embedding model/],
   ];
   it.each(cases)("rejects %s", (_name, mutate, message) => {
     const catalog = good();
@@ -69,7 +89,7 @@ describe("DESIGN §3 catalog validation: a clear error naming the bad field", ()
 
 describe("DESIGN §3 catalog validation: hub_id and file are names a model hub allows", () => {
   // pull builds {hub}/{hub_id}/resolve/{revision}/{file} and {models-dir}/{file} from these
-  const withEntry = (change: Record<string, string>) => ({ version: 1, default: "qwen3-4b", models: [{ ...bundled.models[0], ...change }, bundled.models[1]] });
+  const withEntry = (change: Record<string, string>) => ({ version: 1, default: "qwen3-4b", models: [{ ...bundled.models[0], ...change }, ...bundled.models.slice(1)] });
   const badHubIds = ["../..", "Qwen/..", "./x", "..", "Qwen/a..b", "Qwen", "Qwen/x/y", "https://evil.example/x", "Qwen/x?y=1", "Qwen/x#frag",
     "Qwen/%2e%2e", "Qwen\\x", "Qwen/ x", "-x/y", "Qwen/.hidden", "/Qwen/x", "Qwen/x/", "Qwen/\u00e9"];
   const badFiles = ["../x.gguf", "sub/../x.gguf", "./x.gguf", "a/./x.gguf", "/abs.gguf", "x.gguf?download=1", "x.gguf#a", "%2e%2e/x.gguf",
@@ -96,6 +116,7 @@ describe("DESIGN §3 catalog validation: hub_id and file are names a model hub a
     expect(loadCatalog().models.map((m) => [m.hub_id, m.file])).toEqual([
       ["Qwen/Qwen3-4B-GGUF", "Qwen3-4B-Q4_K_M.gguf"],
       ["Qwen/Qwen3-8B-GGUF", "Qwen3-8B-Q4_K_M.gguf"],
+      ["Qwen/Qwen3-Embedding-0.6B-GGUF", "Qwen3-Embedding-0.6B-Q8_0.gguf"],
     ]);
   });
 });
@@ -131,7 +152,7 @@ describe("SPEC §2.1 model: resolution", () => {
       expect(err.status).toBe(404);
       expect(err.toEnvelope()).toEqual({
         error: {
-          message: `The model '${requested}' does not exist. Available aliases: qwen3-4b, qwen3-8b.`,
+          message: `The model '${requested}' does not exist. Available aliases: qwen3-4b, qwen3-8b, qwen3-embedding-0.6b.`,
           type: "invalid_request_error",
           code: "model_not_found",
           param: "model",
@@ -140,4 +161,22 @@ describe("SPEC §2.1 model: resolution", () => {
       });
     },
   );
+});
+
+describe("issue 31: a route takes only models of its kind", () => {
+  it("an embedding model named on a chat route is a 400 naming it, and the reverse", () => {
+    const chat = catchApiError(() => resolveModel(bundled, "Qwen/Qwen3-Embedding-0.6B-GGUF"));
+    expect([chat.status, chat.toEnvelope()]).toEqual([400, {
+      error: {
+        message: "The model 'Qwen/Qwen3-Embedding-0.6B-GGUF' is an embedding model; POST /v1/embeddings serves it. This route serves: qwen3-4b, qwen3-8b.",
+        type: "invalid_request_error",
+        code: "model_kind_mismatch",
+        param: "model",
+        svc_action: "pick_model",
+      },
+    }]);
+    const embedding = catchApiError(() => resolveModel(bundled, LOCAL_ALIAS, "embedding"));
+    expect(embedding.message).toBe("The model 'svc-local' is a chat model; POST /v1/chat/completions serves it. This route serves: qwen3-embedding-0.6b.");
+    expect(resolveModel(bundled, "qwen3-embedding-0.6b", "embedding")).toEqual(EMBEDDING_ENTRY);
+  });
 });
