@@ -11,6 +11,7 @@ import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
 import type { GenerationDone, InferenceEngine } from "../engine/inference.ts";
 import { planTurn } from "../engine/turn.ts";
+import { embeddingEvents } from "../engine/embedder.ts";
 import { FrameBatcher } from "./frame-batcher.ts";
 import { FAULT_ERROR_TEXT, faultyReceipt, withFaults, type Faults } from "./test-faults.ts";
 import type { AgentKeys } from "./identity.ts";
@@ -52,7 +53,8 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers
     const answer = new AnswerRecord();
-    for await (const event of withFaults(ctx.engine.generate(planTurn(request), signal), ctx.faults, signal)) {
+    const events = request.input === undefined ? ctx.engine.generate(planTurn(request), signal) : embeddingEvents(ctx.engine, request, signal);
+    for await (const event of withFaults(events, ctx.faults, signal)) {
       if (event.type !== "done") {
         if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
           throw new ApiError("provider_error", "The provider failed mid-session (test fault).");

@@ -14,7 +14,7 @@ import {
 } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
 import type { FinishReason } from "../../src/receipt/receipt.ts";
-import type { GenerateEvent, InferenceEngine } from "./inference.ts";
+import type { EmbeddingRequest, EmbeddingResult, Embeds, GenerateEvent, InferenceEngine } from "./inference.ts";
 import { defaultThreads } from "../daemon/machine.ts";
 import type { ModelStore } from "../models/store.ts";
 import { Slots } from "./slots.ts";
@@ -29,6 +29,7 @@ import { renderTurnPrompt } from "./prompt.ts";
 import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
 import { answerTokenCap, noRoomMessage } from "../../src/session/sealed-request.ts";
+import { LoadedEmbedder } from "./embedder.ts";
 
 export type { ChatMessage } from "../../src/session/sealed-request.ts";
 export type { GenerateEvent } from "./inference.ts";
@@ -64,9 +65,11 @@ interface Loaded {
   sequence: LlamaContextSequence;
 }
 
-export class Engine implements InferenceEngine {
+export class Engine implements InferenceEngine, Embeds {
   private llama?: Promise<Llama>;
   private loaded?: Loaded;
+  /** An embedding model takes the place of a chat model: at most one of the two is loaded. */
+  private embedder?: LoadedEmbedder;
   private readonly turn = new Slots();
   private idleTimer?: NodeJS.Timeout;
   /** Compiled grammars by schema text, oldest first; they belong to the llama instance, not to a model. */
@@ -79,7 +82,7 @@ export class Engine implements InferenceEngine {
   constructor(private readonly options: EngineOptions) {}
 
   get loadedAlias(): string | undefined {
-    return this.loaded?.alias;
+    return this.loaded?.alias ?? this.embedder?.alias;
   }
 
   /** True while a generation holds the engine (SPEC §2.4 `busy`). */
@@ -104,6 +107,29 @@ export class Engine implements InferenceEngine {
       const loaded = await this.load(turn.request.model);
       signal?.throwIfAborted();
       yield* this.run(loaded, turn, signal);
+    } finally {
+      release();
+      this.scheduleUnload();
+    }
+  }
+
+  /** Embeds every input of one request under the one-session lock, loading the alias's model as `generate` does. */
+  async embed(request: EmbeddingRequest, signal?: AbortSignal): Promise<EmbeddingResult> {
+    const release = await this.turn.acquire(signal);
+    clearTimeout(this.idleTimer);
+    try {
+      if (this.embedder?.alias !== request.model) {
+        await this.unloadNow();
+        const { model, sha256 } = await this.open(request.model);
+        this.embedder = await LoadedEmbedder.create(request.model, sha256, model, {
+          contextSize: this.options.contextSize ?? DEFAULT_CONTEXT_SIZE,
+          threads: this.threads,
+        });
+        this.loads++;
+        this.options.log?.(`loaded ${request.model} (embeddings, ${this.threads} threads)`);
+      }
+      signal?.throwIfAborted();
+      return await this.embedder.embed(request, signal);
     } finally {
       release();
       this.scheduleUnload();
@@ -237,11 +263,8 @@ export class Engine implements InferenceEngine {
   private async load(alias: string): Promise<Loaded> {
     if (this.loaded?.alias === alias) return this.loaded;
     await this.unloadNow();
-    const { path, sha256 } = await this.options.store.verify(alias);
     const started = performance.now();
-    this.llama ??= getLlama({ gpu: this.options.gpu ?? "auto" });
-    const llama = await this.llama;
-    const model = await llama.loadModel({ modelPath: path });
+    const { model, sha256 } = await this.open(alias);
     try {
       const context = await model.createContext({
         contextSize: Math.min(model.trainContextSize, this.options.contextSize ?? DEFAULT_CONTEXT_SIZE),
@@ -263,9 +286,17 @@ export class Engine implements InferenceEngine {
     return this.loaded;
   }
 
+  /** The alias's file, its hash checked, loaded into llama.cpp (the caller holds the turn, and owns the model). */
+  private async open(alias: string): Promise<{ model: LlamaModel; sha256: string }> {
+    const { path, sha256 } = await this.options.store.verify(alias);
+    this.llama ??= getLlama({ gpu: this.options.gpu ?? "auto" });
+    const llama = await this.llama;
+    return { model: await llama.loadModel({ modelPath: path }), sha256 };
+  }
+
   private scheduleUnload(): void {
     clearTimeout(this.idleTimer);
-    if (!this.loaded) return;
+    if (!this.loaded && !this.embedder) return;
     this.idleTimer = setTimeout(() => void this.unloadWhenFree(), this.options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
     this.idleTimer.unref(); // an idle model must not keep the process alive
   }
@@ -273,7 +304,7 @@ export class Engine implements InferenceEngine {
   private async unloadWhenFree(): Promise<void> {
     const release = await this.turn.acquire();
     try {
-      const alias = this.loaded?.alias;
+      const alias = this.loadedAlias;
       await this.unloadNow();
       if (alias) this.options.log?.(`unloaded ${alias} after ${this.options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS} ms idle`);
     } finally {
@@ -282,6 +313,9 @@ export class Engine implements InferenceEngine {
   }
 
   private async unloadNow(): Promise<void> {
+    const { embedder } = this;
+    this.embedder = undefined;
+    await embedder?.dispose();
     const loaded = this.loaded;
     this.loaded = undefined;
     if (!loaded) return;

@@ -3,6 +3,7 @@
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { FinishReason } from "../../src/receipt/receipt.ts";
 import type { Turn } from "./turn.ts";
+import type { EmbeddingInput } from "../../src/session/embedding-fields.ts";
 
 /** The end of a generation: what the receipt reports of it. */
 export interface GenerationDone {
@@ -18,8 +19,29 @@ export interface GenerationDone {
 
 export type GenerateEvent = AnswerPiece | GenerationDone;
 
+export interface EmbeddingRequest {
+  model: string;
+  input: readonly EmbeddingInput[];
+  dimensions: number;
+}
+
+export interface EmbeddingResult {
+  /** Each input's vector, truncated to `dimensions` and scaled to unit length, as canonical base64. */
+  vectors: string[];
+  prompt_tokens: number;
+  model_sha256: string;
+}
+
+/** What computes embeddings: the llama.cpp engine does; the synthetic benchmark engine does not. */
+export interface Embeds {
+  embed(request: EmbeddingRequest, signal?: AbortSignal): Promise<EmbeddingResult>;
+}
+
+
 export interface InferenceEngine {
   /** Streams the turn's answer pieces, then one `done` record. Throws the signal's reason when aborted. */
   generate(turn: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void>;
+  /** POST /v1/embeddings; an engine without it answers such a session with provider_error. */
+  embed?: Embeds["embed"];
   dispose(): Promise<void>;
 }

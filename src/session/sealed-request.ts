@@ -7,6 +7,7 @@ import { Hex16 } from "../receipt/hex.ts";
 import { CLIENT_NONCE_PATTERN, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS } from "../receipt/receipt.ts";
 import { SamplingSchema } from "./sampling.ts";
 import { MAX_CALL_ID_LENGTH, ToolCallSchema, ToolingSchema } from "./tools.ts";
+import { embeddingFault, EmbeddingFieldsSchema } from "./embedding-fields.ts";
 
 /**
  * One chat turn as the model sees it: the gateway normalises OpenAI messages into this once, at parsing. A plain
@@ -75,8 +76,12 @@ export const SessionPlaintextSchema = z
     client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
     /** The gateway's fresh nonce for this request, echoed in the receipt so it is bound to this one request. */
     nonce: Hex16,
+    /** An embeddings session (POST /v1/embeddings) instead of a chat turn: its inputs, with no messages. */
+    ...EmbeddingFieldsSchema.shape,
   })
   .superRefine((request, ctx) => {
+    const embedding = embeddingFault(request);
+    if (embedding) ctx.addIssue({ code: "custom", message: embedding });
     const fault = crossFieldFault(request);
     // carried whole, so that the agent refuses the request with the gateway's very error (parseSessionPlaintext)
     if (fault) ctx.addIssue({ code: "custom", message: fault.message, params: { fault } });
