@@ -5,6 +5,7 @@
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
 import { answerTokenCap, type SessionPlaintext } from "../../src/session/sealed-request.ts";
+import { embeddingsContentLength } from "../../src/receipt/embedding-vectors.ts";
 import type { Breach } from "./provider-faults.ts";
 
 const tooMuch = (why: string): Breach => ({ kind: "answer_bounds", why });
@@ -35,8 +36,14 @@ export interface AnswerLimits {
   tokens: number;
 }
 
-/** The bounds one request earns from its `max_tokens` (capped by MAX_ANSWER_TOKENS). */
-export function answerLimits(request: Pick<SessionPlaintext, "max_tokens">): AnswerLimits {
+/** The bounds one request earns from its `max_tokens` (capped by MAX_ANSWER_TOKENS), or an embeddings session from its exact size. */
+export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "input" | "dimensions">): AnswerLimits {
+  if (request.input !== undefined) {
+    // one piece per vector, of known length, and no completion tokens
+    const count = request.input.length;
+    const bytes = embeddingsContentLength(count, request.dimensions ?? 0);
+    return { tokens: 0, pieces: count + 1, bytes, wireBytes: 2 * bytes + (count + 1) * WIRE_BYTES_PER_PIECE + WIRE_ALLOWANCE };
+  }
   const tokens = Math.min(answerTokenCap(request), MAX_ANSWER_TOKENS);
   const pieces = tokens + PIECE_SLACK;
   const bytes = tokens * BYTES_PER_TOKEN;
@@ -51,7 +58,7 @@ export class AnswerBounds {
   readonly limits: AnswerLimits;
   private readonly offered: ReadonlySet<string>;
 
-  constructor(private readonly request: Pick<SessionPlaintext, "max_tokens" | "tools" | "tool_choice" | "parallel_tool_calls">) {
+  constructor(private readonly request: Pick<SessionPlaintext, "max_tokens" | "tools" | "tool_choice" | "parallel_tool_calls" | "input" | "dimensions">) {
     this.limits = answerLimits(request);
     this.offered = new Set((request.tools ?? []).map((t) => t.function.name));
   }

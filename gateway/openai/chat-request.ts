@@ -27,7 +27,7 @@ const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 // A JSON escape such as "\ud800" can carry half a surrogate pair, which is no Unicode text: no UTF-8 encodes
 // it, so the sealed request's canonical JSON cannot hold it. Refused here, before a provider is chosen.
 const LONE_SURROGATE = /\p{Surrogate}/u;
-const Text = z.string().refine((text) => !LONE_SURROGATE.test(text), {
+export const Text = z.string().refine((text) => !LONE_SURROGATE.test(text), {
   message: "contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode",
 });
 
@@ -147,17 +147,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
       { param: "messages" },
     );
   }
-  const pin = b.provider ?? b.provider_key_id ?? undefined;
-  // provider ids are 64 hex digits (DESIGN §4): anything else can never match, so it is the caller's fault
-  const provider = pin?.toLowerCase();
-  if (provider !== undefined && !PIN.test(provider)) {
-    const param = b.provider != null ? "provider" : "provider_key_id";
-    throw new ApiError(
-      "invalid_value",
-      `${param} must be a whole provider id (64 hex digits) or a prefix of at least ${MIN_PIN_LENGTH} of them.`,
-      { param },
-    );
-  }
+  const provider = pinOf(b);
   // one budget for all the request's schemas (src/schema/bounds.ts): 128 tools cost no more than one
   const budget = new SchemaBudget();
   const controls = { ...samplingOf(b, budget), ...toolingOf(b, messages, context, budget) };
@@ -181,6 +171,21 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
     stream: b.stream ?? false,
     pin: provider,
   };
+}
+
+/** `provider`, else its alias `provider_key_id`, lowercased; undefined when neither is set. */
+export function pinOf(b: { provider?: string | null; provider_key_id?: string | null }): string | undefined {
+  const provider = (b.provider ?? b.provider_key_id ?? undefined)?.toLowerCase();
+  // provider ids are 64 hex digits (DESIGN §4): anything else can never match, so it is the caller's fault
+  if (provider !== undefined && !PIN.test(provider)) {
+    const param = b.provider != null ? "provider" : "provider_key_id";
+    throw new ApiError(
+      "invalid_value",
+      `${param} must be a whole provider id (64 hex digits) or a prefix of at least ${MIN_PIN_LENGTH} of them.`,
+      { param },
+    );
+  }
+  return provider;
 }
 
 /** One OpenAI message as the model sees it (SPEC §2.1): text parts joined, developer as system, nulls gone. */
@@ -241,7 +246,7 @@ function codePoints(text: string): number {
 const isPartType = (path: readonly PropertyKey[]): boolean =>
   path.length === 5 && path[0] === "messages" && path[2] === "content" && path[4] === "type";
 
-function issueError(issue: Issue): ApiError {
+export function issueError(issue: Issue): ApiError {
   const param = fieldPath(issue.path) || null;
   const where = param ?? "body";
   if (issue.input === undefined && (issue.code === "invalid_type" || issue.code === "invalid_value")) {

@@ -1,4 +1,5 @@
 // RECEIPTS.md "Embeddings": the canonical form an embeddings receipt's response_sha256 covers.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { embeddingsContent, embeddingsContentLength, embeddingsPieces, readEmbeddingsContent, vectorBase64, vectorFromBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { sha256Hex } from "../../../../src/receipt/sha256.ts";
@@ -9,7 +10,8 @@ describe("RECEIPTS.md embeddings: the canonical form", () => {
     expect(vectors).toEqual(["AAAAPwAAgL4AAIA/", "AAAAAAAAgD8AAIC/"]);
     const content = embeddingsContent(vectors);
     expect(content).toBe('["AAAAPwAAgL4AAIA/","AAAAAAAAgD8AAIC/"]');
-    expect(sha256Hex(content)).toBe(sha256Hex('["AAAAPwAAgL4AAIA/","AAAAAAAAgD8AAIC/"]'));
+    expect(sha256Hex(content)).toBe("4c43797eb212d1dac3cdb66e597857e0260f0b21c6de7ce77b088a5b2ef38056");
+    expect(readFileSync(new URL("../../../../RECEIPTS.md", import.meta.url), "utf8")).toContain("`4c43797eb212d1dac3cdb66e597857e0260f0b21c6de7ce77b088a5b2ef38056`");
     expect(embeddingsPieces(vectors).join("")).toBe(content);
     expect(content.length).toBe(embeddingsContentLength(2, 3));
     expect(readEmbeddingsContent(content, 2, 3)).toEqual([[0.5, -0.25, 1], [0, 1, -1]]);
