@@ -1,8 +1,9 @@
 // POST /v1/embeddings (issue 31 item 2) against a real gateway and agent on a tiny last-token-pooled qwen3 model:
 // the request as OpenAI defines it, routing and sealing as chat, a receipt over exactly the vectors returned, and
-// the clients RAG stacks use (openai SDK, Vercel AI SDK, LangChain), unchanged.
+// the clients RAG stacks use (openai SDK, Vercel AI SDK, LangChain, LlamaIndex), unchanged.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { OpenAIEmbeddings } from "@langchain/openai";
+import { OpenAIEmbedding } from "@llamaindex/openai";
 import { embed, embedMany } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -137,5 +138,16 @@ describe("POST /v1/embeddings: RAG clients, unchanged", () => {
     expect(query).toHaveLength(DIMS);
     expect(docs).toHaveLength(2);
     expect(docs[0]).toEqual(query);
+  });
+
+  it("LlamaIndex OpenAIEmbedding: getTextEmbedding and getTextEmbeddings, with dimensions", async () => {
+    const embedding = new OpenAIEmbedding({ model: "tiny-embed", apiKey: gw.key, baseURL: gw.baseURL, maxRetries: 0 });
+    const one = await embedding.getTextEmbedding("hello world");
+    const many = await embedding.getTextEmbeddings(["hello world", "other"]);
+    expect(one).toHaveLength(DIMS);
+    expect(many).toHaveLength(2);
+    expect(many[0]).toEqual(one);
+    const short = new OpenAIEmbedding({ model: "tiny-embed", apiKey: gw.key, baseURL: gw.baseURL, maxRetries: 0, dimensions: 8 });
+    expect(await short.getTextEmbedding("hello world")).toHaveLength(8);
   });
 });
