@@ -13,6 +13,7 @@ import { OPS_PATHS, opsRoutes, type Ops, type OpsHandler } from "./http/ops.ts";
 import { Router } from "./http/router.ts";
 import { chatCompletions } from "./openai/completions.ts";
 import { embeddings } from "./openai/embeddings.ts";
+import { legacyCompletions } from "./openai/legacy-completions.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
 import { ServerTiming } from "./http/server-timing.ts";
@@ -31,6 +32,11 @@ const API = new Router<Handler>(
       name: "/v1/chat/completions",
       path: "/v1/chat/completions",
       methods: { POST: async (ctx) => chatCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
+    },
+    {
+      name: "/v1/completions",
+      path: "/v1/completions",
+      methods: { POST: async (ctx) => legacyCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
     },
     {
       name: "/v1/embeddings",

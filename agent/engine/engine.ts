@@ -145,7 +145,7 @@ export class Engine implements InferenceEngine, Embeds {
       throw new ApiError(
         "context_length_exceeded",
         `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${sequence.contextSize} tokens of prompt and answer together.`,
-        { param: "messages" },
+        { param: request.prompt === undefined ? "messages" : "prompt" },
       );
     }
     // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit

@@ -50,6 +50,8 @@ export function renderPromptText(wrapper: ChatWrapper, messages: readonly ChatMe
 /** The turn's prompt tokens: the plain rendering, or Qwen3's tool and no-think forms where the plan asks for them. */
 export function renderTurnPrompt(model: LlamaModel, wrapper: ChatWrapper, alias: string, turn: Turn): Token[] {
   const { prompt, request } = turn;
+  // POST /v1/completions: the text as it is, special tokens read as such (as llama-server reads a raw prompt)
+  if (request.prompt !== undefined) return model.tokenize(request.prompt, true);
   if (prompt.form === "plain") return renderPrompt(model, wrapper, request.messages);
   if (!(wrapper instanceof QwenChatWrapper)) {
     throw new ApiError("unsupported_parameter", `${alias}'s chat template (${wrapper.wrapperName}) has no tool calling or thinking switch in svc; remove tools and enable_thinking.`, {

@@ -78,10 +78,15 @@ export const SessionPlaintextSchema = z
     nonce: Hex16,
     /** An embeddings session (POST /v1/embeddings) instead of a chat turn: its inputs, with no messages. */
     ...EmbeddingFieldsSchema.shape,
+    /** A legacy completion (POST /v1/completions): this text is the whole prompt, read without a chat template. */
+    prompt: z.string().optional(),
   })
   .superRefine((request, ctx) => {
     const embedding = embeddingFault(request);
     if (embedding) ctx.addIssue({ code: "custom", message: embedding });
+    if (request.prompt !== undefined && (request.messages.length > 0 || request.input !== undefined)) {
+      ctx.addIssue({ code: "custom", message: "a legacy completion's prompt stands alone: no messages, no input" });
+    }
     const fault = crossFieldFault(request);
     // carried whole, so that the agent refuses the request with the gateway's very error (parseSessionPlaintext)
     if (fault) ctx.addIssue({ code: "custom", message: fault.message, params: { fault } });

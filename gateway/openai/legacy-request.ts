@@ -1,0 +1,92 @@
+// The body of POST /v1/completions (OpenAI's legacy completions), parsed once at the boundary into the sealed
+// request: the prompt as raw text, no chat template, and the few controls the route honours.
+import { z } from "zod";
+import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
+import { ApiError } from "../../src/errors.ts";
+import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../../src/session/sampling.ts";
+import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
+import { firstIssue } from "../../src/validation.ts";
+import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text } from "./chat-request.ts";
+
+/** OpenAI's default for this route (chat's is longer). */
+export const LEGACY_DEFAULT_MAX_TOKENS = 16;
+
+const StopText = Text.min(1).max(MAX_STOP_LENGTH);
+
+/** Fields this route does not serve: each is refused unless it has the value that asks for nothing. */
+const NEUTRAL: Record<string, { harmless: (v: unknown) => boolean; why: string }> = {
+  n: { harmless: (v) => v === 1, why: "one choice per request is served; send n: 1 or leave it out" },
+  best_of: { harmless: (v) => v === 1, why: "one candidate per request is generated; send best_of: 1 or leave it out" },
+  echo: { harmless: (v) => v === false, why: "the prompt is not echoed; send echo: false or leave it out" },
+  logprobs: { harmless: (v) => v === 0, why: "log probabilities are not supported yet; remove it" },
+  suffix: { harmless: () => false, why: "insertion (suffix) is not supported; remove it" },
+};
+
+const Body = z.object({
+  model: z.string().min(1),
+  prompt: z.union([Text, z.array(Text).length(1, "one prompt per request is served; send a string or a list of one")]),
+  max_tokens: z.int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: SamplingSchema.shape.top_p.nullable(),
+  seed: SamplingSchema.shape.seed.nullable(),
+  presence_penalty: SamplingSchema.shape.presence_penalty.nullable(),
+  frequency_penalty: SamplingSchema.shape.frequency_penalty.nullable(),
+  logit_bias: SamplingSchema.shape.logit_bias.nullable(),
+  stop: z.union([StopText, z.array(StopText).max(MAX_STOPS)]).nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  provider: z.string().nullish(),
+  provider_key_id: z.string().nullish(),
+  // accepted and ignored: it cannot change the answer
+  user: z.string().nullish(),
+});
+
+export interface LegacyRequest {
+  body: SessionPlaintext;
+  entry: CatalogEntry;
+  echo: string;
+  stream: boolean;
+  pin: string | undefined;
+}
+
+export function parseLegacyRequest(body: unknown, context: { catalog: Catalog; nonce: string; receiptNonce?: string | string[] | undefined }): LegacyRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError("invalid_type", "The request body must be a JSON object.");
+  }
+  const parsed = Body.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw issueError(firstIssue(parsed.error));
+  const b = parsed.data;
+  for (const [field, rule] of Object.entries(NEUTRAL)) {
+    const value = (body as Record<string, unknown>)[field];
+    if (value != null && !rule.harmless(value)) throw new ApiError("unsupported_parameter", `${field}: ${rule.why}.`, { param: field });
+  }
+  const prompt = typeof b.prompt === "string" ? b.prompt : b.prompt[0]!;
+  if (prompt.length > MAX_CONTENT_CHARS) {
+    throw new ApiError("content_too_large", `prompt holds ${prompt.length} characters; at most ${MAX_CONTENT_CHARS} (256 KiB) are allowed.`, { param: "prompt" });
+  }
+  const pin = pinOf(b);
+  const clientNonce = parseReceiptNonce(context.receiptNonce);
+  const entry = resolveModel(context.catalog, b.model);
+  const stop = typeof b.stop === "string" ? [b.stop] : b.stop;
+  return {
+    body: {
+      model: entry.alias,
+      messages: [],
+      prompt,
+      max_tokens: b.max_tokens ?? LEGACY_DEFAULT_MAX_TOKENS,
+      temperature: b.temperature ?? DEFAULT_TEMPERATURE,
+      ...(b.top_p != null ? { top_p: b.top_p } : {}),
+      ...(b.seed != null ? { seed: b.seed } : {}),
+      ...(b.presence_penalty != null ? { presence_penalty: b.presence_penalty } : {}),
+      ...(b.frequency_penalty != null ? { frequency_penalty: b.frequency_penalty } : {}),
+      ...(b.logit_bias != null && Object.keys(b.logit_bias).length > 0 ? { logit_bias: b.logit_bias } : {}),
+      ...(stop != null && stop.length > 0 ? { stop } : {}),
+      nonce: context.nonce,
+      client_nonce: clientNonce,
+    },
+    entry,
+    echo: b.model,
+    stream: b.stream ?? false,
+    pin,
+  };
+}

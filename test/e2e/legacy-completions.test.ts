@@ -1,0 +1,89 @@
+// POST /v1/completions (issue 31 item 3), OpenAI's legacy completions, against a real gateway and agent on the
+// tiny model: a raw prompt read without a chat template, whole or streamed, with the same receipts as chat.
+import { OpenAI as LangChainOpenAI } from "@langchain/openai";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyReceipt, type Receipt } from "../../src/receipt/receipt.ts";
+import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+
+let gw: GatewayProcess;
+let client: OpenAI;
+beforeAll(async () => {
+  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
+  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
+});
+afterAll(() => gw.stop());
+
+const receiptOf = (value: unknown) => (value as { svc_receipt: Receipt }).svc_receipt;
+
+describe("POST /v1/completions: the openai SDK's completions.create", () => {
+  it("reads the prompt as raw text (no chat template), answers 16 tokens by default, and its receipt covers the text", async () => {
+    const prompt = "Once upon a time";
+    const res = await client.completions.create({ model: "qwen3-4b", prompt, temperature: 0 });
+    expect(res.object).toBe("text_completion");
+    expect(res.model).toBe("qwen3-4b");
+    const [first] = res.choices;
+    expect(first).toMatchObject({ index: 0, logprobs: null, finish_reason: "length" });
+    // the tiny vocabulary has one token per byte and no merges: a raw prompt is exactly its length
+    expect(res.usage).toEqual({ prompt_tokens: prompt.length, completion_tokens: 16, total_tokens: prompt.length + 16 });
+    const verdict = verifyReceipt(receiptOf(res), { providerId: gw.providerId, content: first!.text, version: 1, usage: res.usage, finishReason: "length" });
+    expect(verdict.problems).toEqual([]);
+    expect(verdict.status).toBe("valid");
+  });
+
+  it("a list of one prompt is that prompt; special tokens in it are read as such; seed repeats the text", async () => {
+    const one = await client.completions.create({ model: "qwen3-4b", prompt: "<|im_start|>hi", max_tokens: 5, temperature: 1, seed: 7 });
+    const again = await client.completions.create({ model: "qwen3-4b", prompt: ["<|im_start|>hi"], max_tokens: 5, temperature: 1, seed: 7 });
+    expect(one.usage?.prompt_tokens).toBe(3);
+    expect(again.choices[0]!.text).toBe(one.choices[0]!.text);
+  });
+
+  it("streams text_completion chunks; the last carries usage and the receipt over the joined text", async () => {
+    const stream = await client.completions.create({ model: "qwen3-4b", prompt: "abc", max_tokens: 6, stream: true });
+    let text = "";
+    let last: OpenAI.Completion | undefined;
+    for await (const chunk of stream) {
+      expect(chunk.object).toBe("text_completion");
+      text += chunk.choices[0]?.text ?? "";
+      last = chunk;
+    }
+    expect(last?.choices[0]?.finish_reason).toBe("length");
+    expect(last?.usage).toEqual({ prompt_tokens: 3, completion_tokens: 6, total_tokens: 9 });
+    expect(verifyReceipt(receiptOf(last), { providerId: gw.providerId, content: text }).status).toBe("valid");
+  });
+
+  it("stop ends the text before the stop sequence", async () => {
+    const free = await client.completions.create({ model: "qwen3-4b", prompt: "x", max_tokens: 30, temperature: 0 });
+    const cut = free.choices[0]!.text.slice(3, 5);
+    const stopped = await client.completions.create({ model: "qwen3-4b", prompt: "x", max_tokens: 30, temperature: 0, stop: cut });
+    expect(stopped.choices[0]!.text).toBe(free.choices[0]!.text.slice(0, free.choices[0]!.text.indexOf(cut)));
+    expect(stopped.choices[0]!.finish_reason).toBe("stop");
+  });
+
+  it("logit_bias is honoured: a strong bias on one byte token makes it the whole answer", async () => {
+    const res = await client.completions.create({ model: "qwen3-4b", prompt: "x", max_tokens: 4, logit_bias: { [String("z".charCodeAt(0))]: 100 } });
+    expect(res.choices[0]!.text).toBe("zzzz");
+  });
+
+  it("LangChain's OpenAI (completions) model invokes it unchanged", async () => {
+    const llm = new LangChainOpenAI({ model: "qwen3-4b", apiKey: gw.key, configuration: { baseURL: gw.baseURL }, maxTokens: 4, maxRetries: 0 });
+    expect(typeof (await llm.invoke("Hello"))).toBe("string");
+  });
+});
+
+describe("POST /v1/completions: faults are 400s naming the field", () => {
+  const cases: [string, Record<string, unknown>, string, string][] = [
+    ["two prompts", { model: "qwen3-4b", prompt: ["a", "b"] }, "invalid_value", "prompt"],
+    ["no prompt", { model: "qwen3-4b" }, "missing_field", "prompt"],
+    ["an embedding model", { model: "tiny-embed", prompt: "a" }, "model_kind_mismatch", "model"],
+    ["n: 2", { model: "qwen3-4b", prompt: "a", n: 2 }, "unsupported_parameter", "n"],
+    ["echo: true", { model: "qwen3-4b", prompt: "a", echo: true }, "unsupported_parameter", "echo"],
+    ["a suffix", { model: "qwen3-4b", prompt: "a", suffix: "z" }, "unsupported_parameter", "suffix"],
+    ["fractional max_tokens", { model: "qwen3-4b", prompt: "a", max_tokens: 1.5 }, "invalid_type", "max_tokens"],
+  ];
+  it.each(cases)("%s", async (_name, body, code, param) => {
+    const res = await post(gw, "/v1/completions", body);
+    expect(res.status).toBe(400);
+    expect((await res.json()) as unknown).toMatchObject({ error: { code, param } });
+  });
+});
