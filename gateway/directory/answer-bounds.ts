@@ -67,8 +67,13 @@ export class AnswerBounds {
   piece(piece: AnswerPiece): Breach | undefined {
     this.pieces++;
     this.bytes += piece.type === "tool_call" ? Buffer.byteLength(piece.name) + Buffer.byteLength(piece.id) : Buffer.byteLength(piece.text);
-    if (this.pieces > this.limits.pieces) return tooMuch(`sent more than the ${this.limits.tokens} tokens max_tokens allows`);
-    if (this.bytes > this.limits.bytes) return tooMuch(`sent more than the ${this.limits.bytes} bytes ${this.limits.tokens} tokens can hold`);
+    const vectors = this.request.input?.length;
+    if (this.pieces > this.limits.pieces) {
+      return tooMuch(vectors === undefined ? `sent more than the ${this.limits.tokens} tokens max_tokens allows` : `sent more pieces than the ${vectors} vectors asked for`);
+    }
+    if (this.bytes > this.limits.bytes) {
+      return tooMuch(`sent more than the ${this.limits.bytes} bytes ${vectors === undefined ? `${this.limits.tokens} tokens can hold` : `${vectors} vectors take`}`);
+    }
     return piece.type === "tool_call" ? this.toolCall(piece.name) : undefined;
   }
 

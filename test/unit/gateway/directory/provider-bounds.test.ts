@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
 import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
 import { callerError } from "../../../../gateway/directory/provider-errors.ts";
+import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
 
 const tool = (name: string) => ({ type: "function" as const, function: { name } });
@@ -29,6 +30,16 @@ describe("DESIGN §8 What a provider may send back", () => {
 
   it("max_tokens past any model's context is held to MAX_ANSWER_TOKENS", () => {
     expect(answerLimits({ max_tokens: 1_000_000_000 }).tokens).toBe(MAX_ANSWER_TOKENS);
+  });
+
+  it("an embeddings session: exactly the bytes of its vectors' canonical form, and no completion tokens", () => {
+    const request = { input: ["a", "b"], dimensions: 3 };
+    const pieces = embeddingsPieces([vectorBase64([1, 0, 0]), vectorBase64([0, 1, 0])]);
+    const bounds = new AnswerBounds(request);
+    expect(pieces.map((p) => bounds.piece(delta(p)))).toEqual([undefined, undefined]);
+    expect(bounds.done(0, "stop")).toBeUndefined();
+    expect(bounds.piece(delta("x"))).toEqual({ kind: "answer_bounds", why: `sent more than the ${embeddingsContentLength(2, 3)} bytes 2 vectors take` });
+    expect(new AnswerBounds(request).done(1, "stop")?.kind).toBe("answer_bounds");
   });
 
   it("a receipt may not claim more completion tokens than max_tokens", () => {
