@@ -33,6 +33,8 @@ export interface EngineResult {
   raw: { genTokS: number; promptTokS: number; coldLoadMs: number };
   genRatio: number;
   promptRatio: number;
+  /** Every quartet's ratio, for the spread behind the medians. */
+  quartets: { gen: number[]; prompt: number[] };
 }
 
 /** Raw node-llama-cpp: load, one sequence, evaluate the rendered prompt, stop at EOG or the budget. */
@@ -143,7 +145,7 @@ async function compare(label: string, catalog: Catalog, modelsDir: string, alias
   const summary = (x: { gen: number[]; prompt: number[]; load: number[] }) => ({ genTokS: median(x.gen), promptTokS: median(x.prompt), coldLoadMs: median(x.load) });
   const e = summary(samples.engine);
   const w = summary(samples.raw);
-  return { model: label, threads, tokens, engine: e, raw: w, genRatio: median(ratios.gen), promptRatio: median(ratios.prompt) };
+  return { model: label, threads, tokens, engine: e, raw: w, genRatio: median(ratios.gen), promptRatio: median(ratios.prompt), quartets: ratios };
 }
 
 export async function engineBench(_dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
