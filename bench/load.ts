@@ -11,7 +11,18 @@ export interface Sample {
   ttftMs?: number;
   /** Stream only: gaps between content deltas, ms. */
   gapsMs?: number[];
+  /** The answer's `usage`, as the body or the stream's last chunk gave it. */
+  usage?: Usage;
 }
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+}
+
+/** The `usage` a JSON text carries, if any (read only where it is named, so the hot loop parses nothing more). */
+const usageIn = (text: string): Usage | undefined => (text.includes('"usage"') ? (JSON.parse(text) as { usage?: Usage }).usage : undefined);
 
 export interface Target {
   url: string;
@@ -57,15 +68,17 @@ export class LoadClient {
           if (!stream) {
             let text = "";
             res.on("data", (d: string) => (text += d));
-            res.on("end", () => (res.statusCode === 200 ? resolve({ ms: performance.now() - started, ok: true }) : fail(`${res.statusCode} ${text.slice(0, 300)}`)));
+            res.on("end", () => (res.statusCode === 200 ? resolve({ ms: performance.now() - started, ok: true, usage: usageIn(text) }) : fail(`${res.statusCode} ${text.slice(0, 300)}`)));
             return;
           }
           let ttftMs: number | undefined;
           let last = 0;
           let done = false;
           const gapsMs: number[] = [];
+          let usage: Usage | undefined;
           const parser = sseParser((data) => {
             if (data === "[DONE]") return void (done = true);
+            usage = usageIn(data) ?? usage;
             if (!hasContent(data)) return;
             const now = performance.now();
             if (ttftMs === undefined) ttftMs = now - started;
@@ -77,7 +90,7 @@ export class LoadClient {
             tail = (tail + d).slice(-400);
             parser.feed(d);
           });
-          res.on("end", () => (done ? resolve({ ms: performance.now() - started, ok: true, ttftMs, gapsMs }) : fail(`stream ended without [DONE]: ${tail}`)));
+          res.on("end", () => (done ? resolve({ ms: performance.now() - started, ok: true, ttftMs, gapsMs, usage }) : fail(`stream ended without [DONE]: ${tail}`)));
         },
       );
       req.on("error", (err) => fail(err.message));

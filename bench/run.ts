@@ -1,7 +1,7 @@
-// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup,attack]`: measures the gateway path against
+// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup,attack,agent]`: measures the gateway path against
 // the direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, svc
 // next to a peer gateway, the bins' startup compiled against through tsx, and an honest caller beside a
-// hostile-schema attack, all in one run on this machine;
+// hostile-schema attack, and an agent's growing conversation, all in one run on this machine;
 // prints the tables and saves them as JSON and Markdown in bench/results/local/ (ignored by git), or in --out DIR:
 // `--out bench/results` records a run beside the ones bench/README.md cites.
 import { Command } from "commander";
@@ -10,6 +10,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildDist } from "../harness/build.ts";
+import { agentBench } from "./agent-turns.ts";
 import { attackBench } from "./attack.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
@@ -21,7 +22,7 @@ import { scaleBench } from "./scale.ts";
 import { startupBench } from "./startup.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "scale", "engine", "peer", "startup", "attack"] as const;
+const SECTIONS = ["overhead", "scale", "engine", "peer", "startup", "attack", "agent"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const opts = new Command("npm run bench")
@@ -81,6 +82,11 @@ try {
     const attack = await attackBench(dir, tiny, quick);
     results.attack = attack.rows;
     print(attack.tables);
+  }
+  if (only.has("agent")) {
+    const agent = await agentBench(dir, tiny, quick);
+    results.agent = agent.rows;
+    print(agent.tables);
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   const resultsDir = opts.out;

@@ -292,7 +292,7 @@ export class CoordinatorClient implements Directory {
     const { alias } = request.entry;
     // providers resting after repeated faults take no unpinned requests; a pin names its machine whatever it did
     const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
-    const route = { alias, floor: request.floor, pin: request.pin };
+    const route = { alias, floor: request.floor, pin: request.pin, affinity: request.affinity };
     const skipping = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
     let provider: DirectoryEntry;
     try {

@@ -1,6 +1,9 @@
 // The gateway's copy of the coordinator's directory (DESIGN §7), kept by the deltas the coordinator sends:
 // listings read it and routing chooses from it (the same index the coordinator routes with), so neither waits
 // on the coordinator. A choice counts on its provider here until the coordinator's delta counts it there.
+// It also remembers, per affinity key, the provider it last placed that key on (bounded and expiring), so a
+// conversation goes back to the provider that may still hold its prompt cache when that one is idle.
+import { LRUCache } from "lru-cache";
 import { ProviderIndex, route } from "../routing/provider-index.ts";
 import type { RouteRequest } from "../routing/routing.ts";
 import type { DirectoryEntry, ProviderRecord } from "../../src/wire/gateway.ts";
@@ -25,12 +28,30 @@ export interface DirectoryDelta {
   placed?: string[];
 }
 
+/** Affinity keys remembered at most, least recently used out first: about 20 MB with 80-character keys. */
+export const AFFINITY_MAX_KEYS = 100_000;
+/** How long a placement is remembered: the agents' default prompt-cache TTL, past which nothing is left to find. */
+export const AFFINITY_TTL_MS = 5 * 60_000;
+
+export interface AffinityOptions {
+  maxKeys?: number;
+  ttlMs?: number;
+  /** Milliseconds clock for the TTL; tests pass their own. */
+  now?: () => number;
+}
+
 export class DirectoryCopy {
   private readonly providers = new Map<string, Copied>();
   private index = new ProviderIndex<Copied>();
   /** Placements not yet counted by the coordinator: session id → provider id. */
   private readonly pending = new Map<string, string>();
+  /** Affinity key → the provider last chosen for it. Never listed nor logged: only routing reads it. */
+  private readonly affinity: LRUCache<string, string>;
   private synced = false;
+
+  constructor({ maxKeys = AFFINITY_MAX_KEYS, ttlMs = AFFINITY_TTL_MS, now }: AffinityOptions = {}) {
+    this.affinity = new LRUCache<string, string>({ max: maxKeys, ttl: ttlMs, ...(now ? { perf: { now } } : {}) });
+  }
 
   /** Whether the whole directory has arrived since the link (re)opened. */
   get ready(): boolean {
@@ -72,11 +93,17 @@ export class DirectoryCopy {
 
   /**
    * Routing (SPEC §4.1) over the copy for session `session`, counted on the chosen provider until the
-   * coordinator's own count arrives, so concurrent choices here spread as they would there. Throws the
-   * errors routing throws.
+   * coordinator's own count arrives, so concurrent choices here spread as they would there. With an
+   * `affinity` key (opaque: the gateway derives it per caller and alias), an idle provider that last took
+   * that key is preferred, and an unpinned choice is remembered for the key. Throws the errors routing throws.
    */
-  choose(session: string, request: RouteRequest, exclude: readonly string[]): DirectoryEntry {
-    const chosen = route(this.index, request, exclude, view);
+  choose(session: string, request: RouteRequest & { affinity?: string }, exclude: readonly string[]): DirectoryEntry {
+    const { affinity, ...routing } = request;
+    // a pin chooses for itself, and is not remembered: affinity is routing's own guess, never a caller's choice
+    const affine = affinity !== undefined && request.pin === undefined ? affinity : undefined;
+    const prefer = affine === undefined ? undefined : this.affinity.get(affine);
+    const chosen = route(this.index, prefer === undefined ? routing : { ...routing, prefer }, exclude, view);
+    if (affine !== undefined) this.affinity.set(affine, chosen.id);
     chosen.ours++;
     chosen.lastAssigned = Date.now();
     this.index.put(chosen, load(chosen));

@@ -19,6 +19,11 @@ export interface SessionRequest {
   floor: TrustLevel;
   /** `provider` / `provider_key_id`: whole id or a prefix of at least 8 characters. */
   pin?: string;
+  /**
+   * Opaque and per caller (never a raw secret): an idle provider that last took this key is preferred, so a
+   * conversation returns to where its prompt cache may be. A pin overrides it.
+   */
+  affinity?: string;
   requestId: string;
   /** A non-stream caller: the agent may send the whole answer in one frame, beside its receipt. */
   whole?: boolean;

@@ -30,8 +30,11 @@ export async function chatCompletions(ctx: RouteContext, body: unknown): Promise
   const meta = newCompletionMeta(request.echo);
   // the directory carries the parsed body whole, beside what it needs to route the session and check its receipt
   const { entry, pin } = request;
+  // the conversation's way back to a provider that may hold its prompt cache: per key and alias for now, the
+  // prompt-cache scope (issue 30) once the gateway derives one
+  const affinity = `${entry.alias}\n${ctx.principal.keyId}`;
   const session = (): AsyncIterable<SessionEvent> =>
-    directory.open({ body: request.body, entry, pin, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
+    directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
   if (request.stream) await streamed(ctx, meta, session);
   else await whole(ctx, meta, session);
 }

@@ -2,8 +2,9 @@
 // chooseProvider orders them (load = busy + waiting, then least recently assigned, then the order they
 // joined the directory), so choosing reads the top of at most three heaps instead of every provider, and a
 // change of load, rung or aliases moves one provider in the heaps of its own aliases. A sorted list of ids
-// answers pin prefixes by binary search. It must choose exactly what chooseProvider would over the same
-// providers: test/unit/gateway/routing/provider-index.test.ts checks that on random sequences of directory changes.
+// answers pin prefixes by binary search; a preferred provider (affinity) is one map lookup. It must choose
+// exactly what chooseProvider would over the same providers: test/unit/gateway/routing/provider-index.test.ts
+// checks that on random sequences of directory changes.
 import { TRUST_LEVELS, type TrustLevel } from "../../src/receipt/rungs.ts";
 import { chooseProvider, noProvider, type Routable, type RouteRequest } from "./routing.ts";
 
@@ -34,6 +35,12 @@ interface Slot<P> {
 /** Whether a comes before b in routing order. */
 function before<P>(a: Node<P>, b: Node<P>): boolean {
   return a.load < b.load || (a.load === b.load && (a.last < b.last || (a.last === b.last && a.seq < b.seq)));
+}
+
+/** Whether the node sits in one of an alias's heaps at or above the floor (as indexed, whatever its record says since). */
+function serves<P>(node: Node<P>, perRung: Slot<P>[][], floor: TrustLevel): boolean {
+  const from = TRUST_LEVELS.indexOf(floor);
+  return node.slots.some((slot) => perRung.indexOf(slot.heap) >= from);
 }
 
 export class ProviderIndex<P extends Indexed> {
@@ -97,9 +104,14 @@ export class ProviderIndex<P extends Indexed> {
   }
 
   /** The provider chooseProvider would pick for an unpinned request, or undefined when none qualifies. */
-  choose(alias: string, floor: TrustLevel, exclude?: ReadonlySet<string>): P | undefined {
+  choose(alias: string, floor: TrustLevel, exclude?: ReadonlySet<string>, prefer?: string): P | undefined {
     const perRung = this.heaps.get(alias);
     if (!perRung) return undefined;
+    if (prefer !== undefined) {
+      // one lookup: an idle preferred provider is as good as any idle one, so it is taken as it is
+      const node = this.nodes.get(prefer);
+      if (node && node.load === 0 && !exclude?.has(prefer) && serves(node, perRung, floor)) return node.p;
+    }
     let best: Node<P> | undefined;
     for (let rung = TRUST_LEVELS.indexOf(floor); rung < TRUST_LEVELS.length; rung++) {
       const top = this.first(perRung[rung]!, exclude);
@@ -192,9 +204,9 @@ export class ProviderIndex<P extends Indexed> {
  * alias's heaps. Throws the same errors.
  */
 export function route<P extends Indexed>(index: ProviderIndex<P>, request: RouteRequest, exclude: readonly string[], view: (p: P) => Routable): P {
-  const { alias, floor, pin } = request;
+  const { alias, floor, pin, prefer } = request;
   if (pin !== undefined) return chooseProvider(index.withPrefix(pin).map((p) => ({ ...view(p), provider: p })), { alias, floor, pin }).provider;
-  const chosen = index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude));
+  const chosen = index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude), prefer);
   if (!chosen) throw noProvider(alias, floor);
   return chosen;
 }

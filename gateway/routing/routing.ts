@@ -16,15 +16,23 @@ export interface RouteRequest {
   floor: TrustLevel;
   /** Whole provider id or a prefix of at least 8 characters (checked at parse time). */
   pin?: string;
+  /**
+   * A provider to take if it is idle and would qualify (the one that last served this request's affinity key,
+   * where its prompt cache may be): idle-first, the floor and exclusions still hold, and a pin overrides it.
+   */
+  prefer?: string;
 }
 
 /** Picks the provider for a request, or throws the SPEC's error for why there is none. */
-export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
+export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin, prefer }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
   if (pin !== undefined) return pinned(providers, alias, floor, pin);
   const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id));
   if (candidates.length === 0) throw noProvider(alias, floor);
-  // idle first, then the shortest queue; among equals the least recently used, so work spreads fairly
   const load = (p: P) => (p.busy ? 1 : 0) + p.waiting;
+  // an idle preferred provider is as good as any idle one by SPEC §4.1, and may hold this caller's cache
+  const preferred = prefer === undefined ? undefined : candidates.find((p) => p.id === prefer && load(p) === 0);
+  if (preferred) return preferred;
+  // idle first, then the shortest queue; among equals the least recently used, so work spreads fairly
   return candidates.reduce((best, p) => (load(p) < load(best) || (load(p) === load(best) && p.lastAssigned < best.lastAssigned) ? p : best));
 }
 

@@ -59,6 +59,32 @@ describe("§4.1 Routing", () => {
     expect(res.headers.get("retry-after")).toBe("5");
     expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: "provider_unavailable" });
   });
+
+  it("affinity: with idle providers, a caller's next turn lands where its last one ran; a busy affine provider does not hold it up", async () => {
+    const idle = (r: { busy: boolean; waiting: number } | undefined) => r?.busy === false && r.waiting === 0;
+    const allIdle = () => Promise.all(Object.values(agents).map((a) => waitForProvider(open, a.providerId, idle)));
+    await allIdle();
+    const first = (await chat(open)).headers.get("x-svc-provider")!;
+    // least-recently-used alone would send each of these turns to another of the three idle providers
+    for (let turn = 2; turn <= 3; turn++) {
+      await allIdle();
+      const res = await chat(open);
+      expect([res.status, res.headers.get("x-svc-provider")]).toEqual([200, first]);
+    }
+    // held by a pinned 300-token answer (about 6 s at 20 ms a token): the next turn goes elsewhere at once
+    let held = false;
+    const holding = chat(open, { provider: first, max_tokens: 300 }).then(async (res) => {
+      await res.json();
+      held = true;
+      return res.status;
+    });
+    await waitForProvider(open, first, (r) => r?.busy === true);
+    const res = await chat(open);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-svc-provider")).not.toBe(first);
+    expect(held).toBe(false);
+    expect(await holding).toBe(200);
+  });
 });
 
 describe("§2.4 Trust floor, with two gateways sharing one coordinator", () => {

@@ -5,32 +5,62 @@ import type { LlamaModel, Token } from "node-llama-cpp";
 const REPLACEMENT = "\uFFFD";
 /** A UTF-8 character is at most 4 bytes; past that a trailing U+FFFD is real output, not a split. */
 const MAX_HELD_TOKENS = 4;
-/** Tokens of context handed to the detokenizer, for tokenizers whose pieces depend on the previous token. */
-const TRAIL = 8;
+/**
+ * Tokens of context the new tokens are decoded after, for tokenizers whose pieces depend on the previous token
+ * (a leading space, spaces cleaned around punctuation): at least MIN_TRAIL, at most MAX_TRAIL.
+ */
+const MIN_TRAIL = 4;
+const MAX_TRAIL = 16;
 
 export class TokenText {
   private held: Token[] = [];
   private trail: Token[] = [];
+  /** The trail's own text, so one detokenize call per token decodes trail and held together. */
+  private trailText = "";
+  /** The text of trail + held from the last decode, which becomes the trail's text when held joins it. */
+  private whole = "";
 
   constructor(private readonly model: LlamaModel) {}
 
   /** Adds one token; returns the text it completes ("" while a character is still partial). */
   push(token: Token): string {
     this.held.push(token);
-    const text = this.model.detokenize(this.held, false, this.trail);
+    const text = this.decode();
     if (text.endsWith(REPLACEMENT) && this.held.length < MAX_HELD_TOKENS) return "";
-    return this.release(text);
+    this.release();
+    return text;
   }
 
   /** Whatever is still held at the end of generation. */
   flush(): string {
     if (this.held.length === 0) return "";
-    return this.release(this.model.detokenize(this.held, false, this.trail));
+    const text = this.decode();
+    this.release();
+    return text;
   }
 
-  private release(text: string): string {
-    this.trail = [...this.trail, ...this.held].slice(-TRAIL);
+  /**
+   * The held tokens' text after the trail's (node-llama-cpp's detokenize with lastTokens, in one call instead of
+   * two: the trail's text is known from the decode that added its last tokens).
+   */
+  private decode(): string {
+    if (this.trail.length === 0 || this.trailText === "") {
+      this.whole = this.model.detokenize(this.trail.length === 0 ? this.held : [...this.trail, ...this.held]);
+      return this.trail.length === 0 ? this.whole : this.model.detokenize(this.held);
+    }
+    this.whole = this.model.detokenize([...this.trail, ...this.held]);
+    return this.whole.startsWith(this.trailText) ? this.whole.slice(this.trailText.length) : this.model.detokenize(this.held);
+  }
+
+  private release(): void {
+    for (const token of this.held) this.trail.push(token);
     this.held = [];
-    return text;
+    if (this.trail.length <= MAX_TRAIL) {
+      this.trailText = this.whole;
+      return;
+    }
+    // the window slides in steps, so the trail's text is decoded afresh only once every few tokens
+    this.trail = this.trail.slice(-MIN_TRAIL);
+    this.trailText = this.model.detokenize(this.trail);
   }
 }

@@ -1,7 +1,7 @@
 // DESIGN §7, a gateway's copy of the directory: what the coordinator's deltas say, and its own choices counted
 // until the coordinator counts them, so concurrent requests at one gateway spread as SPEC §4.1 spreads them.
 import pino from "pino";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Fabric, FabricHandlers } from "../../../../gateway/fabric/fabric.ts";
 import { CoordinatorClient } from "../../../../gateway/directory/coordinator-client.ts";
 import { DirectoryCopy } from "../../../../gateway/directory/directory-copy.ts";
@@ -61,6 +61,71 @@ describe("DESIGN §7 A gateway's copy of the directory", () => {
     copy.clear();
     expect([copy.ready, copy.list()]).toEqual([false, []]);
     expect(() => copy.choose("s_two00001", request, [])).toThrow(/No provider at or above the process rung serves qwen3-4b/);
+  });
+});
+
+describe("§4.1 Affinity: a conversation goes back to the provider that last served it, when that one is idle", () => {
+  afterEach(() => vi.useRealTimers());
+  const twoIdle = (copy: DirectoryCopy) => copy.apply({ reset: true, put: [entry("a"), entry("b")], gone: [] });
+
+  it("an idle provider that took this key before takes it again, where least-recently-used would spread it", () => {
+    const copy = new DirectoryCopy();
+    twoIdle(copy);
+    const first = copy.choose("s_one00001", { ...request, affinity: "k1" }, []).id;
+    copy.settle("s_one00001");
+    expect(copy.choose("s_two00001", { ...request, affinity: "k1" }, []).id).toBe(first);
+    copy.settle("s_two00001");
+    // another key, or none, spreads as before: to the provider used least recently
+    const other = first === hex("a") ? hex("b") : hex("a");
+    expect(copy.choose("s_three001", { ...request, affinity: "k2" }, []).id).toBe(other);
+  });
+
+  it("a busy affine provider is passed over at once, and the key follows the request to where it went", () => {
+    const copy = new DirectoryCopy();
+    twoIdle(copy);
+    const first = copy.choose("s_one00001", { ...request, affinity: "k1" }, []).id;
+    // still running there (counted until settled): the next turn goes to the idle one
+    const second = copy.choose("s_two00001", { ...request, affinity: "k1" }, []).id;
+    expect(second).not.toBe(first);
+    copy.settle("s_one00001");
+    copy.settle("s_two00001");
+    expect(copy.choose("s_three001", { ...request, affinity: "k1" }, []).id).toBe(second);
+  });
+
+  it("never overrides a pin, an exclusion or the floor, and a pinned placement is not remembered", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, put: [entry("a"), entry("b", { trust: "hardware", last_assigned: 5 })], gone: [] });
+    expect(copy.choose("s_one00001", { ...request, affinity: "k1" }, []).id).toBe(hex("a"));
+    copy.settle("s_one00001");
+    expect(copy.choose("s_two00001", { ...request, affinity: "k1", pin: hex("b") }, []).id).toBe(hex("b"));
+    copy.settle("s_two00001");
+    expect(copy.choose("s_three001", { ...request, affinity: "k1" }, [hex("a")]).id).toBe(hex("b"));
+    copy.settle("s_three001");
+    expect(copy.choose("s_four0001", { ...request, floor: "hardware", affinity: "k1" }, []).id).toBe(hex("b"));
+    copy.settle("s_four0001");
+    // the last unpinned choice for k1 was b
+    expect(copy.choose("s_five0001", { ...request, affinity: "k1" }, []).id).toBe(hex("b"));
+  });
+
+  it("a key is forgotten after its TTL, and the least recently used key goes first past the bound", () => {
+    vi.useFakeTimers();
+    const copy = new DirectoryCopy({ maxKeys: 2, ttlMs: 60_000, now: () => Date.now() });
+    twoIdle(copy);
+    const place = (session: string, affinity: string) => {
+      vi.advanceTimersByTime(1); // distinct assignment times, so least-recently-used is never a tie
+      const id = copy.choose(session, { ...request, affinity }, []).id;
+      copy.settle(session);
+      return id;
+    };
+    // k1 on a; k2 spreads to b (least recently used); k1 again stays on a
+    expect([place("s_00000001", "k1"), place("s_00000002", "k2"), place("s_00000003", "k1")]).toEqual([hex("a"), hex("b"), hex("a")]);
+    // k3 pushes out k2, the least recently used key: k2 then goes where least-recently-used sends it (b)
+    expect(place("s_00000004", "k3")).toBe(hex("b"));
+    expect(place("s_00000005", "k1")).toBe(hex("a"));
+    expect(place("s_00000006", "k2")).toBe(hex("b"));
+    // k1 now sits on a, which is also the one used least recently; after the TTL it is simply that again
+    vi.advanceTimersByTime(60_000);
+    expect(place("s_00000007", "k2")).toBe(hex("a"));
   });
 });
 

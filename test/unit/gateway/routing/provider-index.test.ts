@@ -74,11 +74,11 @@ describe("ProviderIndex", () => {
 });
 
 /** What chooseProvider says for the present providers: the id, or the error's code and message. */
-function expected(providers: Model[], alias: string, floor: TrustLevel, exclude: ReadonlySet<string>, pin?: string): string {
+function expected(providers: Model[], alias: string, floor: TrustLevel, exclude: ReadonlySet<string>, pin?: string, prefer?: string): string {
   try {
     return chooseProvider(
       providers.filter((p) => !p.leaving),
-      { alias, floor, pin },
+      { alias, floor, pin, prefer },
       exclude,
     ).id;
   } catch (error) {
@@ -95,6 +95,9 @@ const requestArb = fc.record({
   floor: fc.constantFrom(...TRUST_LEVELS, "process", "process", "process"),
   exclude: fc.oneof(fc.constant<string[]>([]), fc.subarray(IDS, { maxLength: 4 })),
   pin: fc.option(fc.oneof(idArb, idArb.map((id) => id.slice(0, 8)), fc.constantFrom("a", "b", "c", "f")), { nil: undefined }),
+  /** A provider to prefer (the index test), or an affinity key (the copy's test). */
+  prefer: fc.option(idArb, { nil: undefined }),
+  affinity: fc.option(fc.constantFrom("k1", "k2"), { nil: undefined }),
   tick: fc.nat(2),
 });
 const opArb = fc.oneof(
@@ -164,16 +167,16 @@ describe("ProviderIndex against chooseProvider (property)", () => {
             providers = providers.filter((q) => q !== p);
             index.delete(p.id);
           } else if (step.op === "reserve") {
-            const { alias, floor, pin, tick } = step.request;
+            const { alias, floor, pin, prefer, tick } = step.request;
             const exclude = new Set(step.request.exclude);
-            const want = expected(providers, alias, floor, exclude, pin);
+            const want = expected(providers, alias, floor, exclude, pin, prefer);
             if (pin !== undefined) {
               // pins read only the providers the prefix matches
               const matches = index.withPrefix(pin);
               expect(expected(matches, alias, floor, exclude, pin)).toBe(want);
               continue;
             }
-            const chosen = index.choose(alias, floor, exclude.size === 0 ? undefined : exclude);
+            const chosen = index.choose(alias, floor, exclude.size === 0 ? undefined : exclude, prefer);
             expect(chosen?.id ?? want, want).toBe(want);
             if (!chosen) expect(want).toMatch(/^provider_unavailable/);
             if (chosen) {
@@ -201,7 +204,8 @@ describe("Routing from a gateway's copy against chooseProvider (property)", () =
       fc.property(scenarioArb, (ops) => {
         const limits = { queuePerProvider: 10_000, queuePerAlias: 10_000 };
         const registry = new Registry(new Set(ALIASES), limits);
-        const copy = new DirectoryCopy();
+        // a small affinity bound: lru-cache allocates its whole bound up front, once per copy
+        const copy = new DirectoryCopy({ maxKeys: 8 });
         const gateway: GatewayPort = { send: (m) => void (m.t === "directory" && copy.apply(m)) };
         registry.feed.subscribe(gateway);
         const lastAssigned = new Map<string, number>();
@@ -235,7 +239,7 @@ describe("Routing from a gateway's copy against chooseProvider (property)", () =
           } else if (step.op === "leave") registry.leave(step.id);
           else if (step.op === "remove") registry.remove(step.id, "gone");
           else if (step.op === "reserve") {
-            const { alias, floor, pin, tick } = step.request;
+            const { alias, floor, pin, affinity, tick } = step.request;
             vi.advanceTimersByTime(tick);
             // what the copy holds by the end of the turn
             registry.feed.flush();
@@ -245,7 +249,7 @@ describe("Routing from a gateway's copy against chooseProvider (property)", () =
             const id = `s_${n++}`;
             let got: string;
             try {
-              got = copy.choose(id, { alias, floor, pin }, step.request.exclude).id;
+              got = copy.choose(id, { alias, floor, pin, affinity }, step.request.exclude).id;
               const placed = registry.place(gateway, { t: "place", id, provider: got, alias, floor, ...(pin === undefined ? {} : { pin }), exclude: step.request.exclude, ...sealed });
               copy.settle(id);
               expect(placed).toBe("placed");

@@ -26,6 +26,20 @@ describe("§4.1 Routing", () => {
     expect(chooseProvider(providers, { alias: "qwen3-4b", floor }).id).toBe(provider("bb").id);
   });
 
+  it("a preferred provider (where a caller's cache may be) is taken when idle, and never over idle-first, the floor, an exclusion or a pin", () => {
+    const providers = [provider("aa", { lastAssigned: 10 }), provider("bb", { lastAssigned: 30 }), provider("cc", { busy: true }), provider("dd", { trust: "hardware", lastAssigned: 40 })];
+    const choose = (prefer: string, more: { floor?: "process" | "hardware"; pin?: string } = {}, exclude = new Set<string>()) =>
+      chooseProvider(providers, { alias: "qwen3-4b", floor: more.floor ?? floor, prefer: provider(prefer).id, ...(more.pin ? { pin: more.pin } : {}) }, exclude).id;
+    // idle bb is preferred over aa, the least recently used
+    expect(choose("bb")).toBe(provider("bb").id);
+    // busy cc is not: the request goes where it would have gone
+    expect(choose("cc")).toBe(provider("aa").id);
+    // nor below the floor, nor excluded, nor against a pin
+    expect(choose("aa", { floor: "hardware" })).toBe(provider("dd").id);
+    expect(choose("bb", {}, new Set([provider("bb").id]))).toBe(provider("aa").id);
+    expect(choose("bb", { pin: provider("cc").id })).toBe(provider("cc").id);
+  });
+
   it("skips providers that already failed this request before it started", () => {
     const providers = [provider("aa"), provider("bb", { busy: true })];
     expect(chooseProvider(providers, { alias: "qwen3-4b", floor }, new Set([provider("aa").id])).id).toBe(provider("bb").id);
