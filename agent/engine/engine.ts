@@ -197,6 +197,7 @@ export class Engine implements InferenceEngine {
       yield {
         type: "done",
         prompt_tokens: prompt.length,
+        cached_tokens: 0,
         completion_tokens: completion,
         finish_reason: finish,
         ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),

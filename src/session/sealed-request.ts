@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ApiError } from "../errors.ts";
 import { AnswerPieceSchema } from "../receipt/answer-record.ts";
 import { Hex16 } from "../receipt/hex.ts";
-import { CLIENT_NONCE_PATTERN, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS } from "../receipt/receipt.ts";
+import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
 import { SamplingSchema } from "./sampling.ts";
 import { MAX_CALL_ID_LENGTH, ToolCallSchema, ToolingSchema } from "./tools.ts";
 
@@ -116,11 +116,6 @@ export function parseSessionPlaintext(json: unknown): SessionPlaintext {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw issue?.code === "custom" && issue.params?.fault instanceof ApiError ? issue.params.fault : parsed.error;
-}
-
-/** The receipt a request earns: one that offers tools or asks for reasoning apart gets the version that covers them. */
-export function receiptVersion(request: Pick<SessionPlaintext, "tools" | "reasoning_format">): typeof RECEIPT_VERSION | typeof RECEIPT_VERSION_TOOLS {
-  return request.tools !== undefined || request.reasoning_format !== undefined ? RECEIPT_VERSION_TOOLS : RECEIPT_VERSION;
 }
 
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */
