@@ -5,10 +5,15 @@ import { Engine, type EngineOptions } from "../../../../agent/engine/engine.ts";
 import type { ChatMessage } from "../../../../agent/engine/engine.ts";
 import type { GenerateRequest } from "../../../../agent/engine/turn.ts";
 import { ModelStore } from "../../../../agent/models/store.ts";
+import type { FunctionTool } from "../../../../src/session/tools.ts";
 import { askEngine, collect } from "../../../fixtures/engine-request.ts";
 import { makeTinyCatalog } from "../../../fixtures/tiny-catalog.ts";
 
-const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+const tiny = makeTinyCatalog([
+  { alias: "qwen3-4b", seed: 1 },
+  { alias: "caller", seed: 3, toolTags: true },
+  { alias: "thinker", seed: 6, thinkTags: true },
+]);
 const engines: Engine[] = [];
 const engineWith = (options: Partial<EngineOptions> = {}) => {
   const engine = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir }), gpu: false, threads: 1, ...options });
@@ -68,6 +73,44 @@ describe("DESIGN §9: a scope's next turn reuses its prefix and answers as a col
       expect(hit.done.cached_tokens, `case ${i}`).toBeGreaterThan(0);
       expect(hit.text, `case ${i}`).toBe(cold.text);
     }
+  });
+});
+
+describe("DESIGN §9: tool calls, stop and reasoning work the same on a hit", () => {
+  const engine = engineWith();
+  const WEATHER = { type: "object", properties: { city: { type: "string", maxLength: 12 } }, required: ["city"], additionalProperties: false };
+  const tools: FunctionTool[] = [{ type: "function", function: { name: "get_weather", parameters: WEATHER } }];
+  /** What the caller gets, less the call ids (fresh for every answer). */
+  const outcome = ({ answer, done }: Awaited<ReturnType<typeof generate>>) => ({
+    content: answer.content,
+    reasoning: answer.reasoning,
+    calls: answer.toolCalls.map((c) => c.function),
+    finish: done.finish_reason,
+  });
+
+  it("the answer on a hit is the cold run's, for auto and required tool calls, a stop and parsed reasoning", async () => {
+    const cases: Partial<GenerateRequest>[] = [
+      { model: "caller", tools, tool_choice: "auto", temperature: 0.9, seed: 5, max_tokens: 80 },
+      { tools, tool_choice: "required", temperature: 0.9, seed: 6, max_tokens: 80 },
+      { stop: ["\n"], max_tokens: 40 },
+      // nudged to open a think block (tokens 259 and 260 are <think> and </think>), as the engine's reasoning test does
+      { model: "thinker", reasoning_format: "parsed", max_tokens: 40, temperature: 1, seed: 3, logit_bias: { "259": 30, "260": 10 }, frequency_penalty: 2 },
+    ];
+    const outcomes: ReturnType<typeof outcome>[] = [];
+    for (const [i, controls] of cases.entries()) {
+      const scope = String.fromCharCode(0x61 + i).repeat(64);
+      const one = await generate(engine, first, { ...controls, cache_scope: scope });
+      const second = next(first, one.text, `Case ${i}: the weather in Paris?`);
+      const cold = await generate(engine, second, { ...controls, cache_scope: scope, cache_prompt: false });
+      const hit = await generate(engine, second, { ...controls, cache_scope: scope });
+      expect(hit.done.cached_tokens, `case ${i}`).toBeGreaterThan(0);
+      expect(outcome(hit), `case ${i}`).toEqual(outcome(cold));
+      outcomes.push(outcome(cold));
+    }
+    // the cases did what they are for: a forced call, a stop cut, a think block apart
+    expect(outcomes[1]!.calls.length).toBeGreaterThan(0);
+    expect(outcomes[2]!.finish).toBe("stop");
+    expect(outcomes[3]!.reasoning).not.toBeNull();
   });
 });
 
