@@ -290,7 +290,7 @@ export class Engine implements InferenceEngine {
     }
     this.loads++;
     const ms = Math.round(performance.now() - started);
-    const held = this.loaded.keeps ? `prompt cache ${this.loaded.cache.size} conversations` : "prompt cache off";
+    const held = this.loaded.keeps ? `prompt cache of ${this.loaded.cache.size} conversation${this.loaded.cache.size === 1 ? "" : "s"}` : "prompt cache off";
     this.options.log?.(`loaded ${alias} (${this.loaded.wrapper.wrapperName} chat wrapper, ${this.threads} threads, ${held}) in ${ms} ms`);
     return this.loaded;
   }
