@@ -1,6 +1,6 @@
 // Tool calling and reasoning end to end: the official `openai` SDK against a real `svc-gateway serve` and a real
 // agent on tiny random-weight models. Grammars force the calls, so the mechanics are checked, never the text: the
-// message and stream shapes OpenAI defines, a full tool round trip, and v2 receipts that cover calls and reasoning.
+// message and stream shapes OpenAI defines, a full tool round trip, and v3 receipts that cover calls and reasoning.
 import OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
