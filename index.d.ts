@@ -3,9 +3,9 @@
 // assigns each to the other).
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./src/receipt/types.js";
 
-export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptV1, ReceiptV2, ReceiptVerdict, SavedKind, SavedResponse, Usage } from "./src/receipt/types.js";
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptV1, ReceiptV2, ReceiptV3, ReceiptVerdict, ReportedUsage, SavedKind, SavedResponse, Usage } from "./src/receipt/types.js";
 
-/** A plain answer's receipt version; answers to requests with tools or parsed reasoning get `RECEIPT_VERSION_TOOLS`. */
+/** Earlier builds' receipt versions (still verified); this build's agents sign v3 (`ReceiptV3`), which adds `cached_tokens`. */
 export declare const RECEIPT_VERSION: 1;
 export declare const RECEIPT_VERSION_TOOLS: 2;
 

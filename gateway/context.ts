@@ -10,6 +10,7 @@ import type { RequestLog } from "./request-log.ts";
 import type { ReasoningFormat } from "./openai/tools-request.ts";
 import type { ServerTiming } from "./http/server-timing.ts";
 import type { SignIn } from "./web/routes.ts";
+import type { ScopeOf } from "./keys/cache-scope.ts";
 
 export interface Gateway {
   catalog: Catalog;
@@ -25,6 +26,8 @@ export interface Gateway {
   reasoningFormat: ReasoningFormat;
   bodyLimitBytes: number;
   metrics: GatewayMetrics;
+  /** A caller's prompt-cache scope (DESIGN §9), keyed by the gateway secret. */
+  scopeOf: ScopeOf;
 }
 
 export interface RouteContext {

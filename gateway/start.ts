@@ -32,6 +32,7 @@ import { Admins } from "./web/admins.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
 import { loadCookieSecret, Sessions } from "./web/session.ts";
+import { cacheScopes } from "./keys/cache-scope.ts";
 
 export interface ServeOptions {
   host: string;
@@ -180,6 +181,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       reasoningFormat: options.reasoningFormat ?? "none",
       bodyLimitBytes: BODY_LIMIT_BYTES,
+      scopeOf: cacheScopes(gatewaySecret),
     },
     options.logger,
     options.httpTimeouts,

@@ -4,9 +4,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import { newReceiptId, reasoningSha256, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
+import { newReceiptId, reasoningSha256, RECEIPT_VERSION_CACHE, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { openRequest, type FrameCipher } from "../../src/crypto/seal.ts";
-import { parseSessionPlaintext, receiptVersion, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
+import { parseSessionPlaintext, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
 import type { GenerationDone, InferenceEngine } from "../engine/inference.ts";
@@ -97,7 +97,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
 
 /**
  * DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer.
- * The version is the one the request earns (receiptVersion): v2 covers tool calls and reasoning too.
+ * Always v3: it covers tool calls and reasoning (null when none) and states the prompt tokens reused from the cache.
  */
 function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: GenerationDone, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
   const entry = ctx.store.entry(request.model);
@@ -122,17 +122,15 @@ function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Ge
     gateway_nonce: request.nonce,
     client_nonce: request.client_nonce,
   };
-  if (receiptVersion(request) === RECEIPT_VERSION) {
-    if (done.finish_reason === "tool_calls") throw new Error("the engine reported tool calls for a request without tools");
-    return { version: RECEIPT_VERSION, ...common, usage, finish_reason: done.finish_reason };
-  }
+  if (request.tools === undefined && done.finish_reason === "tool_calls") throw new Error("the engine reported tool calls for a request without tools");
   return {
-    version: RECEIPT_VERSION_TOOLS,
+    version: RECEIPT_VERSION_CACHE,
     ...common,
     usage: done.reasoning_tokens === undefined ? usage : { ...usage, completion_tokens_details: { reasoning_tokens: done.reasoning_tokens } },
     finish_reason: done.finish_reason,
     tool_calls_sha256: toolCallsSha256(answer.toolCalls),
     reasoning_sha256: reasoningSha256(answer.reasoning),
+    cached_tokens: done.cached_tokens,
   };
 }
 

@@ -3,7 +3,7 @@
 import { Command, Option } from "commander";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
-import { collect, existingModelFile, nonNegativeInteger, positiveInteger, positiveNumber } from "../../src/process/cli-options.ts";
+import { collect, existingModelFile, nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from "../../src/process/cli-options.ts";
 import { DEFAULT_MODELS_DIR } from "../models/store.ts";
 import { DEFAULT_LOG_MAX_MB } from "./log-file.ts";
 import { PACKAGE_ROOT } from "../../src/process/package-root.ts";
@@ -24,6 +24,8 @@ export interface StartFlags {
   token?: string;
   tokenFile?: string;
   threads?: number;
+  promptCacheGb?: number;
+  promptCacheTtl: number;
   shutdownGraceMs: number;
   logFile?: string;
   logMaxMb: number;
@@ -98,6 +100,12 @@ const START_FLAGS: readonly StartFlag[] = [
     conflicts: "token",
   },
   { flags: "--threads <n>", help: "llama.cpp CPU threads", parse: positiveInteger },
+  {
+    flags: "--prompt-cache-gb <n>",
+    help: "memory for callers' cached conversations, each kept apart (default: a quarter of what the model leaves; 0: off)",
+    parse: nonNegativeNumber,
+  },
+  { flags: "--prompt-cache-ttl <seconds>", help: "how long a caller's cached conversation is kept after its last request", parse: positiveNumber, default: 300 },
   { flags: "--shutdown-grace-ms <ms>", help: "on SIGTERM/SIGINT, how long a running session may take to finish", parse: nonNegativeInteger, default: 30_000 },
   { flags: "--log-file <file>", help: "write the log lines here, timestamped, instead of to stdout; rotated past --log-max-mb", path: true },
   { flags: "--log-max-mb <n>", help: "rotate --log-file past this size, keeping 3 old files (FILE.1 newest)", parse: positiveNumber, default: DEFAULT_LOG_MAX_MB },

@@ -79,5 +79,5 @@ export async function* embeddingEvents(engine: Partial<Embeds>, request: Session
   }
   const result = await engine.embed({ model: request.model, input: request.input, dimensions: request.dimensions }, signal);
   for (const text of embeddingsPieces(result.vectors)) yield { type: "delta", text };
-  yield { type: "done", prompt_tokens: result.prompt_tokens, completion_tokens: 0, finish_reason: "stop", model_sha256: result.model_sha256 };
+  yield { type: "done", prompt_tokens: result.prompt_tokens, completion_tokens: 0, cached_tokens: 0, finish_reason: "stop", model_sha256: result.model_sha256 };
 }

@@ -30,12 +30,18 @@ import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
 import { answerTokenCap, noRoomMessage } from "../../src/session/sealed-request.ts";
 import { LoadedEmbedder } from "./embedder.ts";
+import type { PromptCache } from "./prompt-cache.ts";
+import { clearExpired, openSequence } from "./cached-sequence.ts";
+import { createCachedContext } from "./cache-context.ts";
+import { memoryGb } from "../daemon/machine.ts";
 
 export type { ChatMessage } from "../../src/session/sealed-request.ts";
 export type { GenerateEvent } from "./inference.ts";
 
 export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 export const DEFAULT_CONTEXT_SIZE = 8192;
+/** How long a caller's conversation stays in the prompt cache after its last session (`--prompt-cache-ttl`). */
+export const DEFAULT_PROMPT_CACHE_TTL_MS = 5 * 60_000;
 /** Compiled response_format grammars kept, by schema text (a client sends the same few schemas again and again). */
 export const GRAMMAR_CACHE_SIZE = 32;
 
@@ -49,6 +55,12 @@ export interface EngineOptions {
   contextSize?: number;
   /** node-llama-cpp GPU backend: "auto" picks Metal on a Mac, CPU where there is none. */
   gpu?: "auto" | "metal" | "cuda" | "vulkan" | false;
+  /** `--prompt-cache-gb`: memory for other callers' conversations (default: a share of what the model leaves; 0: off). */
+  promptCacheGb?: number;
+  /** `--prompt-cache-ttl`: how long a conversation is kept after its last session. */
+  promptCacheTtlMs?: number;
+  /** `--memory-gb`: the memory the default cache budget is a share of. */
+  memoryGb?: number;
   log?: (line: string) => void;
 }
 
@@ -62,7 +74,10 @@ interface Loaded {
   /** Markup tokens banned inside tool-call arguments, listed on first use. */
   argumentBan?: Token[];
   context: LlamaContext;
-  sequence: LlamaContextSequence;
+  /** The context's sequences, each holding one caller scope's last conversation or nothing (DESIGN §9). */
+  cache: PromptCache<LlamaContextSequence>;
+  /** Whether conversations are kept at all (`--prompt-cache-gb 0`: never). */
+  keeps: boolean;
 }
 
 export class Engine implements InferenceEngine, Embeds {
@@ -72,6 +87,7 @@ export class Engine implements InferenceEngine, Embeds {
   private embedder?: LoadedEmbedder;
   private readonly turn = new Slots();
   private idleTimer?: NodeJS.Timeout;
+  private expiryTimer?: NodeJS.Timeout;
   /** Compiled grammars by schema text, oldest first; they belong to the llama instance, not to a model. */
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
   /** How many grammars were compiled; tests use it to see the cache. */
@@ -95,6 +111,11 @@ export class Engine implements InferenceEngine, Embeds {
     return this.turn.waiting;
   }
 
+  /** Caller conversations the prompt cache holds now; tests use it to see eviction and the TTL. */
+  get cachedConversations(): number {
+    return this.loaded?.cache.held ?? 0;
+  }
+
   get threads(): number {
     return this.options.threads ?? defaultThreads();
   }
@@ -110,6 +131,7 @@ export class Engine implements InferenceEngine, Embeds {
     } finally {
       release();
       this.scheduleUnload();
+      this.scheduleExpiry();
     }
   }
 
@@ -137,14 +159,15 @@ export class Engine implements InferenceEngine, Embeds {
   }
 
   private async *run(loaded: Loaded, turn: Turn, signal: AbortSignal | undefined): AsyncGenerator<GenerateEvent, void, void> {
-    const { model, sequence } = loaded;
+    const { model } = loaded;
     const { request } = turn;
     const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, turn);
-    const room = sequence.contextSize - prompt.length;
+    const { contextSize } = loaded.context;
+    const room = contextSize - prompt.length;
     if (room < 1) {
       throw new ApiError(
         "context_length_exceeded",
-        `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${sequence.contextSize} tokens of prompt and answer together.`,
+        `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${contextSize} tokens of prompt and answer together.`,
         { param: request.prompt === undefined ? "messages" : "prompt" },
       );
     }
@@ -152,7 +175,7 @@ export class Engine implements InferenceEngine, Embeds {
     if (request.max_tokens !== undefined && request.max_tokens > room) {
       throw new ApiError(
         "context_length_exceeded",
-        noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: sequence.contextSize }),
+        noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: contextSize }),
         { param: "max_tokens" },
       );
     }
@@ -180,9 +203,13 @@ export class Engine implements InferenceEngine, Embeds {
     let reasoningTokens = 0;
     // evaluate() ends on its own only when the model samples an end-of-generation token
     let finish: FinishReason = budget > 0 ? "stop" : "length";
+    // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
+    const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
+    const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt);
+    let ended = false;
     try {
       generation: if (budget > 0) {
-        for await (const token of sequence.evaluate(prompt, options)) {
+        for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
           if (signal?.aborted || model.isEogToken(token)) break;
           // like llama-server, the tokens that made up a stop sequence count as completion tokens
           completion++;
@@ -220,17 +247,19 @@ export class Engine implements InferenceEngine, Embeds {
         if (stream.stopped) finish = "stop";
         if (finish === "stop" && stream.started > 0) finish = "tool_calls";
       }
+      ended = true; // the conversation is whole now, whatever the consumer does with the record
       yield {
         type: "done",
         prompt_tokens: prompt.length,
+        cached_tokens: cached,
         completion_tokens: completion,
         finish_reason: finish,
         ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
         model_sha256: loaded.sha256,
       };
     } finally {
-      // every session starts from an empty context: nothing of one caller's prompt stays for the next
-      await sequence.clearHistory();
+      // kept only for the same scope, and only whole: an aborted or failed session leaves nothing a later hit could read
+      await end(ended);
     }
   }
 
@@ -266,23 +295,26 @@ export class Engine implements InferenceEngine, Embeds {
     const started = performance.now();
     const { model, sha256 } = await this.open(alias);
     try {
-      const context = await model.createContext({
+      const { context, cache, keeps } = await createCachedContext(model, {
         contextSize: Math.min(model.trainContextSize, this.options.contextSize ?? DEFAULT_CONTEXT_SIZE),
         threads: this.threads,
-        sequences: 1,
+        gb: this.options.promptCacheGb,
+        memoryGb: memoryGb(this.options.memoryGb),
+        ttlMs: this.options.promptCacheTtlMs ?? DEFAULT_PROMPT_CACHE_TTL_MS,
       });
       const wrapper = resolveChatWrapper(model);
       // what node-llama-cpp itself counts tokens by; llama.cpp loads no GGUF without it
       const vocabularySize = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length;
       if (vocabularySize === undefined) throw new Error(`${alias}: the GGUF lists no tokenizer.ggml.tokens`);
-      this.loaded = { alias, sha256, model, vocabularySize, wrapper, context, sequence: context.getSequence() };
+      this.loaded = { alias, sha256, model, vocabularySize, wrapper, context, keeps, cache };
     } catch (err) {
       await model.dispose();
       throw err;
     }
     this.loads++;
     const ms = Math.round(performance.now() - started);
-    this.options.log?.(`loaded ${alias} (${this.loaded.wrapper.wrapperName} chat wrapper, ${this.threads} threads) in ${ms} ms`);
+    const held = this.loaded.keeps ? `prompt cache of ${this.loaded.cache.size} conversation${this.loaded.cache.size === 1 ? "" : "s"}` : "prompt cache off";
+    this.options.log?.(`loaded ${alias} (${this.loaded.wrapper.wrapperName} chat wrapper, ${this.threads} threads, ${held}) in ${ms} ms`);
     return this.loaded;
   }
 
@@ -292,6 +324,25 @@ export class Engine implements InferenceEngine, Embeds {
     this.llama ??= getLlama({ gpu: this.options.gpu ?? "auto" });
     const llama = await this.llama;
     return { model: await llama.loadModel({ modelPath: path }), sha256 };
+  }
+
+  /** A conversation goes from memory when its TTL passes, not only when the next session looks. */
+  private scheduleExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    const next = this.loaded?.cache.nextExpiry();
+    if (next === undefined) return;
+    this.expiryTimer = setTimeout(() => void this.expireWhenFree(), Math.max(0, next - Date.now()));
+    this.expiryTimer.unref();
+  }
+
+  private async expireWhenFree(): Promise<void> {
+    const release = await this.turn.acquire();
+    try {
+      if (this.loaded) await clearExpired(this.loaded.cache, Date.now());
+    } finally {
+      release();
+      this.scheduleExpiry();
+    }
   }
 
   private scheduleUnload(): void {
@@ -326,6 +377,7 @@ export class Engine implements InferenceEngine, Embeds {
   /** Unloads everything and releases llama.cpp. */
   async dispose(): Promise<void> {
     clearTimeout(this.idleTimer);
+    clearTimeout(this.expiryTimer);
     const release = await this.turn.acquire();
     try {
       await this.unloadNow();
@@ -337,3 +389,4 @@ export class Engine implements InferenceEngine, Embeds {
     }
   }
 }
+

@@ -9,6 +9,8 @@ import type { EmbeddingInput } from "../../src/session/embedding-fields.ts";
 export interface GenerationDone {
   type: "done";
   prompt_tokens: number;
+  /** How many of the prompt's tokens came from this caller's cache rather than being evaluated afresh. */
+  cached_tokens: number;
   completion_tokens: number;
   finish_reason: FinishReason;
   /** Tokens of the think block, counted only under `reasoning_format: "parsed"`. */

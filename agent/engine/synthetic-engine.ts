@@ -44,6 +44,7 @@ export class SyntheticEngine implements InferenceEngine {
       yield {
         type: "done",
         prompt_tokens: syntheticPromptTokens(request),
+        cached_tokens: 0,
         completion_tokens: count,
         finish_reason: count < this.options.tokens ? "length" : "stop",
         model_sha256: this.options.sha256Of(request.model),

@@ -18,6 +18,8 @@ export const MAX_MESSAGES = 100;
 export const MAX_CONTENT_CHARS = 256 * 1024;
 export const DEFAULT_TEMPERATURE = 0.7;
 export const MIN_PIN_LENGTH = 8;
+/** OpenAI's `prompt_cache_key`: bounded, since it is hashed on every request. */
+export const MAX_PROMPT_CACHE_KEY_LENGTH = 1024;
 const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
 const TEXT_PART_TYPES = ["text", "input_text"] as const;
@@ -88,6 +90,9 @@ const Body = z.object({
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   store: z.boolean().nullish(),
+  // DESIGN §9: OpenAI's name for a caller's own cache partition, and llama-server's switch for the cache
+  prompt_cache_key: z.string().max(MAX_PROMPT_CACHE_KEY_LENGTH).nullish(),
+  cache_prompt: z.boolean().nullish(),
 });
 type Body = z.infer<typeof Body>;
 
@@ -102,6 +107,8 @@ export interface ChatRequest {
   stream: boolean;
   /** Provider pin: a whole provider id or a unique prefix of at least 8 characters. */
   pin: string | undefined;
+  /** The caller's prompt-cache scope, as sealed (undefined under `cache_prompt: false`); routing may keep a scope where its cache is. */
+  cacheScope: string | undefined;
 }
 
 /** What a request is read against: the catalog its `model` resolves in, the gateway's defaults, and its nonces. */
@@ -111,6 +118,8 @@ export interface ChatContext extends ToolingDefaults {
   nonce: string;
   /** The `x-svc-receipt-nonce` header as received, if any. */
   receiptNonce?: string | string[] | undefined;
+  /** The caller's prompt-cache scope for a `prompt_cache_key` (gateway/keys/cache-scope.ts); absent, no scope is sealed. */
+  cacheScope?: (promptCacheKey: string | undefined) => string;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -156,6 +165,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
   const entry = resolveModel(catalog, b.model ?? catalog.default);
+  const cacheScope = b.cache_prompt === false ? undefined : context.cacheScope?.(b.prompt_cache_key ?? undefined);
   return {
     body: {
       model: entry.alias,
@@ -165,11 +175,14 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
       ...controls,
       nonce: context.nonce,
       client_nonce: clientNonce,
+      ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }),
+      ...(b.cache_prompt === false ? { cache_prompt: false as const } : {}),
     },
     entry,
     echo: b.model ?? entry.alias,
     stream: b.stream ?? false,
     pin: provider,
+    cacheScope,
   };
 }
 

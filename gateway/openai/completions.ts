@@ -22,9 +22,10 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const { catalog, reasoningFormat, directory, floor } = ctx.gateway;
+  const { catalog, reasoningFormat, directory, floor, scopeOf } = ctx.gateway;
   const nonce = randomBytes(16).toString("hex");
-  const request = parseChatRequest(body, { catalog, reasoningFormat, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] });
+  const cacheScope = (promptCacheKey: string | undefined) => scopeOf(ctx.principal.keyId, promptCacheKey);
+  const request = parseChatRequest(body, { catalog, reasoningFormat, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope });
   ctx.log.model = request.entry.alias;
   ctx.log.stream = request.stream;
   const meta = newCompletionMeta(request.echo);

@@ -2,7 +2,7 @@
 // functions of plain values, so framing tests need no server.
 import { randomBytes } from "node:crypto";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
-import type { FinishReason, Receipt } from "../../src/receipt/receipt.ts";
+import { reportedUsage, type FinishReason, type Receipt } from "../../src/receipt/receipt.ts";
 
 export interface CompletionMeta {
   id: string;
@@ -44,7 +44,7 @@ export function completionBody(meta: CompletionMeta, answer: AnswerRecord, recei
     created: meta.created,
     model: meta.model,
     choices: [{ index: 0, message, finish_reason: receipt.finish_reason }],
-    usage: receipt.usage,
+    usage: reportedUsage(receipt),
     svc_receipt: receipt,
   };
 }
@@ -91,7 +91,7 @@ export function stopChunk(meta: CompletionMeta, receipt: Receipt) {
   const verdict = verdictOf(receipt);
   return {
     ...chunk(meta, {}, receipt.finish_reason),
-    usage: receipt.usage,
+    usage: reportedUsage(receipt),
     svc_receipt: receipt,
     x_svc_trust: verdict.trust,
     x_svc_model: verdict.model,

@@ -13,6 +13,12 @@ export const positiveNumber = (value: string): number => {
   return n;
 };
 
+export const nonNegativeNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError("expected a number, 0 or more");
+  return n;
+};
+
 export const positiveInteger = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");

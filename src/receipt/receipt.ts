@@ -8,14 +8,16 @@ import { Hex16, Hex32, Hex64 } from "./hex.ts";
 import { providerIdOf } from "./provider-id.ts";
 import { sha256Hex } from "./sha256.ts";
 import { SIGNATURE_DOMAINS, type SignatureDomain, verifySignature } from "./signature.ts";
-import type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, Usage } from "./types.ts";
+import type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, ReportedUsage, Usage } from "./types.ts";
 import { TRUST_LEVELS } from "./rungs.ts";
 
-export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, Usage } from "./types.ts";
+export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, ReportedUsage, Usage } from "./types.ts";
 
-/** The version of a plain answer's receipt; a request with tools or parsed reasoning gets `RECEIPT_VERSION_TOOLS`. */
+/** Earlier builds signed v1 for a plain answer and v2 for a request with tools or parsed reasoning; both still verify. */
 export const RECEIPT_VERSION = 1;
 export const RECEIPT_VERSION_TOOLS = 2;
+/** What this build's agents sign for every answer: v2 plus `cached_tokens`. */
+export const RECEIPT_VERSION_CACHE = 3;
 
 /** `x-svc-receipt-nonce`: 16–64 base64url characters chosen by the caller. */
 export const CLIENT_NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
@@ -24,6 +26,8 @@ const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 const UsageV1Schema = z.strictObject({ prompt_tokens: count, completion_tokens: count, total_tokens: count });
 export const UsageSchema = UsageV1Schema.extend({ completion_tokens_details: z.strictObject({ reasoning_tokens: count }).optional() });
+/** An answer's `usage` (OpenAI's shape): a v3 receipt's `cached_tokens` appear as `prompt_tokens_details.cached_tokens`. */
+export const ReportedUsageSchema = UsageSchema.extend({ prompt_tokens_details: z.strictObject({ cached_tokens: count }).optional() });
 
 export const FINISH_REASONS = ["stop", "length", "tool_calls"] as const satisfies readonly FinishReason[];
 
@@ -56,7 +60,21 @@ export const ReceiptSchema = z.discriminatedUnion("version", [
     tool_calls_sha256: Hex32.nullable(),
     reasoning_sha256: Hex32.nullable(),
   }),
+  z.strictObject({
+    version: z.literal(RECEIPT_VERSION_CACHE),
+    ...Common,
+    usage: UsageSchema,
+    finish_reason: z.enum(FINISH_REASONS),
+    tool_calls_sha256: Hex32.nullable(),
+    reasoning_sha256: Hex32.nullable(),
+    cached_tokens: count,
+  }),
 ]);
+
+/** The `usage` an answer carries for this receipt: its own, plus `prompt_tokens_details` from a v3's `cached_tokens`. */
+export function reportedUsage(receipt: Receipt): ReportedUsage {
+  return receipt.version === RECEIPT_VERSION_CACHE ? { ...receipt.usage, prompt_tokens_details: { cached_tokens: receipt.cached_tokens } } : receipt.usage;
+}
 
 /** What `tool_calls_sha256` covers: the RFC 8785 JSON of the calls as returned; null for an answer without calls. */
 export function toolCallsSha256(calls: readonly unknown[]): string | null {
@@ -105,7 +123,7 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}, en
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION} or v${RECEIPT_VERSION_TOOLS} receipt (${where}${issue?.message ?? "invalid"})` }]);
+    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION}, v${RECEIPT_VERSION_TOOLS} or v${RECEIPT_VERSION_CACHE} receipt (${where}${issue?.message ?? "invalid"})` }]);
   }
   const r = parsed.data;
   const checks: ReceiptCheck[] = [];
@@ -140,21 +158,25 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}, en
   }
   if (expect.version !== undefined) same("version", r.version, expect.version, "the receipt version");
   if (expect.toolCalls !== undefined) {
-    const covered = r.version === RECEIPT_VERSION_TOOLS ? r.tool_calls_sha256 : null;
+    const covered = r.version === RECEIPT_VERSION ? null : r.tool_calls_sha256;
     same("tool_calls_sha256", covered, toolCallsSha256(expect.toolCalls), "tool_calls_sha256 (SHA-256 of the tool calls)");
   }
   if (expect.reasoning !== undefined) {
-    const covered = r.version === RECEIPT_VERSION_TOOLS ? r.reasoning_sha256 : null;
+    const covered = r.version === RECEIPT_VERSION ? null : r.reasoning_sha256;
     same("reasoning_sha256", covered, reasoningSha256(expect.reasoning), "reasoning_sha256 (SHA-256 of the reasoning)");
   }
   if (expect.gatewayNonce !== undefined) same("gateway_nonce", r.gateway_nonce, expect.gatewayNonce, "gateway_nonce");
   if (expect.clientNonce !== undefined) same("client_nonce", r.client_nonce, expect.clientNonce, "client_nonce");
   const { prompt_tokens, completion_tokens, total_tokens } = r.usage;
   add("usage", total_tokens === prompt_tokens + completion_tokens, "usage adds up", "usage.total_tokens is not prompt_tokens + completion_tokens");
+  if (r.version === RECEIPT_VERSION_CACHE) {
+    add("cached_tokens", r.cached_tokens <= prompt_tokens, "cached_tokens is within the prompt", "cached_tokens is more than usage.prompt_tokens");
+  }
   if (expect.usage !== undefined) {
-    const reported = UsageSchema.safeParse(expect.usage);
-    const matches = reported.success && canonicalJson(reported.data) === canonicalJson(r.usage);
-    add("usage", matches, "the reported usage is the receipt's", `the reported usage ${JSON.stringify(expect.usage)} is not the receipt's ${JSON.stringify(r.usage)}`);
+    const reported = ReportedUsageSchema.safeParse(expect.usage);
+    const own = reportedUsage(r);
+    const matches = reported.success && canonicalJson(reported.data) === canonicalJson(own);
+    add("usage", matches, "the reported usage is the receipt's", `the reported usage ${JSON.stringify(expect.usage)} is not the receipt's ${JSON.stringify(own)}`);
   }
   if (expect.finishReason !== undefined) same("finish_reason", r.finish_reason, expect.finishReason, "finish_reason");
   // provider_id is checked above to be the key's hash, so a trusted id pins the key as much as the key does

@@ -3,7 +3,7 @@
 // did not check cannot pass unseen. Portable: part of the verifier in src/receipt/index.ts.
 import * as z from "zod";
 import { MAX_CALL_ID_LENGTH, MAX_TOOL_CALLS, ToolCallSchema } from "./answer-record.ts";
-import { FINISH_REASONS, UsageSchema } from "./receipt.ts";
+import { FINISH_REASONS, ReportedUsageSchema } from "./receipt.ts";
 
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** Not covered by the receipt (outside-fields.ts): only their types are checked. */
@@ -33,7 +33,7 @@ export const BodySchema = z.strictObject({
       finish_reason: z.enum(FINISH_REASONS),
     }),
   ]),
-  usage: UsageSchema,
+  usage: ReportedUsageSchema,
   svc_receipt: z.unknown().optional(),
 });
 export type Body = z.infer<typeof BodySchema>;
@@ -67,7 +67,7 @@ export const ChunkSchema = z.strictObject({
     }),
   ]),
   // the stop chunk's own fields (SPEC §3 step 4)
-  usage: UsageSchema.optional(),
+  usage: ReportedUsageSchema.optional(),
   svc_receipt: z.unknown().optional(),
   x_svc_trust: z.string().optional(),
   x_svc_model: z.string().optional(),

@@ -9,7 +9,12 @@ export interface Usage {
   completion_tokens_details?: { reasoning_tokens: number };
 }
 
-/** `tool_calls` only in a v2 receipt. */
+/** What an answer's `usage` says: the receipt's usage, plus `prompt_tokens_details` from a v3 receipt's `cached_tokens`. */
+export interface ReportedUsage extends Usage {
+  prompt_tokens_details?: { cached_tokens: number };
+}
+
+/** `tool_calls` only in a v2 or v3 receipt. */
 export type FinishReason = "stop" | "length" | "tool_calls";
 
 /** The fields every version has. */
@@ -51,8 +56,15 @@ export interface ReceiptV2 extends ReceiptBase {
   reasoning_sha256: string | null;
 }
 
+/** Every answer from a provider that keeps a prompt cache: v2's fields, plus how many prompt tokens it reused. */
+export interface ReceiptV3 extends Omit<ReceiptV2, "version"> {
+  version: 3;
+  /** Prompt tokens read from the provider's cache for this caller, not evaluated afresh (at most `usage.prompt_tokens`). */
+  cached_tokens: number;
+}
+
 /** `svc_receipt`: the signed payload (DESIGN §5) plus `signing_key` and `signature`, all flat. */
-export type Receipt = ReceiptV1 | ReceiptV2;
+export type Receipt = ReceiptV1 | ReceiptV2 | ReceiptV3;
 
 /** What the signature covers: the receipt less `signing_key` and `signature` (per version). */
 export type ReceiptPayload = Receipt extends infer R ? (R extends Receipt ? Omit<R, "signing_key" | "signature"> : never) : never;
@@ -77,12 +89,12 @@ export interface ReceiptExpectations {
   requestSha256?: string;
   /** The content returned to the caller; its SHA-256 must be `response_sha256`. */
   content?: string;
-  /** `message.tool_calls` as returned (empty when none); a v2 receipt's `tool_calls_sha256` must cover it. */
+  /** `message.tool_calls` as returned (empty when none); a v2 or v3 receipt's `tool_calls_sha256` must cover it. */
   toolCalls?: readonly unknown[];
-  /** `reasoning_content` as returned, or null when none; a v2 receipt's `reasoning_sha256` must cover it. */
+  /** `reasoning_content` as returned, or null when none; a v2 or v3 receipt's `reasoning_sha256` must cover it. */
   reasoning?: string | null;
-  /** The receipt version the request calls for (2 when it offered tools or asked for reasoning apart). */
-  version?: 1 | 2;
+  /** The receipt version the request calls for (a gateway of this build asks for 3). */
+  version?: 1 | 2 | 3;
   gatewayNonce?: string;
   /** The caller's `x-svc-receipt-nonce`, or null when it sent none. */
   clientNonce?: string | null;

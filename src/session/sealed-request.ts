@@ -3,8 +3,8 @@
 import { z } from "zod";
 import { ApiError } from "../errors.ts";
 import { AnswerPieceSchema } from "../receipt/answer-record.ts";
-import { Hex16 } from "../receipt/hex.ts";
-import { CLIENT_NONCE_PATTERN, RECEIPT_VERSION, RECEIPT_VERSION_TOOLS } from "../receipt/receipt.ts";
+import { Hex16, Hex32 } from "../receipt/hex.ts";
+import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
 import { SamplingSchema } from "./sampling.ts";
 import { MAX_CALL_ID_LENGTH, ToolCallSchema, ToolingSchema } from "./tools.ts";
 import { embeddingFault, EmbeddingFieldsSchema } from "./embedding-fields.ts";
@@ -72,6 +72,10 @@ export const SessionPlaintextSchema = z
     ...SamplingSchema.shape,
     /** tools, tool_choice, parallel_tool_calls, reasoning_format, enable_thinking: each only when set (`src/session/tools.ts`). */
     ...ToolingSchema.shape,
+    /** The caller's prompt-cache scope (DESIGN §9): the gateway's HMAC of its key (and `prompt_cache_key`), never the key. */
+    cache_scope: Hex32.optional(),
+    /** Only `false` (llama-server's `cache_prompt`): reuse no cached prefix, and keep nothing of this session. */
+    cache_prompt: z.literal(false).optional(),
     /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */
     client_nonce: z.string().regex(CLIENT_NONCE_PATTERN).nullable(),
     /** The gateway's fresh nonce for this request, echoed in the receipt so it is bound to this one request. */
@@ -126,11 +130,6 @@ export function parseSessionPlaintext(json: unknown): SessionPlaintext {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw issue?.code === "custom" && issue.params?.fault instanceof ApiError ? issue.params.fault : parsed.error;
-}
-
-/** The receipt a request earns: one that offers tools or asks for reasoning apart gets the version that covers them. */
-export function receiptVersion(request: Pick<SessionPlaintext, "tools" | "reasoning_format">): typeof RECEIPT_VERSION | typeof RECEIPT_VERSION_TOOLS {
-  return request.tools !== undefined || request.reasoning_format !== undefined ? RECEIPT_VERSION_TOOLS : RECEIPT_VERSION;
 }
 
 /** Errors a provider may report for a request; anything else it says is a `provider_error`. */

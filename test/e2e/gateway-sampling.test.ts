@@ -10,7 +10,8 @@ import { verifySavedResponse } from "../../src/receipt/saved-response.ts";
 import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 const MESSAGES = [{ role: "user", content: "Say something." }];
-const ask = (extra: Record<string, unknown> = {}) => ({ model: "qwen3-4b", messages: MESSAGES, max_tokens: 40, ...extra });
+// cache_prompt false: the sealed request then holds no caller cache scope (an HMAC under the gateway's secret)
+const ask = (extra: Record<string, unknown> = {}) => ({ model: "qwen3-4b", messages: MESSAGES, max_tokens: 40, cache_prompt: false, ...extra });
 
 let gw: GatewayProcess;
 beforeAll(async () => {
@@ -27,7 +28,7 @@ async function complete(body: Record<string, unknown>) {
 
 /** What the gateway sealed, rebuilt from the request and the receipt's nonces: its hash must be request_sha256. */
 function sealedHash(receipt: Receipt, fields: Record<string, unknown>): string {
-  return nodeSha256Hex(canonicalJson({ model: "qwen3-4b", messages: MESSAGES, max_tokens: 40, ...fields, nonce: receipt.gateway_nonce, client_nonce: null }));
+  return nodeSha256Hex(canonicalJson({ model: "qwen3-4b", messages: MESSAGES, max_tokens: 40, ...fields, cache_prompt: false, nonce: receipt.gateway_nonce, client_nonce: null }));
 }
 
 describe("§2.1 stop in a stream (SPEC §3)", () => {

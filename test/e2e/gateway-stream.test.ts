@@ -54,7 +54,7 @@ describe("§3 Ordering of a streamed response", () => {
     const text = rest.map((c) => c.choices[0].delta.content as string).join("");
     expect(text).toHaveLength(8);
     expect(stop.choices).toEqual([{ index: 0, delta: {}, finish_reason: "length" }]);
-    expect(stop.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: 8, total_tokens: stop.usage.prompt_tokens + 8 });
+    expect(stop.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: 8, total_tokens: stop.usage.prompt_tokens + 8, prompt_tokens_details: { cached_tokens: 0 } });
     expect(stop.svc_receipt).toMatchObject({ trust_level: "process", model_id: "qwen3-4b", provider_id: gw.providerId });
     expect([stop.x_svc_trust, stop.x_svc_model, stop.x_svc_provider]).toEqual(["process", "qwen3-4b", gw.providerId]);
     for (const c of chunks) expect([c.id, c.created]).toEqual([role!.id, role!.created]);

@@ -1,6 +1,6 @@
 // Tool calling and reasoning end to end: the official `openai` SDK against a real `svc-gateway serve` and a real
 // agent on tiny random-weight models. Grammars force the calls, so the mechanics are checked, never the text: the
-// message and stream shapes OpenAI defines, a full tool round trip, and v2 receipts that cover calls and reasoning.
+// message and stream shapes OpenAI defines, a full tool round trip, and v3 receipts that cover calls and reasoning.
 import OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,7 +35,7 @@ const ask: ChatCompletionMessageParam[] = [{ role: "user", content: "What is the
 const receiptOf = (body: unknown) => (body as { svc_receipt: Receipt }).svc_receipt;
 
 describe("§2.2 tool calls in a completion", () => {
-  it('tool_choice "required": message.tool_calls whose arguments validate, finish_reason tool_calls, a v2 receipt covering them', async () => {
+  it('tool_choice "required": message.tool_calls whose arguments validate, finish_reason tool_calls, a v3 receipt covering them', async () => {
     const data = await client.chat.completions.create({ model: "qwen3-4b", messages: ask, tools, tool_choice: "required", max_tokens: 200, temperature: 1, seed: 1 });
     const [choice] = data.choices;
     expect(choice?.finish_reason).toBe("tool_calls");
@@ -51,8 +51,8 @@ describe("§2.2 tool calls in a completion", () => {
       expect(validate(JSON.parse(call.function.arguments), (schema as { function: { parameters: unknown } }).function.parameters)).toEqual([]);
     }
     const receipt = receiptOf(data);
-    expect(receipt.version).toBe(2);
-    const verdict = verifyReceipt(receipt, { providerId: gw.providerId, content: "", toolCalls: calls, reasoning: null, version: 2, usage: data.usage, finishReason: "tool_calls" });
+    expect(receipt.version).toBe(3);
+    const verdict = verifyReceipt(receipt, { providerId: gw.providerId, content: "", toolCalls: calls, reasoning: null, version: 3, usage: data.usage, finishReason: "tool_calls" });
     expect(verdict.problems).toEqual([]);
     // one changed byte in the arguments and the receipt no longer covers them
     const forged = calls.map((c, i) => (i === 0 && c.type === "function" ? { ...c, function: { ...c.function, arguments: `${c.function.arguments} ` } } : c));
@@ -176,7 +176,7 @@ describe("reasoning_format: the <think> block apart", () => {
     expect(usage.completion_tokens_details.reasoning_tokens).toBeGreaterThan(0);
     expect(usage.completion_tokens_details.reasoning_tokens).toBeLessThanOrEqual(usage.completion_tokens);
     const receipt = receiptOf(data);
-    expect(verifyReceipt(receipt, { providerId: gw.providerId, content: message.content, reasoning: message.reasoning_content, toolCalls: [], usage: data.usage, version: 2 }).problems).toEqual([]);
+    expect(verifyReceipt(receipt, { providerId: gw.providerId, content: message.content, reasoning: message.reasoning_content, toolCalls: [], usage: data.usage, version: 3 }).problems).toEqual([]);
     expect(verifyReceipt(receipt, { providerId: gw.providerId, reasoning: `${message.reasoning_content}.` }).problems).toEqual([expect.stringContaining("reasoning_sha256")]);
 
     // the same, streamed: delta.reasoning_content pieces, then content

@@ -67,9 +67,9 @@ describe("§2.2 svc_receipt on a non-stream answer", () => {
     const seed = Buffer.from(attestedKey(agents.honest!), "hex");
     const verdict = verifyReceipt(receipt, { signingKey: Signer.fromSeed(seed).publicKey, providerId: agents.honest!.providerId, trustLevel: "process", content: body.choices[0]!.message.content });
     expect(verdict.problems).toEqual([]);
-    expect(body.usage).toEqual(receipt.usage);
+    expect(body.usage).toEqual({ ...receipt.usage, prompt_tokens_details: { cached_tokens: 0 } });
     expect(body.choices[0]!.finish_reason).toBe(receipt.finish_reason);
-    expect(receipt).toMatchObject({ version: 1, model_id: "qwen3-4b", model_sha256: cluster.tiny.catalog.models.find((m) => m.alias === "qwen3-4b")!.sha256, client_nonce: null });
+    expect(receipt).toMatchObject({ version: 3, cached_tokens: 0, model_id: "qwen3-4b", model_sha256: cluster.tiny.catalog.models.find((m) => m.alias === "qwen3-4b")!.sha256, client_nonce: null });
     expect(receipt).not.toHaveProperty("serial");
   });
 

@@ -49,6 +49,7 @@ const LABELS: Record<string, string> = {
   reasoning_sha256: "Reasoning hash (reasoning_sha256)",
   client_nonce: "Client nonce",
   usage: "Usage",
+  cached_tokens: "Cached prompt tokens",
   finish_reason: "Finish reason",
 };
 
@@ -66,6 +67,7 @@ const FAILED_MEANS: Record<string, string> = {
   reasoning_sha256: "the reasoning in the file is not what the provider signed",
   client_nonce: "the receipt was not made for the request that sent your nonce",
   usage: "the token counts are not the ones the provider signed",
+  cached_tokens: "the receipt counts more cached prompt tokens than the prompt has",
   finish_reason: "the finish reason in the file is not the one the provider signed",
 };
 

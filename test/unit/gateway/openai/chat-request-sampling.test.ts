@@ -167,14 +167,13 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
 });
 
 describe("§2.1 OpenAI fields accepted and ignored: they cannot change the answer", () => {
-  it("user, metadata, store, service_tier, prediction, prompt_cache_key, safety_identifier and unknown keys pass", () => {
+  it("user, metadata, store, service_tier, prediction, safety_identifier and unknown keys pass", () => {
     const ignored = {
       user: "u-1",
       metadata: { team: "a" },
       store: true,
       service_tier: "flex",
       prediction: { type: "content", content: "hello" },
-      prompt_cache_key: "k",
       safety_identifier: "s",
       some_future_field: { x: 1 },
     };

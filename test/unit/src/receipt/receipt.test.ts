@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
 import { providerIdOf } from "../../../../src/receipt/provider-id.ts";
 import { nodeSha256Hex } from "../../../../src/crypto/sha256-node.ts";
-import { newReceiptId, payloadOf, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../../../../src/receipt/receipt.ts";
+import { newReceiptId, payloadOf, reportedUsage, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../../../../src/receipt/receipt.ts";
 import { SIGNATURE_DOMAINS, Signer, verifySignature, verifySignatureNative } from "../../../../src/crypto/signing.ts";
 import { browserBundle } from "../../../../gateway/web/verify/bundle.ts";
 
@@ -82,14 +82,14 @@ describe("RECEIPTS.md test vectors", () => {
   it("valid vectors: the seed's key, the JCS bytes, both hashes and the exact signature", () => {
     const valid = vectors.filter((v) => v.valid);
     expect(valid.length).toBeGreaterThanOrEqual(3);
-    expect(valid.map((v) => v.receipt.version)).toEqual(expect.arrayContaining([1, 2]));
+    expect(valid.map((v) => v.receipt.version)).toEqual(expect.arrayContaining([1, 2, 3]));
     for (const v of valid) {
       const signer = Signer.fromSeed(Buffer.from(v.seed!, "hex"));
       expect(v.receipt.signing_key, v.name).toBe(signer.publicKey);
       expect(canonicalJson(payloadOf(v.receipt)), v.name).toBe(v.jcs);
       expect(v.receipt.request_sha256, v.name).toBe(nodeSha256Hex(v.request!));
       expect(v.receipt.response_sha256, v.name).toBe(nodeSha256Hex(v.content));
-      if (v.receipt.version === 2) {
+      if (v.receipt.version !== 1) {
         expect(v.receipt.tool_calls_sha256, v.name).toBe(v.tool_calls ? nodeSha256Hex(canonicalJson(v.tool_calls)) : null);
         expect(v.receipt.reasoning_sha256, v.name).toBe(v.reasoning === undefined ? null : nodeSha256Hex(v.reasoning));
       }
@@ -202,7 +202,7 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
 
   it("the format is closed: a missing or an extra field is not a v1 receipt", () => {
     const { client_nonce: _dropped, ...missing } = receipt;
-    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1 or v2 receipt \(client_nonce: /);
+    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1, v2 or v3 receipt \(client_nonce: /);
     expect(verifyReceipt({ ...receipt, tip: 1 }).valid).toBe(false);
   });
 
@@ -249,6 +249,37 @@ describe("RECEIPTS.md v2: receipts that cover tool calls and reasoning", () => {
     // a provider answering a request with tools must not fall back to a v1 receipt
     expect(failed(receipt, { content, version: 2 })).toEqual(["version"]);
     expect(failed(signReceipt(key, { ...payload, finish_reason: "tool_calls" } as never))).toEqual(["format"]);
+  });
+});
+
+describe("RECEIPTS.md v3: receipts that state the prompt tokens reused from the cache", () => {
+  const v3 = signReceipt(key, { ...payload, version: 3, tool_calls_sha256: null, reasoning_sha256: null, cached_tokens: 6 });
+  const answer = { content, toolCalls: [], reasoning: null, signingKey: key.publicKey };
+  const reported = { ...payload.usage, prompt_tokens_details: { cached_tokens: 6 } };
+
+  it("verifies against the usage an answer reports: the receipt's, with prompt_tokens_details.cached_tokens", () => {
+    expect(reportedUsage(v3)).toEqual(reported);
+    expect(verifyReceipt(v3, { ...answer, version: 3, usage: reported, finishReason: "stop" })).toMatchObject({ status: "valid", problems: [] });
+  });
+
+  it("a cached count edited in the usage, or left out, fails the usage check; edited in the receipt, the signature", () => {
+    expect(failed(v3, { ...answer, usage: { ...reported, prompt_tokens_details: { cached_tokens: 0 } } })).toEqual(["usage"]);
+    expect(failed(v3, { ...answer, usage: payload.usage })).toEqual(["usage"]);
+    expect(failed({ ...v3, cached_tokens: 0 }, answer)).toEqual(["signature"]);
+    // a v1 or v2 receipt states nothing cached: a usage that claims some is not its
+    expect(failed(receipt, { content, usage: reported })).toEqual(["usage"]);
+  });
+
+  it("more cached tokens than the prompt has is refused; a v3 without cached_tokens is not a receipt", () => {
+    expect(failed(signReceipt(key, { ...payload, version: 3, tool_calls_sha256: null, reasoning_sha256: null, cached_tokens: 11 }), answer)).toEqual(["cached_tokens"]);
+    const { cached_tokens: _dropped, ...without } = payloadOf(v3) as ReceiptPayload & { cached_tokens: number };
+    expect(failed(signReceipt(key, without as ReceiptPayload))).toEqual(["format"]);
+    expect(failed(signReceipt(key, { ...payload, cached_tokens: 1 } as never))).toEqual(["format"]);
+  });
+
+  it("a gateway of this build asks for v3: a v1 or v2 receipt is refused for it", () => {
+    expect(failed(v3, { ...answer, version: 3 })).toEqual([]);
+    expect(failed(receipt, { content, version: 3 })).toEqual(["version"]);
   });
 });
 

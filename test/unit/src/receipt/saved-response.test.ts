@@ -127,3 +127,22 @@ describe("svc-agent verify: the answer is rebuilt strictly", () => {
     expect(verifySavedResponse(withEvent(stop, (e) => ({ ...e, x_svc_trust: "hardware" })), trusted).problems).toEqual([`event ${stop + 1}: x_svc_trust is hardware, not the receipt's trust_level`]);
   });
 });
+
+describe("svc-agent verify: a v3 answer's cached tokens", () => {
+  const v3 = savedAnswer(pieces.map((p) => ({ type: "delta", text: p })), { version: 3, cachedTokens: 5 });
+  const stop = v3.events.at(-2) as Record<string, unknown>;
+
+  it("a body and a transcript carry usage.prompt_tokens_details.cached_tokens, and verify", () => {
+    expect(v3.body.usage).toEqual({ ...v3.receipt.usage, prompt_tokens_details: { cached_tokens: 5 } });
+    expect(stop.usage).toEqual(v3.body.usage);
+    expect(verifySavedResponse(JSON.stringify(v3.body), trusted)).toMatchObject({ status: "valid", problems: [] });
+    expect(verifySavedResponse(transcriptOf(v3.events), trusted)).toMatchObject({ status: "valid", problems: [] });
+  });
+
+  it("a cached count edited in a saved body or stream fails", () => {
+    const edited = { ...v3.receipt.usage, prompt_tokens_details: { cached_tokens: 7 } };
+    expect(verifySavedResponse(JSON.stringify({ ...v3.body, usage: edited })).problems).toEqual([expect.stringMatching(/reported usage/)]);
+    const events = v3.events.map((e) => (e === stop ? { ...stop, usage: edited } : e));
+    expect(verifySavedResponse(transcriptOf(events)).problems).toEqual([expect.stringMatching(/reported usage/)]);
+  });
+});

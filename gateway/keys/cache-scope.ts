@@ -1,0 +1,16 @@
+// Prompt-cache scopes (DESIGN §9): the name a provider keeps one caller's conversations under. An HMAC of the API
+// key's id (and OpenAI's `prompt_cache_key`) under a key derived from the gateway secret: the same caller gets the
+// same scope at every gateway sharing that secret, and a provider learns neither the key nor who the caller is.
+import { createHmac, hkdfSync } from "node:crypto";
+
+/** HKDF info: this key derived from the gateway secret is for cache scopes and nothing else. */
+const SCOPE_KEY_INFO = "svc-cache-scope/v1";
+
+/** A caller's scope from its key id and optional prompt_cache_key; 64 hex characters. */
+export type ScopeOf = (keyId: string, promptCacheKey: string | undefined) => string;
+
+export function cacheScopes(gatewaySecret: string): ScopeOf {
+  const key = Buffer.from(hkdfSync("sha256", gatewaySecret, "", SCOPE_KEY_INFO, 32));
+  // JSON keeps the two apart: no key id and prompt_cache_key pair can spell another's
+  return (keyId, promptCacheKey) => createHmac("sha256", key).update(JSON.stringify([keyId, promptCacheKey ?? null])).digest("hex");
+}

@@ -1,0 +1,165 @@
+// DESIGN §9 end to end on the tiny model, real processes: a caller's next turn reuses its cached prefix
+// (usage.prompt_tokens_details.cached_tokens, signed in the v3 receipt) and answers exactly as a cold run; scopes
+// (API key, prompt_cache_key) stay apart; cache_prompt false; an abort; eviction at the memory bound and the TTL.
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATOR_KEY, post, startAgent, startGateway, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { readSse } from "../../harness/sse.ts";
+
+const SECOND_KEY = "sk-svc_operator-second-key-9876543210";
+/** The bounded agent's TTL (s): long enough for a request to follow another on a loaded machine. */
+const TTL_S = 6;
+
+interface Message {
+  role: string;
+  content: string;
+}
+interface Answer {
+  text: string;
+  prompt: number;
+  cached: number;
+}
+
+let gw: GatewayProcess;
+/** An agent that keeps one conversation (a budget below one sequence) for TTL_S seconds. */
+let bounded: AgentProcess;
+beforeAll(async () => {
+  gw = await startGateway({ env: { SVC_OPERATOR_KEYS: `${OPERATOR_KEY},${SECOND_KEY}` } });
+  bounded = await startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--prompt-cache-gb", "0.000000001", "--prompt-cache-ttl", String(TTL_S)] });
+  await gw.waitForLog((l) => l.msg === "agent advertising" && l.provider === bounded.providerId);
+});
+afterAll(async () => {
+  await bounded?.stop();
+  await gw?.stop();
+});
+
+const system: Message = { role: "system", content: "You are a coding agent. Tools: read_file(path), write_file(path, text), run(cmd). ".repeat(5) };
+const opening = (who: string): Message[] => [system, { role: "user", content: `${who}: read config.toml and report the port.` }];
+const next = (messages: Message[], answer: string, user: string): Message[] => [...messages, { role: "assistant", content: answer }, { role: "user", content: user }];
+
+/** A non-stream turn pinned to `provider` (default: the gateway's first agent), temperature 0 and a seed. */
+async function turn(messages: Message[], extra: Record<string, unknown> = {}, key = OPERATOR_KEY, provider = gw.providerId): Promise<Answer> {
+  const res = await post({ url: gw.url, key }, "/v1/chat/completions", { model: "qwen3-4b", messages, max_tokens: 16, temperature: 0, seed: 3, provider, ...extra });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as {
+    choices: { message: { content: string } }[];
+    usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+    svc_receipt: { version: number; cached_tokens: number };
+  };
+  // copied from the signed receipt, which the gateway verified
+  expect(body.svc_receipt.version).toBe(3);
+  expect(body.usage.prompt_tokens_details.cached_tokens).toBe(body.svc_receipt.cached_tokens);
+  return { text: body.choices[0]!.message.content, prompt: body.usage.prompt_tokens, cached: body.usage.prompt_tokens_details.cached_tokens };
+}
+
+describe("DESIGN §9 a caller's next turn", () => {
+  it("reuses the shared prefix, answers with the cold run's tokens, and says so on a stream's usage chunk too", async () => {
+    const first = opening("alice");
+    const one = await turn(first);
+    expect(one.cached).toBe(0);
+    const second = next(first, one.text, "Change it to 8080.");
+    const cold = await turn(second, { cache_prompt: false });
+    expect(cold.cached).toBe(0);
+    const res = await post(gw, "/v1/chat/completions", { model: "qwen3-4b", messages: second, max_tokens: 16, temperature: 0, seed: 3, provider: gw.providerId, stream: true });
+    const { data } = await readSse(res);
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any -- chunk fields are read one by one
+    const stop = chunks.at(-1)!;
+    const text = chunks.slice(1, -1).map((c) => c.choices[0].delta.content as string).join("");
+    expect(text).toBe(cold.text);
+    expect(stop.usage.prompt_tokens).toBe(cold.prompt);
+    expect(stop.usage.prompt_tokens_details.cached_tokens).toBe(stop.svc_receipt.cached_tokens);
+    expect(stop.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(system.content.length);
+    expect(stop.usage.prompt_tokens_details.cached_tokens).toBeLessThan(cold.prompt);
+  });
+
+  it("scopes stay apart: another API key, or another prompt_cache_key under one key, starts cold on the same prefix", async () => {
+    const messages = opening("bob");
+    await turn(messages);
+    expect((await turn(messages)).cached).toBeGreaterThan(0);
+    expect((await turn(messages, {}, SECOND_KEY)).cached).toBe(0);
+    expect((await turn(messages, { prompt_cache_key: "bob-2" })).cached).toBe(0);
+    // and each of those is now its own scope's
+    expect((await turn(messages, { prompt_cache_key: "bob-2" })).cached).toBeGreaterThan(0);
+  });
+
+  it("cache_prompt false reuses nothing and keeps nothing", async () => {
+    const messages = opening("carol");
+    await turn(messages, { prompt_cache_key: "carol" });
+    expect((await turn(messages, { prompt_cache_key: "carol", cache_prompt: false })).cached).toBe(0);
+    expect((await turn(messages, { prompt_cache_key: "carol" })).cached).toBeGreaterThan(0);
+    await turn(messages, { prompt_cache_key: "carol-private", cache_prompt: false });
+    expect((await turn(messages, { prompt_cache_key: "carol-private" })).cached).toBe(0);
+  });
+
+  it("a turn aborted mid-stream, then the same turn: a hit on the earlier prefix, with the cold run's tokens", async () => {
+    const first = opening("dave");
+    const one = await turn(first);
+    const second = next(first, one.text, "And the host?");
+    const cold = await turn(second, { cache_prompt: false });
+    const controller = new AbortController();
+    const res = await post(gw, "/v1/chat/completions", { model: "qwen3-4b", messages: second, max_tokens: 400, temperature: 0, seed: 3, provider: gw.providerId, stream: true }, { signal: controller.signal });
+    const reader = res.body!.getReader();
+    await reader.read(); // the role chunk, then tokens
+    await reader.read();
+    controller.abort();
+    const hit = await turn(second);
+    expect(hit.text).toBe(cold.text);
+    expect(hit.cached).toBeGreaterThan(system.content.length);
+  });
+
+  it("four callers interleaved on one provider, some concurrent and queued: every answer is the cold run's", async () => {
+    // fresh scopes (the keys' own were used above); one prompt_cache_key under two keys is two scopes
+    const callers = [
+      { key: OPERATOR_KEY, extra: { prompt_cache_key: "four" } },
+      { key: OPERATOR_KEY, extra: { prompt_cache_key: "four-b" } },
+      { key: SECOND_KEY, extra: { prompt_cache_key: "four" } },
+      { key: SECOND_KEY, extra: { prompt_cache_key: "four-b" } },
+    ];
+    const users = ["Open main.ts.", "Rename run to start.", "Now run the tests."];
+    // the cold runs, one after another: each caller's conversation, every turn read afresh
+    const conversations = callers.map((_, i) => [opening(`caller ${i}`)]);
+    const coldAnswers: string[][] = callers.map(() => []);
+    for (const [i, caller] of callers.entries()) {
+      for (const [t, user] of users.entries()) {
+        const answer = await turn(conversations[i]![t]!, { ...caller.extra, cache_prompt: false }, caller.key);
+        coldAnswers[i]!.push(answer.text);
+        conversations[i]!.push(next(conversations[i]![t]!, answer.text, user));
+      }
+    }
+    // the same turns through the cache: each round's four requests at once (one runs, three queue), then in turn
+    const cached: number[][] = callers.map(() => []);
+    for (let t = 0; t < users.length; t++) {
+      const round = async (i: number) => {
+        const answer = await turn(conversations[i]![t]!, callers[i]!.extra, callers[i]!.key);
+        expect(answer.text, `caller ${i} turn ${t}`).toBe(coldAnswers[i]![t]);
+        cached[i]!.push(answer.cached);
+      };
+      if (t % 2 === 0) await Promise.all(callers.map((_, i) => round(i)));
+      else for (let i = 0; i < callers.length; i++) await round(i);
+    }
+    for (const [i, counts] of cached.entries()) {
+      expect(counts[0], `caller ${i} turn 0`).toBe(0);
+      for (const later of counts.slice(1)) expect(later, `caller ${i}`).toBeGreaterThan(system.content.length);
+    }
+  });
+});
+
+describe("DESIGN §9 bounds, on an agent given --prompt-cache-gb 0.000000001 --prompt-cache-ttl 6", () => {
+  const on = (messages: Message[], extra: Record<string, unknown> = {}) => turn(messages, extra, OPERATOR_KEY, bounded.providerId);
+
+  it("a budget below one sequence keeps one conversation: a second scope evicts the first", async () => {
+    const messages = opening("erin");
+    await on(messages, { prompt_cache_key: "erin-1" });
+    expect((await on(messages, { prompt_cache_key: "erin-1" })).cached).toBeGreaterThan(0);
+    await on(messages, { prompt_cache_key: "erin-2" });
+    expect((await on(messages, { prompt_cache_key: "erin-1" })).cached).toBe(0);
+  });
+
+  it("a conversation is gone once its TTL has passed", async () => {
+    const messages = opening("frank");
+    await on(messages);
+    expect((await on(messages)).cached).toBeGreaterThan(0);
+    await sleep(TTL_S * 1000 + 1000);
+    expect((await on(messages)).cached).toBe(0);
+  });
+});
