@@ -30,9 +30,9 @@ export function addAdminCommands(program: Command): void {
     .option("--expires <when>", "a duration (90m, 12h, 30d) or a date (2027-01-31); default: never")
     .option("--json", "print {id, name, token, prefix, created_at, expires_at} as JSON")
     .addOption(storeOption())
-    .action((opts: { name: string; expires?: string; json?: boolean; dataDir: string }) => {
+    .action(async (opts: { name: string; expires?: string; json?: boolean; dataDir: string }) => {
       const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
-      const { token, secret } = withKeyStore(opts.dataDir, (store) => store.enrollProvider(opts.name, expiresAt), true);
+      const { token, secret } = await withKeyStore(opts.dataDir, (store) => store.enrollProvider(opts.name, expiresAt), true);
       if (opts.json) {
         const { id, name, prefix, createdAt, expiresAt: expires } = token;
         console.log(JSON.stringify({ id, name, token: secret, prefix, created_at: createdAt, expires_at: expires }));
@@ -48,8 +48,8 @@ export function addAdminCommands(program: Command): void {
     .description("list enrollment tokens (never their secrets)")
     .option("--json", "print the tokens as a JSON array")
     .addOption(storeOption())
-    .action((opts: { json?: boolean; dataDir: string }) => {
-      const tokens = withKeyStore(opts.dataDir, (store) => store.listProviderTokens());
+    .action(async (opts: { json?: boolean; dataDir: string }) => {
+      const tokens = await withKeyStore(opts.dataDir, (store) => store.listProviderTokens());
       console.log(opts.json ? JSON.stringify(tokens) : tokenTable(tokens));
     });
 
@@ -58,8 +58,8 @@ export function addAdminCommands(program: Command): void {
     .description("revoke an enrollment token: no new connections with it; agents connected with it are disconnected within seconds")
     .argument("<id>", "the token's id (ptk_…), from providers list")
     .addOption(storeOption())
-    .action((id: string, opts: { dataDir: string }) => {
-      const revoked = withKeyStore(opts.dataDir, (store) => store.revokeProviderToken(id));
+    .action(async (id: string, opts: { dataDir: string }) => {
+      const revoked = await withKeyStore(opts.dataDir, (store) => store.revokeProviderToken(id));
       if (!revoked) throw new Error(`providers revoke ${id}: no live enrollment token has that id (see providers list)`);
       console.log(`svc-gateway: revoked ${id}`);
     });
@@ -96,8 +96,8 @@ export function addAdminCommands(program: Command): void {
     .command("list")
     .description("every user's keys, newest first: id, prefix, owner, name, state, rate limits")
     .addOption(dataDirOption())
-    .action((opts: { dataDir: string }) => {
-      for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
+    .action(async (opts: { dataDir: string }) => {
+      for (const line of await withKeyStore(opts.dataDir, listKeys)) console.log(line);
     });
 
   limitCommand(keys.command("limit").argument("<key-id>", "the key's id (key_…), from keys list"), "--key-* defaults for one key", "", setKeyLimits);
@@ -109,8 +109,8 @@ export function addAdminCommands(program: Command): void {
     .option("--name <label>", "what the key is for", "cli")
     .option("--max-keys-per-user <n>", "the cap, as given to serve", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
     .addOption(dataDirOption())
-    .action((opts: { user: number; name: string; maxKeysPerUser: number; dataDir: string }) => {
-      const { key, secret } = withKeyStore(opts.dataDir, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
+    .action(async (opts: { user: number; name: string; maxKeysPerUser: number; dataDir: string }) => {
+      const { key, secret } = await withKeyStore(opts.dataDir, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
       console.error(`svc-gateway: key ${key.id} (${key.name}) for user ${opts.user}; it is shown once:`);
       console.log(secret);
     });
@@ -120,8 +120,8 @@ export function addAdminCommands(program: Command): void {
     .description("requests and tokens per key (operator keys too) and per provider over the last N UTC days, from verified receipts")
     .option("--days <n>", "how many days, today included", positiveInteger, USAGE_DAYS)
     .addOption(dataDirOption())
-    .action((opts: { dataDir: string; days: number }) => {
-      console.log(withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
+    .action(async (opts: { dataDir: string; days: number }) => {
+      console.log(await withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
     });
 }
 
@@ -133,8 +133,8 @@ export function addUserCommands(program: Command): void {
     .command("list")
     .description("every user, oldest first: id, email, live keys, per-user rate limits")
     .addOption(dataDirOption())
-    .action((opts: { dataDir: string }) => {
-      for (const line of withKeyStore(opts.dataDir, listUsers)) console.log(line);
+    .action(async (opts: { dataDir: string }) => {
+      for (const line of await withKeyStore(opts.dataDir, listUsers)) console.log(line);
     });
 
   const limit = users.command("limit").argument("<user-id>", "the user's id, from users list", positiveInteger);
@@ -142,15 +142,15 @@ export function addUserCommands(program: Command): void {
 }
 
 /** `keys limit` and `users limit`: the three overrides (N, or `default`), set on the one key or user named. */
-function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => string): void {
+function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => Promise<string>): void {
   command
     .description(`override the serve ${defaults} (N, or \`default\`); a running gateway applies it within 10 s`)
     .option("--concurrency <n>", `requests in flight${scope}`, limitOverride)
     .option("--rpm <n>", `requests per minute${scope}`, limitOverride)
     .option("--tpm <n>", `tokens per minute${scope}`, limitOverride)
     .addOption(dataDirOption())
-    .action((id: Id, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+    .action(async (id: Id, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
       const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
-      console.log(withKeyStore(opts.dataDir, (store) => set(store, id, changes)));
+      console.log(await withKeyStore(opts.dataDir, (store) => set(store, id, changes)));
     });
 }

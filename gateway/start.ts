@@ -87,16 +87,18 @@ export interface RunningGateway {
   /** Where people sign in and make keys, when an identity provider is configured. */
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
   /** Issues a provider enrollment token in this gateway's key store (what `providers enroll` does); returns its secret. */
-  enrollProvider(name: string, expiresAt: number | null): { id: string; secret: string };
+  enrollProvider(name: string, expiresAt: number | null): Promise<{ id: string; secret: string }>;
   /** Revokes an enrollment token by id (what `providers revoke` does); false when no live token has that id. */
-  revokeProvider(id: string): boolean;
+  revokeProvider(id: string): Promise<boolean>;
   /** Stops accepting, gives requests in flight up to `graceMs` (default 0) to finish, then closes everything. */
   close(graceMs?: number): Promise<void>;
 }
 
 /** The user keys, cookies and OIDC client behind the settings page. */
-function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): SignIn {
+async function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): Promise<SignIn> {
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"), undefined, maxKeysPerUser);
+  // a key revoked by another replica, or by `svc-gateway keys revoke`, leaves this gateway's cache too
+  await users.watch();
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
@@ -147,14 +149,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       });
     }
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
-  const admins: Admins = new Admins(options.adminEmails ?? [], (req): boolean => limiter.authenticate(req, () => auth.authenticate(req.headers.authorization)).kind === "operator");
-  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser);
+  const admins: Admins = new Admins(options.adminEmails ?? [], async (req) => (await limiter.authenticate(req, () => auth.authenticate(req.headers.authorization))).kind === "operator");
+  const signIn = options.oidc && (await openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser));
   // the embedded coordinator is reached in-process; a remote one over its WebSocket
   const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
@@ -189,8 +191,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await closeServer(gatewayServer);
     await directory.close();
     await coordinator?.close();
-    signIn?.users.close();
-    store.close();
+    await signIn?.users.close();
+    await store.close();
   };
   try {
     const url = await listen(gatewayServer, options.port, options.host, "gateway");
@@ -199,8 +201,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       redirectUri: signIn.oidc.redirectUri,
       issuer: signIn.oidc.settings.issuer.href,
     };
-    const enrollProvider = (name: string, expiresAt: number | null) => {
-      const { token, secret } = store.enrollProvider(name, expiresAt);
+    const enrollProvider = async (name: string, expiresAt: number | null) => {
+      const { token, secret } = await store.enrollProvider(name, expiresAt);
       return { id: token.id, secret };
     };
     const revokeProvider = (id: string) => store.revokeProviderToken(id);

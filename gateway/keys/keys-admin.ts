@@ -12,14 +12,14 @@ import { SqliteKeyStore, STORE_FILE } from "./sqlite-store.ts";
  * Opens the store under `dataDir` for one command. A missing store is an error, never a new empty one,
  * unless `create` (issuing the first enrollment token before any gateway ran).
  */
-export function withKeyStore<T>(dataDir: string, use: (store: KeyStore) => T, create = false): T {
+export async function withKeyStore<T>(dataDir: string, use: (store: KeyStore) => Promise<T>, create = false): Promise<T> {
   if (create) makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
   else if (!existsSync(join(dataDir, STORE_FILE))) throw new Error(`no key store at ${join(dataDir, STORE_FILE)} (see --data-dir)`);
   const store = SqliteKeyStore.open(dataDir);
   try {
-    return use(store);
+    return await use(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -33,8 +33,8 @@ export function describeLimits(limits: KeyLimits): string {
 const NO_KEYS = "no user API keys in this key store yet: signed-in users make them on the settings page (/settings, with sign-in set up: --oidc-issuer); operator keys (SVC_OPERATOR_KEYS) are never stored";
 
 /** One line per key, newest first: id, display prefix, owner, name, state and limits. */
-export function listKeys(store: KeyStore): string[] {
-  const keys = store.listAllKeys();
+export async function listKeys(store: KeyStore): Promise<string[]> {
+  const keys = await store.listAllKeys();
   if (keys.length === 0) return [NO_KEYS];
   return keys.map((key) => {
     const state = key.revokedAt === null ? "live" : "revoked";
@@ -46,24 +46,24 @@ export function listKeys(store: KeyStore): string[] {
 const NO_USERS = "no users in this key store yet: people appear here when they first sign in on the settings page (/settings, with sign-in set up: --oidc-issuer)";
 
 /** One line per user, oldest first: id, email or name, live keys, per-user limits. */
-export function listUsers(store: KeyStore): string[] {
-  const users = store.listUsers();
+export async function listUsers(store: KeyStore): Promise<string[]> {
+  const users = await store.listUsers();
   if (users.length === 0) return [NO_USERS];
   return users.map((user) => `${user.id}  ${user.email ?? user.name ?? "-"}  keys=${user.liveKeys}  ${describeLimits(user.limits)}`);
 }
 
 /** Sets the user's overrides given (null: back to the operator's `--user-*` default) and says what they have now. */
-export function setUserLimits(store: KeyStore, userId: number, changes: Partial<KeyLimits>): string {
-  const limits = store.setUserLimits(userId, changes);
+export async function setUserLimits(store: KeyStore, userId: number, changes: Partial<KeyLimits>): Promise<string> {
+  const limits = await store.setUserLimits(userId, changes);
   if (limits === undefined) throw new Error(`no user ${userId} in the key store (svc-gateway users list shows the ids)`);
   return `user ${userId}: ${describeLimits(limits)}`;
 }
 
 /** A new key for an existing user, refused with the flag to raise when they hold `maxLiveKeys` live keys already. */
-export function createUserKey(store: KeyStore, userId: number, name: string, maxLiveKeys: number): { key: KeyRecord; secret: string } {
-  if (store.userLimits(userId) === undefined) throw new Error(`--user ${userId}: no such user in the key store (svc-gateway users list shows the ids)`);
+export async function createUserKey(store: KeyStore, userId: number, name: string, maxLiveKeys: number): Promise<{ key: KeyRecord; secret: string }> {
+  if ((await store.userLimits(userId)) === undefined) throw new Error(`--user ${userId}: no such user in the key store (svc-gateway users list shows the ids)`);
   try {
-    return store.createKey(userId, name, Date.now(), maxLiveKeys);
+    return await store.createKey(userId, name, Date.now(), maxLiveKeys);
   } catch (err) {
     if (!(err instanceof KeyCapReached)) throw err;
     throw new Error(`--user ${userId}: already holds ${err.max} live keys, the cap (--max-keys-per-user); revoke one on the settings page first`);
@@ -71,8 +71,8 @@ export function createUserKey(store: KeyStore, userId: number, name: string, max
 }
 
 /** Sets the overrides given (null: back to the operator's default) and says what the key has now. */
-export function setKeyLimits(store: KeyStore, keyId: string, changes: Partial<KeyLimits>): string {
-  const limits = store.setKeyLimits(keyId, changes);
+export async function setKeyLimits(store: KeyStore, keyId: string, changes: Partial<KeyLimits>): Promise<string> {
+  const limits = await store.setKeyLimits(keyId, changes);
   if (limits === undefined) throw new Error(`no key ${keyId} in the key store (svc-gateway keys list shows the ids)`);
   return `${keyId}: ${describeLimits(limits)}`;
 }
