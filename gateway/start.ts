@@ -22,7 +22,7 @@ import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
-import { SqliteKeyStore } from "./keys/sqlite-store.ts";
+import { openKeyStore } from "./keys/open-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
 import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
@@ -57,6 +57,8 @@ export interface ServeOptions {
   rootsDir?: string;
   floor: TrustLevel;
   dataDir: string;
+  /** `--database`: the PostgreSQL key store replicas share; without it, the SQLite file under `dataDir`. */
+  database?: string;
   operatorKeys: string[];
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
@@ -123,7 +125,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
-  const store = SqliteKeyStore.open(options.dataDir);
+  const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;
   const gatewaySecret = options.gatewaySecret ?? linkSecret(options.dataDir, options.coordinatorUrl);
   if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {

@@ -3,19 +3,22 @@
 // `serve --key-*` / `--user-*` defaults. A running gateway picks a change up within LIMITS_REFRESH_MS, so no
 // restart is needed.
 import { existsSync } from "node:fs";
+import { InvalidArgumentError } from "commander";
 import { join } from "node:path";
-import { makePrivateDataDir } from "./private-files.ts";
 import { KeyCapReached, type KeyLimits, type KeyRecord, type KeyStore } from "./key-store.ts";
-import { SqliteKeyStore, STORE_FILE } from "./sqlite-store.ts";
+import { openKeyStore, type StoreLocation } from "./open-store.ts";
+import { STORE_FILE } from "./sqlite-store.ts";
 
 /**
- * Opens the store under `dataDir` for one command. A missing store is an error, never a new empty one,
- * unless `create` (issuing the first enrollment token before any gateway ran).
+ * Opens the store for one command: PostgreSQL with `--database`, else the SQLite file under `--data-dir`. A
+ * missing SQLite store is an error, never a new empty one, unless `create` (the first enrollment token before any
+ * gateway ran); a database is migrated on open, as the gateway does.
  */
-export async function withKeyStore<T>(dataDir: string, use: (store: KeyStore) => Promise<T>, create = false): Promise<T> {
-  if (create) makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
-  else if (!existsSync(join(dataDir, STORE_FILE))) throw new Error(`no key store at ${join(dataDir, STORE_FILE)} (see --data-dir)`);
-  const store = SqliteKeyStore.open(dataDir);
+export async function withKeyStore<T>(where: StoreLocation | string, use: (store: KeyStore) => Promise<T>, create = false): Promise<T> {
+  const location = typeof where === "string" ? { dataDir: where } : where;
+  const file = join(location.dataDir, STORE_FILE);
+  if (location.database === undefined && !create && !existsSync(file)) throw new Error(`no key store at ${file} (see --data-dir, or --database)`);
+  const store = await openKeyStore(location);
   try {
     return await use(store);
   } finally {
@@ -59,14 +62,33 @@ export async function setUserLimits(store: KeyStore, userId: number, changes: Pa
   return `user ${userId}: ${describeLimits(limits)}`;
 }
 
-/** A new key for an existing user, refused with the flag to raise when they hold `maxLiveKeys` live keys already. */
-export async function createUserKey(store: KeyStore, userId: number, name: string, maxLiveKeys: number): Promise<{ key: KeyRecord; secret: string }> {
-  if ((await store.userLimits(userId)) === undefined) throw new Error(`--user ${userId}: no such user in the key store (svc-gateway users list shows the ids)`);
+/** `--user`: a user's id (digits) or email address. */
+export function userRef(value: string): number | string {
+  if (/^\d+$/.test(value)) return Number(value);
+  if (!value.includes("@")) throw new InvalidArgumentError("expected a user's email address or id (svc-gateway users list)");
+  return value;
+}
+
+/** The one user `--user` names; an email matching none or several is an error saying what to do. */
+async function resolveUser(store: KeyStore, user: number | string): Promise<number> {
+  if (typeof user === "number") {
+    if ((await store.userLimits(user)) === undefined) throw new Error(`--user ${user}: no such user in the key store (svc-gateway users list shows the ids)`);
+    return user;
+  }
+  const found = await store.usersByEmail(user);
+  if (found.length === 0) throw new Error(`--user ${user}: no user with that email in the key store; people appear on their first sign-in (svc-gateway users list)`);
+  if (found.length > 1) throw new Error(`--user ${user}: ${found.length} users have that email (ids ${found.map((u) => u.id).join(", ")}); give the id instead`);
+  return found[0]!.id;
+}
+
+/** A new key for an existing user, as if made on their settings page; refused with the flag to raise past the cap. */
+export async function createUserKey(store: KeyStore, user: number | string, name: string, maxLiveKeys: number): Promise<{ key: KeyRecord; secret: string; userId: number }> {
+  const userId = await resolveUser(store, user);
   try {
-    return await store.createKey(userId, name, Date.now(), maxLiveKeys);
+    return { ...(await store.createKey(userId, name, Date.now(), maxLiveKeys)), userId };
   } catch (err) {
     if (!(err instanceof KeyCapReached)) throw err;
-    throw new Error(`--user ${userId}: already holds ${err.max} live keys, the cap (--max-keys-per-user); revoke one on the settings page first`);
+    throw new Error(`--user ${user}: already holds ${err.max} live keys, the cap (--max-keys-per-user); revoke one on the settings page first`);
   }
 }
 
