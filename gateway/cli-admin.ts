@@ -9,9 +9,10 @@ import { measure } from "../src/trust/measure.ts";
 import { signManifest } from "../src/trust/release-manifest.ts";
 import { Signer } from "../src/crypto/signing.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
-import { createUserKey, userRef, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { copyStore, createUserKey, userRef, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
 import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
+import { redactUrl } from "./keys/open-store.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
@@ -140,6 +141,16 @@ export function addAdminCommands(program: Command): void {
       const hash = await withKeyStore(opts, (store) => store.revokeAnyKey(id));
       if (hash === undefined) throw new Error(`keys revoke ${id}: no live key has that id (see keys list)`);
       console.log(opts.json ? JSON.stringify({ id, revoked: true }) : `svc-gateway: revoked ${id}`);
+    });
+
+  keys
+    .command("migrate")
+    .description("copy an SQLite key store (users, keys, sessions, enrollment tokens, usage) into an empty PostgreSQL one")
+    .requiredOption("--from-data-dir <dir>", "the data dir whose keys.sqlite to copy, as given to serve")
+    .addOption(databaseOption().makeOptionMandatory())
+    .action(async (opts: { fromDataDir: string; database: string }) => {
+      const counts = await withKeyStore({ dataDir: opts.fromDataDir }, (from) => withKeyStore({ dataDir: opts.fromDataDir, database: opts.database }, (to) => copyStore(from, to)));
+      console.log(`svc-gateway: copied ${Object.entries(counts).map(([table, n]) => `${n} ${table}`).join(", ")} into ${redactUrl(opts.database)}`);
     });
 
   keys

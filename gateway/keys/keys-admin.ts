@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { InvalidArgumentError } from "commander";
 import { join } from "node:path";
-import { KeyCapReached, type KeyLimits, type KeyRecord, type KeyStore } from "./key-store.ts";
+import { KeyCapReached, STORE_TABLES, type KeyLimits, type KeyRecord, type KeyStore, type StoreTable } from "./key-store.ts";
 import { openKeyStore, type StoreLocation } from "./open-store.ts";
 import { STORE_FILE } from "./sqlite-store.ts";
 
@@ -97,4 +97,21 @@ export async function setKeyLimits(store: KeyStore, keyId: string, changes: Part
   const limits = await store.setKeyLimits(keyId, changes);
   if (limits === undefined) throw new Error(`no key ${keyId} in the key store (svc-gateway keys list shows the ids)`);
   return `${keyId}: ${describeLimits(limits)}`;
+}
+
+/**
+ * `keys migrate`: copies every row (users, keys as hashes, sessions, enrollment tokens, usage) from one store into
+ * another that holds none yet, table by table; returns the count per table. A target with rows is refused.
+ */
+export async function copyStore(from: KeyStore, to: KeyStore): Promise<Record<StoreTable, number>> {
+  for (const table of STORE_TABLES) {
+    if ((await to.exportRows(table)).length > 0) throw new Error(`--database: the target key store already holds ${table}; migrate into an empty database`);
+  }
+  const counts = {} as Record<StoreTable, number>;
+  for (const table of STORE_TABLES) {
+    const rows = await from.exportRows(table);
+    await to.importRows(table, rows);
+    counts[table] = rows.length;
+  }
+  return counts;
 }
