@@ -114,7 +114,7 @@ export function addAdminCommands(program: Command): void {
   keys
     .command("create")
     .description("make an API key for a signed-in user (shown once), within the cap on live keys per user")
-    .requiredOption("--user <email|id>", "the user's email or id, from users list", userRef)
+    .requiredOption("--user <user>", "the user: their email address or id, from users list", userRef)
     .option("--name <label>", "what the key is for", "cli")
     .option("--max-keys-per-user <n>", "the cap, as given to serve", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
     .option("--json", "print {id, name, secret, prefix, user_id, created_at} as JSON")

@@ -75,14 +75,6 @@ const MIGRATIONS: readonly string[] = [
    END $$;
    CREATE TRIGGER api_keys_revoked AFTER UPDATE OF revoked_at ON api_keys
      FOR EACH ROW WHEN (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL) EXECUTE FUNCTION svc_key_revoked();`,
-  // budgets leased from one counter row per key or user and minute: limits shared across replicas (shared-limits.ts)
-  `CREATE TABLE rate_windows (
-     scope TEXT NOT NULL,
-     window_start BIGINT NOT NULL,
-     requests BIGINT NOT NULL DEFAULT 0,
-     tokens BIGINT NOT NULL DEFAULT 0,
-     PRIMARY KEY (scope, window_start)
-   );`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
