@@ -164,3 +164,26 @@ export interface KeyStore {
 export const STORE_TABLES = ["users", "api_keys", "sessions", "provider_tokens", "usage_days"] as const;
 export type StoreTable = (typeof STORE_TABLES)[number];
 export type StoreRow = Record<string, string | number | null>;
+
+/** Keys and users carry the same three override columns: both stores answer the four override calls through two queries. */
+export abstract class OverridesByTable {
+  /** `table` is one of the two literals, never input. */
+  protected abstract limitsIn(table: "api_keys" | "users", id: string | number): Promise<KeyLimits | undefined>;
+  protected abstract setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined>;
+
+  keyLimits(keyId: string): Promise<KeyLimits | undefined> {
+    return this.limitsIn("api_keys", keyId);
+  }
+
+  setKeyLimits(keyId: string, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
+    return this.setLimitsIn("api_keys", keyId, limits);
+  }
+
+  userLimits(userId: number): Promise<KeyLimits | undefined> {
+    return this.limitsIn("users", userId);
+  }
+
+  setUserLimits(userId: number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
+    return this.setLimitsIn("users", userId, limits);
+  }
+}

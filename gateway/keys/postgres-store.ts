@@ -6,6 +6,7 @@ import pg from "pg";
 import { ApiError } from "../../src/errors.ts";
 import {
   KeyCapReached,
+  OverridesByTable,
   type DailyUsage, type KeyActivity, type KeyLimits, type KeyListing, type KeyOwner, type KeyRecord, type KeyStore, type ProviderToken,
   type StoreRow, type StoreTable, type User, type UserClaims, type UserListing,
 } from "./key-store.ts";
@@ -41,13 +42,15 @@ export function isUnreachable(err: unknown): boolean {
 export const unavailable = () =>
   new ApiError("key_store_unavailable", "The gateway's key store (PostgreSQL) cannot be reached just now; keys already in use keep working; retry shortly.");
 
-export class PostgresKeyStore implements KeyStore {
+export class PostgresKeyStore extends OverridesByTable implements KeyStore {
   private listener: RevocationListener | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Connects and migrates; throws the driver's error when the database cannot be reached or refuses us. */
   static async open(url: string, onError: (err: Error) => void = () => undefined): Promise<PostgresKeyStore> {
@@ -195,29 +198,13 @@ export class PostgresKeyStore implements KeyStore {
     );
   }
 
-  async keyLimits(keyId: string): Promise<KeyLimits | undefined> {
-    return this.limitsIn("api_keys", keyId);
-  }
-
-  async setKeyLimits(keyId: string, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
-    return this.setLimitsIn("api_keys", keyId, limits);
-  }
-
-  async userLimits(userId: number): Promise<KeyLimits | undefined> {
-    return this.limitsIn("users", userId);
-  }
-
-  async setUserLimits(userId: number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
-    return this.setLimitsIn("users", userId, limits);
-  }
-
   /** `table` is one of the two literals, never input; a user id that is not an integer finds no row. */
-  private async limitsIn(table: "api_keys" | "users", id: string | number): Promise<KeyLimits | undefined> {
+  protected async limitsIn(table: "api_keys" | "users", id: string | number): Promise<KeyLimits | undefined> {
     if (table === "users" && !Number.isSafeInteger(id)) return undefined;
     return (await this.query<KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM ${table} WHERE id = $1`, [id]))[0];
   }
 
-  private async setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
+  protected async setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
     const changes = (Object.keys(LIMIT_COLUMN) as (keyof KeyLimits)[]).filter((name) => limits[name] !== undefined);
     if (changes.length === 0) return this.limitsIn(table, id);
     if (table === "users" && !Number.isSafeInteger(id)) return undefined;

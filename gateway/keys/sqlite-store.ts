@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { privateDatabaseFile } from "./private-files.ts";
 import {
   KeyCapReached,
+  OverridesByTable,
   type DailyUsage, type KeyActivity, type StoreRow, type StoreTable, type KeyLimits, type KeyListing, type KeyOwner, type KeyRecord, type KeyStore, type ProviderToken, type User,
   type UserClaims, type UserListing,
 } from "./key-store.ts";
@@ -81,12 +82,13 @@ const LIMIT_COLUMNS = "max_concurrency AS maxConcurrency, rpm, tpm";
 /** The store's column for each override; the only names ever spliced into SQL. */
 const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_concurrency", rpm: "rpm", tpm: "tpm" };
 
-export class SqliteKeyStore implements KeyStore {
+export class SqliteKeyStore extends OverridesByTable implements KeyStore {
   private readonly statements = new Map<string, SqlStatement>();
   private readonly usage: SqliteUsage;
   private revocations: { stop(): void } | undefined;
 
   private constructor(private readonly db: SqlDatabase) {
+    super();
     this.usage = new SqliteUsage(db, (text) => this.sql(text));
   }
 
@@ -229,22 +231,6 @@ export class SqliteKeyStore implements KeyStore {
     return this.usage.since(sinceDay, userId);
   }
 
-  async keyLimits(keyId: string): Promise<KeyLimits | undefined> {
-    return this.limitsIn("api_keys", keyId);
-  }
-
-  async setKeyLimits(keyId: string, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
-    return this.setLimitsIn("api_keys", keyId, limits);
-  }
-
-  async userLimits(userId: number): Promise<KeyLimits | undefined> {
-    return this.limitsIn("users", userId);
-  }
-
-  async setUserLimits(userId: number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
-    return this.setLimitsIn("users", userId, limits);
-  }
-
   async listUsers(): Promise<UserListing[]> {
     const rows = this.sql<[], User & KeyLimits & { liveKeys: number }>(
         `SELECT id, email, name, ${LIMIT_COLUMNS},
@@ -256,13 +242,13 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** Keys and users carry the same three override columns; `table` is one of the two literals, never input. */
-  private limitsIn(table: "api_keys" | "users", id: string | number): KeyLimits | undefined {
+  protected async limitsIn(table: "api_keys" | "users", id: string | number): Promise<KeyLimits | undefined> {
     return this.sql<[string | number], KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM ${table} WHERE id = ?`).get(id);
   }
 
-  private setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): KeyLimits | undefined {
+  protected async setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
     const changes = (Object.keys(LIMIT_COLUMN) as (keyof KeyLimits)[]).filter((name) => limits[name] !== undefined);
-    if (changes.length === 0) return this.limitsIn(table, id);
+    if (changes.length === 0) return await this.limitsIn(table, id);
     const set = changes.map((name) => `${LIMIT_COLUMN[name]} = ?`).join(", ");
     return this.sql<SqlValue[], KeyLimits>(`UPDATE ${table} SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
       .get(...changes.map((name) => limits[name] as number | null), id);

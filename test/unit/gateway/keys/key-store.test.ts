@@ -27,7 +27,7 @@ afterEach(() => {
 const alice = { issuer: "https://id.example", subject: "alice", email: "alice@example.test", name: "Alice" };
 const bob = { issuer: "https://id.example", subject: "bob", email: null, name: null };
 
-describe("§5 Authentication: the key store", async () => {
+describe("§5 Authentication: the key store", () => {
   it("secrets are sk-svc_ and 32 random bytes in base64url; the display prefix shows four characters of them", async () => {
     const secret = newSecret();
     expect(secret).toMatch(/^sk-svc_[A-Za-z0-9_-]{43}$/);
@@ -133,21 +133,9 @@ describe("§5 Authentication: the key store", async () => {
     expect((await store.listKeys(1))[0]).toMatchObject({ lastUsedAt: 2_000, requests: 3, promptTokens: 11, completionTokens: 5 });
     await store.close();
   });
-
-  it("sessions end at their expiry or when deleted", async () => {
-    const store = SqliteKeyStore.open(freshDir());
-    const userId = await store.upsertUser(alice);
-    await store.createSession("s1", userId, 10_000, 1_000);
-    expect(await store.sessionUser("s1", 9_999)).toMatchObject({ id: userId });
-    expect(await store.sessionUser("s1", 10_000)).toBeUndefined();
-    await store.createSession("s2", userId, 50_000, 1_000);
-    await store.deleteSession("s2");
-    expect(await store.sessionUser("s2", 2_000)).toBeUndefined();
-    await store.close();
-  });
 });
 
-describe("Provider enrollment tokens in the key store", async () => {
+describe("Provider enrollment tokens in the key store", () => {
   it("a token is svc-prov_ and 32 random bytes; only its hash is stored, and the listing never shows it", async () => {
     const dir = freshDir();
     const store = SqliteKeyStore.open(dir);
@@ -181,7 +169,7 @@ describe("Provider enrollment tokens in the key store", async () => {
 
 const DEFAULTS = { maxConcurrency: null, rpm: null, tpm: null };
 
-describe("Rate limits: per-key overrides in the key store", async () => {
+describe("Rate limits: per-key overrides in the key store", () => {
   it("a new key follows the operator's defaults; overrides are set one by one and null returns to the default", async () => {
     const store = SqliteKeyStore.open(freshDir());
     const { key } = await store.createKey(await store.upsertUser(alice), "ci");
@@ -228,7 +216,7 @@ describe("Rate limits: per-key overrides in the key store", async () => {
   });
 });
 
-describe("Rate limits: `svc-gateway keys list` and `keys limit`", async () => {
+describe("Rate limits: `svc-gateway keys list` and `keys limit`", () => {
   it("list prints one line per key; limit sets overrides and prints what the key has now", async () => {
     const dir = freshDir();
     const store = SqliteKeyStore.open(dir);
@@ -257,7 +245,7 @@ describe("Rate limits: `svc-gateway keys list` and `keys limit`", async () => {
   });
 });
 
-describe("Users, not only keys, are limited: the key store", async () => {
+describe("Users, not only keys, are limited: the key store", () => {
   it("a user holds at most the cap of live keys; a refused create writes nothing, and revoking one makes room", async () => {
     const store = SqliteKeyStore.open(freshDir());
     const id = await store.upsertUser(alice);
@@ -306,7 +294,7 @@ describe("Users, not only keys, are limited: the key store", async () => {
   });
 });
 
-describe("Users, not only keys, are limited: `svc-gateway users list`, `users limit` and `keys create`", async () => {
+describe("Users, not only keys, are limited: `svc-gateway users list`, `users limit` and `keys create`", () => {
   it("users list prints id, email, live keys and limits; users limit sets a user's overrides", async () => {
     const dir = freshDir();
     const store = SqliteKeyStore.open(dir);
