@@ -13,6 +13,8 @@ const CACHE_LIMIT = 10_000;
 const ACTIVITY_FLUSH_MS = 1_000;
 /** How long a key's rate-limit overrides are trusted before the store is asked again. */
 export const LIMITS_REFRESH_MS = 10_000;
+/** Longer than any key lookup can take (a store connection gives up after 2 s). */
+const REVOKED_MEMORY_MS = 30_000;
 
 export class UserKeys {
   private readonly cache = new Map<string, KeyOwner>();
@@ -20,8 +22,8 @@ export class UserKeys {
   /** Per-day counts not yet written, by day, key and provider. */
   private pendingDays = new Map<string, DailyUsage>();
   private readonly limitsCache = new Map<string, { limits: KeyLimits | undefined; readAt: number; reading: boolean }>();
-  /** Keys revoked while a lookup of theirs was in flight: that lookup must not cache them. */
-  private readonly revokedWhileReading = new Set<string>();
+  /** Keys revoked and not in the cache, by when: a lookup of theirs in flight must not cache them afterwards. */
+  private readonly revokedWhileReading = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -59,8 +61,7 @@ export class UserKeys {
 
   /** Drops a revoked key from the cache: the store's watch calls it for revocations made anywhere. */
   forget(hash: string): void {
-    if (!this.cache.delete(hash)) this.revokedWhileReading.add(hash);
-    // only a lookup in flight can still cache it; the set is cleared with each batch flush
+    if (!this.cache.delete(hash)) this.revokedWhileReading.set(hash, Date.now());
   }
 
   /** The key's rate-limit overrides as last read (re-read in the background once LIMITS_REFRESH_MS old). */
@@ -123,7 +124,8 @@ export class UserKeys {
   }
 
   async flush(): Promise<void> {
-    this.revokedWhileReading.clear();
+    // a lookup takes milliseconds; what was revoked longer ago than any lookup lasts is forgotten
+    for (const [hash, at] of this.revokedWhileReading) if (Date.now() - at > REVOKED_MEMORY_MS) this.revokedWhileReading.delete(hash);
     const writes: Promise<void>[] = [];
     if (this.pending.size > 0) {
       const batch = this.pending;

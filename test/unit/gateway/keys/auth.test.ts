@@ -110,6 +110,23 @@ describe("§5 Authentication: user keys from the store", () => {
     await users.close();
   });
 
+  it("a revocation heard while the key's first lookup is in flight wins: the key is refused, not cached", async () => {
+    const { store, users, auth } = setup();
+    const lookup = store.liveKey.bind(store);
+    let heard: () => void = () => undefined;
+    store.liveKey = async (hash: string) => {
+      const owner = await lookup(hash);
+      await new Promise<void>((resolve) => (heard = resolve));
+      return owner;
+    };
+    const first = auth.authenticate(`Bearer ${secret}`);
+    await expect.poll(() => store.lookups).toBe(1);
+    users.forget(secretHash(secret)); // another replica revoked it; this one's lookup read it as live
+    heard();
+    await expect(first).rejects.toThrow(expect.objectContaining({ code: "invalid_api_key" }));
+    await users.close();
+  });
+
   it("revoking a key takes effect on the very next request", async () => {
     const { users, auth } = setup();
     await auth.authenticate(`Bearer ${secret}`);
