@@ -1,5 +1,5 @@
 // `svc-gateway providers|release|keys`: the commands that work on the key store and on release manifests.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
@@ -13,6 +13,7 @@ import { copyStore, createUserKey, userRef, listKeys, listUsers, setKeyLimits, s
 import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
 import { redactUrl } from "./keys/open-store.ts";
+import { STORE_FILE } from "./keys/sqlite-store.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
@@ -149,6 +150,8 @@ export function addAdminCommands(program: Command): void {
     .requiredOption("--from-data-dir <dir>", "the data dir whose keys.sqlite to copy, as given to serve")
     .addOption(databaseOption().makeOptionMandatory())
     .action(async (opts: { fromDataDir: string; database: string }) => {
+      const file = join(opts.fromDataDir, STORE_FILE);
+      if (!existsSync(file)) throw new Error(`--from-data-dir ${opts.fromDataDir}: no key store there (${file})`);
       const counts = await withKeyStore({ dataDir: opts.fromDataDir }, (from) => withKeyStore({ dataDir: opts.fromDataDir, database: opts.database }, (to) => copyStore(from, to)));
       console.log(`svc-gateway: copied ${Object.entries(counts).map(([table, n]) => `${n} ${table}`).join(", ")} into ${redactUrl(opts.database)}`);
     });

@@ -127,6 +127,8 @@ describe("Running more than one gateway: `keys migrate` and a bad --database", (
       await store.close();
       const twice = await runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", dataDir, "--database", target]);
       expect([twice.code, twice.stderr]).toEqual([1, "svc-gateway: --database: the target key store already holds users; migrate into an empty database\n"]);
+      const nowhere = await runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", join(tiny.dir, "none"), "--database", target]);
+      expect([nowhere.code, nowhere.stderr]).toEqual([1, `svc-gateway: --from-data-dir ${join(tiny.dir, "none")}: no key store there (${join(tiny.dir, "none", "keys.sqlite")})\n`]);
     } finally {
       tiny.cleanup();
     }
