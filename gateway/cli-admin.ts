@@ -1,5 +1,5 @@
 // `svc-gateway providers|release|keys`: the commands that work on the key store and on release manifests.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, Option } from "commander";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
@@ -9,15 +9,21 @@ import { measure } from "../src/trust/measure.ts";
 import { signManifest } from "../src/trust/release-manifest.ts";
 import { Signer } from "../src/crypto/signing.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
-import { createUserKey, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
+import { copyStore, createUserKey, userRef, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
 import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
+import { redactUrl } from "./keys/open-store.ts";
+import { STORE_FILE } from "./keys/sqlite-store.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
 export const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
 
 const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
+
+/** `--database`: the PostgreSQL key store replicas share, as given to serve; it wins over --data-dir. */
+export const databaseOption = () =>
+  new Option("--database <url>", "the PostgreSQL key store (postgres://…) shared by replicas, instead of the SQLite file under --data-dir").env("SVC_DATABASE_URL");
 
 export function addAdminCommands(program: Command): void {
   const providers = program.command("providers").description("provider enrollment tokens: who may join the coordinator as a provider");
@@ -30,9 +36,10 @@ export function addAdminCommands(program: Command): void {
     .option("--expires <when>", "a duration (90m, 12h, 30d) or a date (2027-01-31); default: never")
     .option("--json", "print {id, name, token, prefix, created_at, expires_at} as JSON")
     .addOption(storeOption())
-    .action((opts: { name: string; expires?: string; json?: boolean; dataDir: string }) => {
+    .addOption(databaseOption())
+    .action(async (opts: { name: string; expires?: string; json?: boolean; dataDir: string; database?: string }) => {
       const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
-      const { token, secret } = withKeyStore(opts.dataDir, (store) => store.enrollProvider(opts.name, expiresAt), true);
+      const { token, secret } = await withKeyStore(opts, (store) => store.enrollProvider(opts.name, expiresAt), true);
       if (opts.json) {
         const { id, name, prefix, createdAt, expiresAt: expires } = token;
         console.log(JSON.stringify({ id, name, token: secret, prefix, created_at: createdAt, expires_at: expires }));
@@ -48,8 +55,9 @@ export function addAdminCommands(program: Command): void {
     .description("list enrollment tokens (never their secrets)")
     .option("--json", "print the tokens as a JSON array")
     .addOption(storeOption())
-    .action((opts: { json?: boolean; dataDir: string }) => {
-      const tokens = withKeyStore(opts.dataDir, (store) => store.listProviderTokens());
+    .addOption(databaseOption())
+    .action(async (opts: { json?: boolean; dataDir: string; database?: string }) => {
+      const tokens = await withKeyStore(opts, (store) => store.listProviderTokens());
       console.log(opts.json ? JSON.stringify(tokens) : tokenTable(tokens));
     });
 
@@ -58,8 +66,9 @@ export function addAdminCommands(program: Command): void {
     .description("revoke an enrollment token: no new connections with it; agents connected with it are disconnected within seconds")
     .argument("<id>", "the token's id (ptk_…), from providers list")
     .addOption(storeOption())
-    .action((id: string, opts: { dataDir: string }) => {
-      const revoked = withKeyStore(opts.dataDir, (store) => store.revokeProviderToken(id));
+    .addOption(databaseOption())
+    .action(async (id: string, opts: { dataDir: string; database?: string }) => {
+      const revoked = await withKeyStore(opts, (store) => store.revokeProviderToken(id));
       if (!revoked) throw new Error(`providers revoke ${id}: no live enrollment token has that id (see providers list)`);
       console.log(`svc-gateway: revoked ${id}`);
     });
@@ -96,8 +105,9 @@ export function addAdminCommands(program: Command): void {
     .command("list")
     .description("every user's keys, newest first: id, prefix, owner, name, state, rate limits")
     .addOption(dataDirOption())
-    .action((opts: { dataDir: string }) => {
-      for (const line of withKeyStore(opts.dataDir, listKeys)) console.log(line);
+    .addOption(databaseOption())
+    .action(async (opts: { dataDir: string; database?: string }) => {
+      for (const line of await withKeyStore(opts, listKeys)) console.log(line);
     });
 
   limitCommand(keys.command("limit").argument("<key-id>", "the key's id (key_…), from keys list"), "--key-* defaults for one key", "", setKeyLimits);
@@ -105,14 +115,45 @@ export function addAdminCommands(program: Command): void {
   keys
     .command("create")
     .description("make an API key for a signed-in user (shown once), within the cap on live keys per user")
-    .requiredOption("--user <id>", "the user's id, from users list", positiveInteger)
+    .requiredOption("--user <user>", "the user: their email address or id, from users list", userRef)
     .option("--name <label>", "what the key is for", "cli")
     .option("--max-keys-per-user <n>", "the cap, as given to serve", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
+    .option("--json", "print {id, name, secret, prefix, user_id, created_at} as JSON")
     .addOption(dataDirOption())
-    .action((opts: { user: number; name: string; maxKeysPerUser: number; dataDir: string }) => {
-      const { key, secret } = withKeyStore(opts.dataDir, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
-      console.error(`svc-gateway: key ${key.id} (${key.name}) for user ${opts.user}; it is shown once:`);
+    .addOption(databaseOption())
+    .action(async (opts: { user: number | string; name: string; maxKeysPerUser: number; json?: boolean; dataDir: string; database?: string }) => {
+      const { key, secret, userId } = await withKeyStore(opts, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
+      if (opts.json) {
+        console.log(JSON.stringify({ id: key.id, name: key.name, secret, prefix: key.prefix, user_id: userId, created_at: key.createdAt }));
+        return;
+      }
+      console.error(`svc-gateway: key ${key.id} (${key.name}) for user ${userId}; it is shown once:`);
       console.log(secret);
+    });
+
+  keys
+    .command("revoke")
+    .description("revoke any user's key: every gateway on this store refuses it within a second")
+    .argument("<key-id>", "the key's id (key_…), from keys list")
+    .option("--json", "print {id, revoked: true} as JSON")
+    .addOption(dataDirOption())
+    .addOption(databaseOption())
+    .action(async (id: string, opts: { json?: boolean; dataDir: string; database?: string }) => {
+      const hash = await withKeyStore(opts, (store) => store.revokeAnyKey(id));
+      if (hash === undefined) throw new Error(`keys revoke ${id}: no live key has that id (see keys list)`);
+      console.log(opts.json ? JSON.stringify({ id, revoked: true }) : `svc-gateway: revoked ${id}`);
+    });
+
+  keys
+    .command("migrate")
+    .description("copy an SQLite key store (users, keys, sessions, enrollment tokens, usage) into an empty PostgreSQL one")
+    .requiredOption("--from-data-dir <dir>", "the data dir whose keys.sqlite to copy, as given to serve")
+    .addOption(databaseOption().makeOptionMandatory())
+    .action(async (opts: { fromDataDir: string; database: string }) => {
+      const file = join(opts.fromDataDir, STORE_FILE);
+      if (!existsSync(file)) throw new Error(`--from-data-dir ${opts.fromDataDir}: no key store there (${file})`);
+      const counts = await withKeyStore({ dataDir: opts.fromDataDir }, (from) => withKeyStore({ dataDir: opts.fromDataDir, database: opts.database }, (to) => copyStore(from, to)));
+      console.log(`svc-gateway: copied ${Object.entries(counts).map(([table, n]) => `${n} ${table}`).join(", ")} into ${redactUrl(opts.database)}`);
     });
 
   keys
@@ -120,8 +161,9 @@ export function addAdminCommands(program: Command): void {
     .description("requests and tokens per key (operator keys too) and per provider over the last N UTC days, from verified receipts")
     .option("--days <n>", "how many days, today included", positiveInteger, USAGE_DAYS)
     .addOption(dataDirOption())
-    .action((opts: { dataDir: string; days: number }) => {
-      console.log(withKeyStore(opts.dataDir, (store) => usageReport(store, opts.days)));
+    .addOption(databaseOption())
+    .action(async (opts: { dataDir: string; database?: string; days: number }) => {
+      console.log(await withKeyStore(opts, (store) => usageReport(store, opts.days)));
     });
 }
 
@@ -133,8 +175,9 @@ export function addUserCommands(program: Command): void {
     .command("list")
     .description("every user, oldest first: id, email, live keys, per-user rate limits")
     .addOption(dataDirOption())
-    .action((opts: { dataDir: string }) => {
-      for (const line of withKeyStore(opts.dataDir, listUsers)) console.log(line);
+    .addOption(databaseOption())
+    .action(async (opts: { dataDir: string; database?: string }) => {
+      for (const line of await withKeyStore(opts, listUsers)) console.log(line);
     });
 
   const limit = users.command("limit").argument("<user-id>", "the user's id, from users list", positiveInteger);
@@ -142,15 +185,16 @@ export function addUserCommands(program: Command): void {
 }
 
 /** `keys limit` and `users limit`: the three overrides (N, or `default`), set on the one key or user named. */
-function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => string): void {
+function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => Promise<string>): void {
   command
     .description(`override the serve ${defaults} (N, or \`default\`); a running gateway applies it within 10 s`)
     .option("--concurrency <n>", `requests in flight${scope}`, limitOverride)
     .option("--rpm <n>", `requests per minute${scope}`, limitOverride)
     .option("--tpm <n>", `tokens per minute${scope}`, limitOverride)
     .addOption(dataDirOption())
-    .action((id: Id, opts: { dataDir: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
+    .addOption(databaseOption())
+    .action(async (id: Id, opts: { dataDir: string; database?: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
       const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
-      console.log(withKeyStore(opts.dataDir, (store) => set(store, id, changes)));
+      console.log(await withKeyStore(opts, (store) => set(store, id, changes)));
     });
 }

@@ -8,12 +8,11 @@ import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
 import { DEFAULT_GATE_LIMITS, type GateLimits } from "./coordinator/connection-gate.ts";
-import { makePrivateDataDir } from "./keys/private-files.ts";
-import { SqliteKeyStore } from "./keys/sqlite-store.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
-import { addAdminCommands, addUserCommands, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
+import { addAdminCommands, addUserCommands, databaseOption, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
+import { openKeyStore } from "./keys/open-store.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
@@ -33,6 +32,7 @@ interface CoordinatorFlags {
   releaseKeys?: string;
   attestationRoots?: string;
   dataDir: string;
+  database?: string;
   openEnrollment?: boolean;
   maxQueuePerProvider: number;
   maxQueuePerAlias: number;
@@ -79,11 +79,6 @@ const newLogger = async () => {
   return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
 };
 
-function openStore(dataDir: string): SqliteKeyStore {
-  makePrivateDataDir(dataDir, (line) => console.error(`svc-gateway: ${line}`));
-  return SqliteKeyStore.open(dataDir);
-}
-
 /** `--admin-emails`: a bad entry is a usage error naming it. */
 function adminEmails(value: string): string[] {
   try {
@@ -108,6 +103,7 @@ function coordinatorOptions(command: Command): Command {
     .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
     .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
     .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
+    .addOption(databaseOption())
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
     .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
     .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
@@ -201,6 +197,7 @@ export function gatewayProgram(): Command {
       rootsDir: flags.attestationRoots,
       floor: flags.trustFloor,
       dataDir: flags.dataDir,
+      database: flags.database,
       operatorKeys,
       oidc,
       adminEmails: flags.adminEmails,
@@ -249,7 +246,7 @@ export function gatewayProgram(): Command {
   ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
     const { startCoordinator } = await import("./coordinator/start.ts");
     const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
-    const store = openStore(flags.dataDir);
+    const store = await openKeyStore(flags);
     // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
     const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
     const running = await startCoordinator({
@@ -275,7 +272,7 @@ export function gatewayProgram(): Command {
     console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
     onShutdownSignal(async () => {
       await running.close();
-      store.close();
+      await store.close();
     });
   });
 

@@ -87,7 +87,9 @@ async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, l
     } else {
       const { name, handler, param } = API.resolve(method, path, res);
       routeName = name;
-      const principal = timing.time("auth", () => gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization)));
+      const authStart = performance.now();
+      const principal = await gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization))
+        .finally(() => timing.add("auth", performance.now() - authStart));
       const admission = gateway.limiter.admit(principal, res);
       const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission, timing };
       await handler(ctx, param);

@@ -22,7 +22,7 @@ import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
-import { SqliteKeyStore } from "./keys/sqlite-store.ts";
+import { openKeyStore } from "./keys/open-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
 import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
@@ -58,6 +58,8 @@ export interface ServeOptions {
   rootsDir?: string;
   floor: TrustLevel;
   dataDir: string;
+  /** `--database`: the PostgreSQL key store replicas share; without it, the SQLite file under `dataDir`. */
+  database?: string;
   operatorKeys: string[];
   /** Sign-in for the settings page; without it only operator keys work. */
   oidc?: OidcSettings;
@@ -88,16 +90,18 @@ export interface RunningGateway {
   /** Where people sign in and make keys, when an identity provider is configured. */
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
   /** Issues a provider enrollment token in this gateway's key store (what `providers enroll` does); returns its secret. */
-  enrollProvider(name: string, expiresAt: number | null): { id: string; secret: string };
+  enrollProvider(name: string, expiresAt: number | null): Promise<{ id: string; secret: string }>;
   /** Revokes an enrollment token by id (what `providers revoke` does); false when no live token has that id. */
-  revokeProvider(id: string): boolean;
+  revokeProvider(id: string): Promise<boolean>;
   /** Stops accepting, gives requests in flight up to `graceMs` (default 0) to finish, then closes everything. */
   close(graceMs?: number): Promise<void>;
 }
 
 /** The user keys, cookies and OIDC client behind the settings page. */
-function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): SignIn {
+async function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): Promise<SignIn> {
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"), undefined, maxKeysPerUser);
+  // a key revoked by another replica, or by `svc-gateway keys revoke`, leaves this gateway's cache too
+  await users.watch();
   const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
@@ -122,7 +126,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
-  const store = SqliteKeyStore.open(options.dataDir);
+  const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;
   const gatewaySecret = options.gatewaySecret ?? linkSecret(options.dataDir, options.coordinatorUrl);
   if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {
@@ -148,14 +152,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       });
     }
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
-  const admins: Admins = new Admins(options.adminEmails ?? [], (req): boolean => limiter.authenticate(req, () => auth.authenticate(req.headers.authorization)).kind === "operator");
-  const signIn = options.oidc && openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser);
+  const admins: Admins = new Admins(options.adminEmails ?? [], async (req) => (await limiter.authenticate(req, () => auth.authenticate(req.headers.authorization))).kind === "operator");
+  const signIn = options.oidc && (await openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser));
   // the embedded coordinator is reached in-process; a remote one over its WebSocket
   const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
@@ -191,8 +195,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await closeServer(gatewayServer);
     await directory.close();
     await coordinator?.close();
-    signIn?.users.close();
-    store.close();
+    await signIn?.users.close();
+    await store.close();
   };
   try {
     const url = await listen(gatewayServer, options.port, options.host, "gateway");
@@ -201,8 +205,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       redirectUri: signIn.oidc.redirectUri,
       issuer: signIn.oidc.settings.issuer.href,
     };
-    const enrollProvider = (name: string, expiresAt: number | null) => {
-      const { token, secret } = store.enrollProvider(name, expiresAt);
+    const enrollProvider = async (name: string, expiresAt: number | null) => {
+      const { token, secret } = await store.enrollProvider(name, expiresAt);
       return { id: token.id, secret };
     };
     const revokeProvider = (id: string) => store.revokeProviderToken(id);

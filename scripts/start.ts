@@ -54,7 +54,7 @@ async function stopAll(): Promise<void> {
     await exited;
   }
   // the token was this run's agent's alone: left live, it would admit any machine that read it for a day
-  if (enrollment) running?.revokeProvider(enrollment.id);
+  if (enrollment) await running?.revokeProvider(enrollment.id);
   await running?.close();
 }
 
@@ -73,7 +73,7 @@ try {
     logger: pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }),
   });
   // the demo enrolls its own agent, as an operator would with `svc-gateway providers enroll`
-  enrollment = running.enrollProvider("npm start agent", Date.now() + 24 * 3_600_000);
+  enrollment = await running.enrollProvider("npm start agent", Date.now() + 24 * 3_600_000);
   // doctor takes the same flags as start, so the line printed below checks exactly this agent
   const agentFlags = ["--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir, ...(demo ? ["--catalog", demo.catalogPath] : [])];
   // the IPC channel is how the agent notices this process is gone, however it ended

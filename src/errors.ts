@@ -59,6 +59,8 @@ export const ERROR_CODES = {
   sign_in_required: { status: 401, type: "authentication_error", action: "fix_key" },
   sign_in_failed: { status: 400, type: "authentication_error", action: "fix_key" },
   sign_in_unavailable: { status: 503, type: "api_error", action: "wait", retryAfterS: 5 },
+  // the shared key store (PostgreSQL, --database) is away: only keys not yet cached, sign-ins and new keys wait for it
+  key_store_unavailable: { status: 503, type: "api_error", action: "wait", retryAfterS: 2 },
   sign_in_not_configured: { status: 404, type: "invalid_request_error", action: "fix_key" },
   csrf_failed: { status: 403, type: "invalid_request_error", action: "fix_request" },
   // every user's usage (/settings/usage) is for operator keys and the --admin-emails list only

@@ -30,14 +30,14 @@ export class Authenticator {
   ) {}
 
   /** Throws SPEC §5's 401 unless the request carries a known key. Never echoes the key. */
-  authenticate(header: string | undefined): Principal {
+  async authenticate(header: string | undefined): Promise<Principal> {
     const key = bearerKey(header);
     if (key === undefined) {
       const why = header === undefined ? "No API key was sent" : "The Authorization header is not a bearer key";
       throw new ApiError("invalid_api_key", `${why}; send Authorization: Bearer <API_KEY>.`);
     }
     if (this.operators.has(key)) return { kind: "operator", keyId: `op_${secretHash(key).slice(0, 16)}` };
-    const owner = key.startsWith(SECRET_PREFIX) ? this.users?.verify(key) : undefined;
+    const owner = key.startsWith(SECRET_PREFIX) ? await this.users?.verify(key) : undefined;
     if (owner === undefined) throw new ApiError("invalid_api_key", "The API key is not valid, or it has been revoked.");
     return { kind: "user", ...owner };
   }

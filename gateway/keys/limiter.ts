@@ -73,9 +73,9 @@ export class Limiter {
    * Runs `check` (the bearer-key check). Its 401 counts against the caller's address, and once the address is
    * over its allowance the 401 becomes 429. A key that checks out never touches the count.
    */
-  authenticate(req: IncomingMessage, check: () => Principal): Principal {
+  async authenticate(req: IncomingMessage, check: () => Promise<Principal>): Promise<Principal> {
     try {
-      return check();
+      return await check();
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== "invalid_api_key") throw err;
       const waitMs = this.failures.fail(clientAddress(req, this.settings.trustProxy), Date.now());

@@ -6,12 +6,12 @@ import { alignTable } from "../../src/process/text-table.ts";
 
 /** What the coordinator asks at each agent's connect and challenge: the live token behind this secret. */
 export function enrollmentLookup(store: KeyStore): (token: string) => Promise<ProviderToken | undefined> {
-  return (token) => Promise.resolve(token.startsWith(PROVIDER_TOKEN_PREFIX) ? store.liveProviderToken(secretHash(token)) : undefined);
+  return async (token) => (token.startsWith(PROVIDER_TOKEN_PREFIX) ? store.liveProviderToken(secretHash(token)) : undefined);
 }
 
 /** What the coordinator's enrollment watch asks every second: the ids of the tokens live now. */
 export function liveEnrollments(store: KeyStore): () => Promise<ReadonlySet<string>> {
-  return () => Promise.resolve(new Set(store.liveProviderTokenIds()));
+  return async () => new Set(await store.liveProviderTokenIds());
 }
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };

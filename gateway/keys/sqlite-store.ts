@@ -5,12 +5,14 @@ import { join } from "node:path";
 import { privateDatabaseFile } from "./private-files.ts";
 import {
   KeyCapReached,
-  type DailyUsage, type KeyActivity, type KeyLimits, type KeyListing, type KeyOwner, type KeyRecord, type KeyStore, type ProviderToken, type User,
+  OverridesByTable,
+  type DailyUsage, type KeyActivity, type StoreRow, type StoreTable, type KeyLimits, type KeyListing, type KeyOwner, type KeyRecord, type KeyStore, type ProviderToken, type User,
   type UserClaims, type UserListing,
 } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 import { openSqlite, pragmaValue, transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
 import { SqliteUsage, USAGE_MIGRATION } from "./sqlite-usage.ts";
+import { pollRevocations } from "./revocation-poll.ts";
 
 export const STORE_FILE = "keys.sqlite";
 
@@ -66,6 +68,8 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE users ADD COLUMN max_concurrency INTEGER;
    ALTER TABLE users ADD COLUMN rpm INTEGER;
    ALTER TABLE users ADD COLUMN tpm INTEGER;`,
+  // revocations are polled by time (revocation-poll.ts), so another process's `keys revoke` reaches a gateway
+  "CREATE INDEX IF NOT EXISTS api_keys_by_revocation ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL;",
 ];
 
 const TOKEN_COLUMNS = `id, name, prefix, created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt,
@@ -78,11 +82,13 @@ const LIMIT_COLUMNS = "max_concurrency AS maxConcurrency, rpm, tpm";
 /** The store's column for each override; the only names ever spliced into SQL. */
 const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_concurrency", rpm: "rpm", tpm: "tpm" };
 
-export class SqliteKeyStore implements KeyStore {
+export class SqliteKeyStore extends OverridesByTable implements KeyStore {
   private readonly statements = new Map<string, SqlStatement>();
   private readonly usage: SqliteUsage;
+  private revocations: { stop(): void } | undefined;
 
   private constructor(private readonly db: SqlDatabase) {
+    super();
     this.usage = new SqliteUsage(db, (text) => this.sql(text));
   }
 
@@ -109,7 +115,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** Creates the user on first sign-in; later sign-ins refresh email and name. */
-  upsertUser(claims: UserClaims, now = Date.now()): number {
+  async upsertUser(claims: UserClaims, now = Date.now()): Promise<number> {
     const row = this.sql<[string, string, string | null, string | null, number], { id: number }>(
         `INSERT INTO users (issuer, subject, email, name, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, name = excluded.name
@@ -120,7 +126,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** The secret is returned here once and exists nowhere else afterwards: only its hash is written. */
-  createKey(userId: number, name: string, now = Date.now(), maxLiveKeys = Infinity): { key: KeyRecord; secret: string } {
+  async createKey(userId: number, name: string, now = Date.now(), maxLiveKeys = Infinity): Promise<{ key: KeyRecord; secret: string }> {
     const secret = newSecret();
     const key: KeyRecord = {
       id: newKeyId(),
@@ -144,19 +150,19 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** One user's keys, newest first; never anyone else's. */
-  listKeys(userId: number): KeyRecord[] {
+  async listKeys(userId: number): Promise<KeyRecord[]> {
     return this.sql<[number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_at DESC, id`)
       .all(userId);
   }
 
   /** The key only when it belongs to `userId`: the owner check lives in the query, not in callers. */
-  ownedKey(userId: number, keyId: string): KeyRecord | undefined {
+  async ownedKey(userId: number, keyId: string): Promise<KeyRecord | undefined> {
     return this.sql<[string, number], KeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? AND user_id = ?`)
       .get(keyId, userId);
   }
 
   /** Revokes the user's own live key; returns its secret hash so caches can drop it, or undefined. */
-  revokeKey(userId: number, keyId: string, now = Date.now()): string | undefined {
+  async revokeKey(userId: number, keyId: string, now = Date.now()): Promise<string | undefined> {
     const row = this.sql<[number, string, number], { hash: string }>(
         `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
          RETURNING secret_sha256 AS hash`,
@@ -165,8 +171,41 @@ export class SqliteKeyStore implements KeyStore {
     return row?.hash;
   }
 
+  async revokeAnyKey(keyId: string, now = Date.now()): Promise<string | undefined> {
+    const row = this.sql<[number, string], { hash: string }>(
+        "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING secret_sha256 AS hash",
+      )
+      .get(now, keyId);
+    return row?.hash;
+  }
+
+  /** Another process on this file (`svc-gateway keys revoke`) says nothing: revocations are polled, off the request path. */
+  async watchRevocations(drop: (hash: string) => void): Promise<void> {
+    this.revocations?.stop();
+    this.revocations = pollRevocations((since) => this.sql<[number], { hash: string; at: number }>(
+      "SELECT secret_sha256 AS hash, revoked_at AS at FROM api_keys WHERE revoked_at >= ?",
+    ).all(since), drop);
+  }
+
+  async usersByEmail(email: string): Promise<User[]> {
+    return this.sql<[string], User>("SELECT id, email, name FROM users WHERE lower(email) = lower(?) ORDER BY id").all(email);
+  }
+
+  async exportRows(table: StoreTable): Promise<StoreRow[]> {
+    return this.sql<[], StoreRow>(`SELECT * FROM ${table}`).all();
+  }
+
+  async importRows(table: StoreTable, rows: readonly StoreRow[]): Promise<void> {
+    transaction(this.db, () => {
+      for (const row of rows) {
+        const columns = Object.keys(row);
+        this.sql(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...Object.values(row));
+      }
+    });
+  }
+
   /** The owner of the live key with this secret hash. */
-  liveKey(hash: string): KeyOwner | undefined {
+  async liveKey(hash: string): Promise<KeyOwner | undefined> {
     return this.sql<[string], KeyOwner>(
         "SELECT id AS keyId, user_id AS userId FROM api_keys WHERE secret_sha256 = ? AND revoked_at IS NULL",
       )
@@ -174,7 +213,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** Writes a batch of per-key activity in one transaction. */
-  recordActivity(batch: ReadonlyMap<string, KeyActivity>): void {
+  async recordActivity(batch: ReadonlyMap<string, KeyActivity>): Promise<void> {
     const update = this.sql(
       `UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?), requests = requests + ?,
          prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ? WHERE id = ?`,
@@ -184,31 +223,15 @@ export class SqliteKeyStore implements KeyStore {
     });
   }
 
-  recordDailyUsage(batch: readonly DailyUsage[]): void {
+  async recordDailyUsage(batch: readonly DailyUsage[]): Promise<void> {
     this.usage.record(batch);
   }
 
-  dailyUsage(sinceDay: string, userId?: number): DailyUsage[] {
+  async dailyUsage(sinceDay: string, userId?: number): Promise<DailyUsage[]> {
     return this.usage.since(sinceDay, userId);
   }
 
-  keyLimits(keyId: string): KeyLimits | undefined {
-    return this.limitsIn("api_keys", keyId);
-  }
-
-  setKeyLimits(keyId: string, limits: Partial<KeyLimits>): KeyLimits | undefined {
-    return this.setLimitsIn("api_keys", keyId, limits);
-  }
-
-  userLimits(userId: number): KeyLimits | undefined {
-    return this.limitsIn("users", userId);
-  }
-
-  setUserLimits(userId: number, limits: Partial<KeyLimits>): KeyLimits | undefined {
-    return this.setLimitsIn("users", userId, limits);
-  }
-
-  listUsers(): UserListing[] {
+  async listUsers(): Promise<UserListing[]> {
     const rows = this.sql<[], User & KeyLimits & { liveKeys: number }>(
         `SELECT id, email, name, ${LIMIT_COLUMNS},
            (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = users.id AND revoked_at IS NULL) AS liveKeys
@@ -219,19 +242,19 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   /** Keys and users carry the same three override columns; `table` is one of the two literals, never input. */
-  private limitsIn(table: "api_keys" | "users", id: string | number): KeyLimits | undefined {
+  protected async limitsIn(table: "api_keys" | "users", id: string | number): Promise<KeyLimits | undefined> {
     return this.sql<[string | number], KeyLimits>(`SELECT ${LIMIT_COLUMNS} FROM ${table} WHERE id = ?`).get(id);
   }
 
-  private setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): KeyLimits | undefined {
+  protected async setLimitsIn(table: "api_keys" | "users", id: string | number, limits: Partial<KeyLimits>): Promise<KeyLimits | undefined> {
     const changes = (Object.keys(LIMIT_COLUMN) as (keyof KeyLimits)[]).filter((name) => limits[name] !== undefined);
-    if (changes.length === 0) return this.limitsIn(table, id);
+    if (changes.length === 0) return await this.limitsIn(table, id);
     const set = changes.map((name) => `${LIMIT_COLUMN[name]} = ?`).join(", ");
     return this.sql<SqlValue[], KeyLimits>(`UPDATE ${table} SET ${set} WHERE id = ? RETURNING ${LIMIT_COLUMNS}`)
       .get(...changes.map((name) => limits[name] as number | null), id);
   }
 
-  listAllKeys(): KeyListing[] {
+  async listAllKeys(): Promise<KeyListing[]> {
     const rows = this.sql<[], KeyRecord & KeyLimits & { userId: number; owner: string | null }>(
         `SELECT ${KEY_COLUMNS}, ${LIMIT_COLUMNS}, user_id AS userId,
            (SELECT COALESCE(email, name) FROM users WHERE users.id = api_keys.user_id) AS owner
@@ -241,13 +264,13 @@ export class SqliteKeyStore implements KeyStore {
     return rows.map(({ maxConcurrency, rpm, tpm, ...key }) => ({ ...key, limits: { maxConcurrency, rpm, tpm } }));
   }
 
-  createSession(id: string, userId: number, expiresAt: number, now = Date.now()): void {
+  async createSession(id: string, userId: number, expiresAt: number, now = Date.now()): Promise<void> {
     this.sql("DELETE FROM sessions WHERE expires_at <= ?").run(now);
     this.sql("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(id, userId, now, expiresAt);
   }
 
   /** The signed-in user of a live session. */
-  sessionUser(id: string, now = Date.now()): User | undefined {
+  async sessionUser(id: string, now = Date.now()): Promise<User | undefined> {
     return this.sql<[string, number], User>(
         `SELECT users.id, users.email, users.name FROM sessions JOIN users ON users.id = sessions.user_id
          WHERE sessions.id = ? AND sessions.expires_at > ?`,
@@ -255,11 +278,11 @@ export class SqliteKeyStore implements KeyStore {
       .get(id, now);
   }
 
-  deleteSession(id: string): void {
+  async deleteSession(id: string): Promise<void> {
     this.sql("DELETE FROM sessions WHERE id = ?").run(id);
   }
 
-  enrollProvider(name: string, expiresAt: number | null, now = Date.now()): { token: ProviderToken; secret: string } {
+  async enrollProvider(name: string, expiresAt: number | null, now = Date.now()): Promise<{ token: ProviderToken; secret: string }> {
     const secret = newSecret(PROVIDER_TOKEN_PREFIX);
     const token: ProviderToken = { id: newKeyId("ptk"), name, prefix: displayPrefix(secret), createdAt: now, expiresAt, revokedAt: null, lastUsedAt: null };
     this.sql("INSERT INTO provider_tokens (id, name, secret_sha256, prefix, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
@@ -267,21 +290,21 @@ export class SqliteKeyStore implements KeyStore {
     return { token, secret };
   }
 
-  listProviderTokens(): ProviderToken[] {
+  async listProviderTokens(): Promise<ProviderToken[]> {
     return this.sql<[], ProviderToken>(`SELECT ${TOKEN_COLUMNS} FROM provider_tokens ORDER BY created_at DESC, id`).all();
   }
 
-  revokeProviderToken(id: string, now = Date.now()): boolean {
+  async revokeProviderToken(id: string, now = Date.now()): Promise<boolean> {
     return this.sql("UPDATE provider_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes > 0;
   }
 
-  liveProviderTokenIds(now = Date.now()): string[] {
+  async liveProviderTokenIds(now = Date.now()): Promise<string[]> {
     return this.sql<[number], { id: string }>("SELECT id FROM provider_tokens WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)")
       .all(now)
       .map((row) => row.id);
   }
 
-  liveProviderToken(hash: string, now = Date.now()): ProviderToken | undefined {
+  async liveProviderToken(hash: string, now = Date.now()): Promise<ProviderToken | undefined> {
     return this.sql<[number, string, number], ProviderToken>(
         `UPDATE provider_tokens SET last_used_at = ? WHERE secret_sha256 = ? AND revoked_at IS NULL
            AND (expires_at IS NULL OR expires_at > ?) RETURNING ${TOKEN_COLUMNS}`,
@@ -289,7 +312,8 @@ export class SqliteKeyStore implements KeyStore {
       .get(now, hash, now);
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    this.revocations?.stop();
     this.db.close();
   }
 }

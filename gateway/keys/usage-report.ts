@@ -7,12 +7,12 @@ import { totalsBy, usageWindow } from "./usage.ts";
 const when = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString().slice(0, 16).replace("T", " "));
 const cells = (c: UsageCounts) => [String(c.requests), String(c.promptTokens), String(c.completionTokens)];
 
-export function usageReport(store: KeyStore, days: number, now = Date.now()): string {
+export async function usageReport(store: KeyStore, days: number, now = Date.now()): Promise<string> {
   const window = usageWindow(days, now);
-  const rows = store.dailyUsage(window[0]!);
+  const rows = await store.dailyUsage(window[0]!);
   const head = `usage ${window[0]} to ${window.at(-1)} (UTC, ${days} day${days === 1 ? "" : "s"}), from verified receipts`;
   if (rows.length === 0) return `${head}: none`;
-  const keys = new Map(store.listAllKeys().map((key) => [key.id, key]));
+  const keys = new Map((await store.listAllKeys()).map((key) => [key.id, key]));
   const perKey = [["KEY", "PREFIX", "OWNER", "NAME", "REQUESTS", "PROMPT", "COMPLETION", "LAST USED"]];
   for (const [keyId, counts] of totalsBy(rows, window, (row) => row.keyId)) {
     const key = keys.get(keyId);

@@ -26,7 +26,7 @@ export class Admins {
      * of failures per address), so this page is no easier a place to guess keys than the API; it throws the
      * API's 401 (or 429) for a bad key.
      */
-    readonly isOperatorRequest: (req: IncomingMessage) => boolean,
+    readonly isOperatorRequest: (req: IncomingMessage) => Promise<boolean>,
   ) {
     this.emails = new Set(emails);
   }

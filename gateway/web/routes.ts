@@ -100,8 +100,8 @@ async function showSettings({ signIn, req, res }: Request): Promise<void> {
   if (session === undefined) return sendHtml(res, 200, signedOutPage(signIn.oidc.settings.issuer.href));
   const { user, sessionId } = session;
   const created = signIn.flash.take(sessionId);
-  const keys = signIn.users.list(user.id);
-  const usage = keyUsageFor(signIn, user, keys);
+  const keys = await signIn.users.list(user.id);
+  const usage = await keyUsageFor(signIn, user, keys);
   sendHtml(res, 200, settingsPage({ user, csrf: signIn.sessions.csrfToken(sessionId), keys, created, usage }));
 }
 
@@ -112,14 +112,14 @@ async function createKey(r: Request): Promise<void> {
   if (name === "" || [...name].length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) {
     throw new ApiError("invalid_form", `Give the key a name of 1 to ${KEY_NAME_MAX} characters, without control characters.`);
   }
-  const { secret } = createWithinCap(r.signIn, session.user.id, name);
+  const { secret } = await createWithinCap(r.signIn, session.user.id, name);
   r.signIn.flash.put(session.sessionId, { name, secret });
   redirect(r.res, "/settings");
 }
 
-function createWithinCap(signIn: SignIn, userId: number, name: string): { secret: string } {
+async function createWithinCap(signIn: SignIn, userId: number, name: string): Promise<{ secret: string }> {
   try {
-    return signIn.users.create(userId, name);
+    return await signIn.users.create(userId, name);
   } catch (err) {
     if (!(err instanceof KeyCapReached)) throw err;
     throw new ApiError("too_many_keys", `You already have ${err.max} live API keys, the most this gateway allows; revoke one you no longer use, then create a new one.`);
@@ -128,14 +128,14 @@ function createWithinCap(signIn: SignIn, userId: number, name: string): { secret
 
 async function confirmRevoke({ signIn, req, res, param }: Request): Promise<void> {
   const session = await requireSession(signIn, req);
-  const key = signIn.users.store.ownedKey(session.user.id, param);
+  const key = await signIn.users.store.ownedKey(session.user.id, param);
   if (key === undefined || key.revokedAt !== null) throw noSuchKey();
   sendHtml(res, 200, confirmRevokePage({ user: session.user, csrf: signIn.sessions.csrfToken(session.sessionId), key }));
 }
 
 async function revokeKey(r: Request): Promise<void> {
   const { session } = await checkedPost(r);
-  if (!r.signIn.users.revoke(session.user.id, r.param)) throw noSuchKey();
+  if (!(await r.signIn.users.revoke(session.user.id, r.param))) throw noSuchKey();
   redirect(r.res, "/settings");
 }
 
@@ -153,13 +153,13 @@ async function finishSignIn({ signIn, req, res }: Request): Promise<void> {
   }
   const search = new URL(req.url ?? "", "http://callback").search;
   const claims = await signIn.oidc.finish(search, transaction);
-  const userId = signIn.users.store.upsertUser(claims);
+  const userId = await signIn.users.store.upsertUser(claims);
   redirect(res, "/settings", [signIn.sessions.clearLogin(), await signIn.sessions.start(userId)]);
 }
 
 async function signOut(r: Request): Promise<void> {
   const { session } = await checkedPost(r);
-  redirect(r.res, "/settings", [r.signIn.sessions.end(session.sessionId)]);
+  redirect(r.res, "/settings", [await r.signIn.sessions.end(session.sessionId)]);
 }
 
 async function requireSession(signIn: SignIn, req: IncomingMessage): Promise<SignedIn> {

@@ -56,7 +56,7 @@ export class Sessions {
   async start(userId: number): Promise<string> {
     const sessionId = randomBytes(16).toString("base64url");
     const expiresAt = Date.now() + SESSION_TTL_MS;
-    this.store.createSession(sessionId, userId, expiresAt);
+    await this.store.createSession(sessionId, userId, expiresAt);
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: "HS256" })
       .setJti(sessionId)
@@ -72,19 +72,21 @@ export class Sessions {
   async read(cookieHeader: string | undefined): Promise<SignedIn | undefined> {
     const token = parseCookie(cookieHeader ?? "")[SESSION_COOKIE];
     if (token === undefined) return undefined;
+    let payload;
     try {
-      const { payload } = await jwtVerify(token, this.signKey, { algorithms: ["HS256"], audience: AUDIENCE });
-      const user = payload.jti === undefined ? undefined : this.store.sessionUser(payload.jti);
-      if (user === undefined || String(user.id) !== payload.sub) return undefined;
-      return { sessionId: payload.jti!, user };
+      payload = (await jwtVerify(token, this.signKey, { algorithms: ["HS256"], audience: AUDIENCE })).payload;
     } catch {
       return undefined;
     }
+    // a store that cannot be reached is its own answer (503), not a signed-out browser
+    const user = payload.jti === undefined ? undefined : await this.store.sessionUser(payload.jti);
+    if (user === undefined || String(user.id) !== payload.sub) return undefined;
+    return { sessionId: payload.jti!, user };
   }
 
   /** Ends the session server-side, so a copy of the cookie is worthless too; returns the clearing header. */
-  end(sessionId: string): string {
-    this.store.deleteSession(sessionId);
+  async end(sessionId: string): Promise<string> {
+    await this.store.deleteSession(sessionId);
     return this.cookie(SESSION_COOKIE, "", "/", 0);
   }
 

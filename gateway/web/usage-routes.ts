@@ -19,19 +19,19 @@ export interface UsageDeps {
 }
 
 /** The settings page's section: the signed-in user's own keys, read by owner in the store's query. */
-export function keyUsageFor({ users, admins }: UsageDeps, user: User, keys: readonly KeyRecord[], now = Date.now()): Html {
+export async function keyUsageFor({ users, admins }: UsageDeps, user: User, keys: readonly KeyRecord[], now = Date.now()): Promise<Html> {
   const window = usageWindow(USAGE_DAYS, now);
-  const series = seriesByKey(users.dailyUsage(window[0]!, user.id), window);
+  const series = seriesByKey(await users.dailyUsage(window[0]!, user.id), window);
   return keyUsageSection({ keys, series, admin: admins.isAdmin(user) });
 }
 
 const OPERATOR_KEYS = "operator keys (SVC_OPERATOR_KEYS)";
 
 /** Every key's use in the window, totalled per user (operator keys as one line) and per provider. */
-export function operatorUsage(users: UserKeys, now = Date.now()): Omit<OperatorUsageView, "signedIn"> {
+export async function operatorUsage(users: UserKeys, now = Date.now()): Promise<Omit<OperatorUsageView, "signedIn">> {
   const window = usageWindow(USAGE_DAYS, now);
-  const rows = users.dailyUsage(window[0]!); // flushes first, so the keys' last-used times below are current too
-  const keys = new Map(users.store.listAllKeys().map((key) => [key.id, key]));
+  const rows = await users.dailyUsage(window[0]!); // flushes first, so the keys' last-used times below are current too
+  const keys = new Map((await users.store.listAllKeys()).map((key) => [key.id, key]));
   const ownerOf = (keyId: string) => keys.get(keyId)?.userId ?? null;
   // one pass over the rows for each user's used keys and last day; the window's rows are sorted by day
   const seen = new Map<number | null, { keys: Set<string>; lastDay: string }>();
@@ -78,17 +78,17 @@ const operatorOnly = () =>
 export async function showOperatorUsage(deps: UsageDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.headers.authorization !== undefined) {
     try {
-      if (!deps.admins.isOperatorRequest(req)) throw operatorOnly();
+      if (!(await deps.admins.isOperatorRequest(req))) throw operatorOnly();
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       return sendError(req, res, err);
     }
-    return sendJson(res, 200, usageJson(operatorUsage(deps.users)), { "cache-control": "no-store" });
+    return sendJson(res, 200, usageJson(await operatorUsage(deps.users)), { "cache-control": "no-store" });
   }
   const session = await deps.sessions.read(req.headers.cookie);
   // signed out: to the settings page, which offers sign-in, as the other pages' links do
   if (session === undefined) return redirect(res, "/settings");
   if (!deps.admins.isAdmin(session.user)) throw operatorOnly();
   const signedIn = { user: session.user, csrf: deps.sessions.csrfToken(session.sessionId) };
-  sendHtml(res, 200, operatorUsagePage({ ...operatorUsage(deps.users), signedIn }));
+  sendHtml(res, 200, operatorUsagePage({ ...(await operatorUsage(deps.users)), signedIn }));
 }

@@ -111,7 +111,10 @@ function unknownOptionsFirst(program: Command): void {
   });
 }
 
-/** Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one line and exit 1. */
+/**
+ * Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one
+ * line and exit 1, or the error's own `exitCode` (2: a --database that is wrong or away).
+ */
 export async function runProgram(program: Command, bin: string): Promise<void> {
   unknownOptionsFirst(program);
   try {
@@ -122,7 +125,7 @@ export async function runProgram(program: Command, bin: string): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : USAGE_EXIT;
     } else {
       console.error(`${bin}: ${(err as Error).message}`);
-      process.exitCode = 1;
+      process.exitCode = (err as { exitCode?: number }).exitCode ?? 1;
     }
   }
 }

@@ -139,7 +139,7 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
     const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "300"]);
     try {
       const coordinatorUrl = (await waitForReady(proc, "svc-gateway coordinator")).coordinator;
-      enrollAt(coordinatorUrl, dataDir);
+      await enrollAt(coordinatorUrl, dataDir);
       const agent = await startAgent(coordinatorUrl, cluster.tiny);
       const reattested = () => proc.logs().filter((l) => l.msg === "agent re-attested" && l.provider === agent.providerId).length;
       await proc.waitForLog(() => reattested() >= 3);

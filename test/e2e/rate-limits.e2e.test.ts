@@ -27,8 +27,8 @@ beforeAll(async () => {
     env: { SVC_OPERATOR_KEYS: [OPERATOR_KEY, RPM_KEY, TPM_KEY].join(",") },
   });
   const store = SqliteKeyStore.open(join(gw.tiny.dir, "gateway"));
-  const { key, secret } = store.createKey(store.upsertUser({ issuer: "http://127.0.0.1:9", subject: "u", email: null, name: "U" }), "load");
-  store.close();
+  const { key, secret } = await store.createKey(await store.upsertUser({ issuer: "http://127.0.0.1:9", subject: "u", email: null, name: "U" }), "load");
+  await store.close();
   [userKey, userKeyId] = [secret, key.id];
 }, 60_000);
 afterAll(() => gw.stop());
@@ -197,18 +197,18 @@ describe("Rate limits: `svc-gateway serve` options", () => {
 describe("Users, not only keys, are limited", () => {
   const dataDir = () => join(gw.tiny.dir, "gateway");
   /** A user with `n` live keys, made in the store as the settings page would. */
-  function userWithKeys(subject: string, n: number): { userId: number; secrets: string[] } {
+  async function userWithKeys(subject: string, n: number): Promise<{ userId: number; secrets: string[] }> {
     const store = SqliteKeyStore.open(dataDir());
     try {
-      const userId = store.upsertUser({ issuer: "http://127.0.0.1:9", subject, email: `${subject}@example.test`, name: null });
-      return { userId, secrets: Array.from({ length: n }, (_, i) => store.createKey(userId, `k${i}`, Date.now(), 10).secret) };
+      const userId = await store.upsertUser({ issuer: "http://127.0.0.1:9", subject, email: `${subject}@example.test`, name: null });
+      return { userId, secrets: (await Promise.all(Array.from({ length: n }, (_, i) => store.createKey(userId, `k${i}`, Date.now(), 10)))).map((k) => k.secret) };
     } finally {
-      store.close();
+      await store.close();
     }
   }
 
   it("a user with 10 keys cannot exceed the user's limit: `users limit --rpm 3` admits 3 of 10 requests, one per key", async () => {
-    const { userId, secrets } = userWithKeys("ten", 10);
+    const { userId, secrets } = await userWithKeys("ten", 10);
     const set = await runCli("svc-gateway", ["users", "limit", String(userId), "--rpm", "3", "--data-dir", dataDir()]);
     expect(set.stdout.trim()).toBe(`user ${userId}: concurrency=default rpm=3 tpm=default`);
     const before = await rateLimited();
@@ -230,7 +230,7 @@ describe("Users, not only keys, are limited", () => {
   });
 
   it("a user's concurrency counts requests in flight on all their keys", async () => {
-    const { userId, secrets } = userWithKeys("two", 3);
+    const { userId, secrets } = await userWithKeys("two", 3);
     expect((await runCli("svc-gateway", ["users", "limit", String(userId), "--concurrency", "2", "--data-dir", dataDir()])).code).toBe(0);
     const sessions = () => gw.agents[0]!.stdout().match(/session \S+ start/g)?.length ?? 0;
     const started = sessions();
@@ -249,7 +249,7 @@ describe("Users, not only keys, are limited", () => {
   });
 
   it("past --max-keys-per-user, `keys create` is a one-line error naming the flag; below it, a key is made", async () => {
-    const { userId } = userWithKeys("full", 10);
+    const { userId } = await userWithKeys("full", 10);
     const refused = await runCli("svc-gateway", ["keys", "create", "--user", String(userId), "--max-keys-per-user", "10", "--data-dir", dataDir()]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(`svc-gateway: --user ${userId}: already holds 10 live keys, the cap (--max-keys-per-user); revoke one on the settings page first\n`);

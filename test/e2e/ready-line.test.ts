@@ -22,7 +22,7 @@ const agentArgs = (name: string) => ["start", "--coordinator", coordinatorUrl, "
 beforeAll(async () => {
   tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
   const dataDir = join(tiny.dir, "coordinator");
-  token = enrollProvider(dataDir);
+  token = await enrollProvider(dataDir);
   coordinator = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", tiny.catalogPath, "--data-dir", dataDir]);
   coordinatorUrl = (await waitForReady(coordinator, "svc-gateway coordinator")).coordinator;
 });

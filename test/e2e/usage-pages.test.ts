@@ -33,12 +33,12 @@ afterAll(async () => {
 });
 
 /** The store's per-day rows over the window, read from the gateway's own SQLite file. */
-function storedRows(): DailyUsage[] {
+async function storedRows(): Promise<DailyUsage[]> {
   const store = SqliteKeyStore.open(gateway.dataDir);
   try {
-    return store.dailyUsage(usageWindow(USAGE_DAYS)[0]!);
+    return await store.dailyUsage(usageWindow(USAGE_DAYS)[0]!);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -79,7 +79,7 @@ describe("usage on the settings page", () => {
     await screenshot(page, "settings-usage");
 
     // the store's rows for this key, all served by the one agent, agree with what the SDK was told
-    const rows = storedRows().filter((r) => r.keyId === aliceKey.id);
+    const rows = (await storedRows()).filter((r) => r.keyId === aliceKey.id);
     expect(new Set(rows.map((r) => r.providerId))).toEqual(new Set([agent.providerId]));
     expect(sumCounts(rows)).toEqual(aliceUsage);
 
@@ -125,7 +125,7 @@ describe("usage on the settings page", () => {
     expect((await cells("usage-by-user", "operator keys (SVC_OPERATOR_KEYS)")).slice(0, 4)).toEqual(
       ["1", String(operator.requests), String(operator.promptTokens), String(operator.completionTokens)],
     );
-    const all = sumCounts(storedRows());
+    const all = sumCounts((await storedRows()));
     expect(all).toEqual(sumCounts([aliceUsage, operator]));
     expect((await cells("usage-by-provider", agent.providerId)).slice(0, 3)).toEqual([String(all.requests), String(all.promptTokens), String(all.completionTokens)]);
     await context.close();
@@ -165,7 +165,7 @@ describe("usage on the settings page", () => {
     const res = await fetch(`${gateway.url}/settings/usage`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { object: string; since: string; providers: { provider: string; requests: number; prompt_tokens: number }[] };
-    const all = sumCounts(storedRows());
+    const all = sumCounts((await storedRows()));
     expect(body.object).toBe("usage");
     expect(body.since).toBe(usageWindow(USAGE_DAYS)[0]);
     expect(body.providers).toEqual([{ provider: agent.providerId, requests: all.requests, prompt_tokens: all.promptTokens, completion_tokens: all.completionTokens }]);

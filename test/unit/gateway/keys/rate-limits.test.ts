@@ -227,26 +227,34 @@ describe("Rate limits: the limiter on a request's way in", () => {
     }
     throw new Error("expected an error");
   };
+  const refused = async (fn: () => Promise<unknown>): Promise<ApiError> => {
+    try {
+      await fn();
+    } catch (err) {
+      return err as ApiError;
+    }
+    throw new Error("expected an error");
+  };
 
-  it("a 401 past the address's allowance becomes 429 rate_limited (wait) with Retry-After; a valid key still passes", () => {
+  it("a 401 past the address's allowance becomes 429 rate_limited (wait) with Retry-After; a valid key still passes", async () => {
     const { limiter, limited } = setup();
-    expect(caught(() => limiter.authenticate(req, refuse)).status).toBe(401);
-    expect(caught(() => limiter.authenticate(req, refuse)).status).toBe(401);
-    const slowed = caught(() => limiter.authenticate(req, refuse));
+    expect((await refused(() => limiter.authenticate(req, refuse))).status).toBe(401);
+    expect((await refused(() => limiter.authenticate(req, refuse))).status).toBe(401);
+    const slowed = await refused(() => limiter.authenticate(req, refuse));
     expect(slowed.toEnvelope().error).toMatchObject({ code: "rate_limited", type: "rate_limit_error", svc_action: "wait" });
     expect(slowed.status).toBe(429);
     expect(slowed.retryAfterS).toBeGreaterThanOrEqual(1);
-    expect(limiter.authenticate(req, () => operator)).toBe(operator);
+    expect(await limiter.authenticate(req, async () => operator)).toBe(operator);
     expect(limited).toEqual(["auth"]);
   });
 
-  it("errors other than a bad key pass through uncounted", () => {
+  it("errors other than a bad key pass through uncounted", async () => {
     const { limiter } = setup({ authFailuresPerMinute: 1 });
     const boom = () => {
       throw new ApiError("internal_error", "store down");
     };
-    for (let i = 0; i < 3; i++) expect(caught(() => limiter.authenticate(req, boom)).code).toBe("internal_error");
-    expect(caught(() => limiter.authenticate(req, refuse)).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await refused(() => limiter.authenticate(req, boom))).code).toBe("internal_error");
+    expect((await refused(() => limiter.authenticate(req, refuse))).status).toBe(401);
   });
 
   it("over a key's limit: 429 with the headers still set; the slot is freed when the response closes", () => {

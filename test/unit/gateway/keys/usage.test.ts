@@ -18,38 +18,38 @@ const DAY = 86_400_000;
 const NOW = Date.UTC(2025, 2, 31, 10, 30); // 31 March 2025, 10:30 UTC
 const tokens = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
 
-function freshStore(name: string) {
+async function freshStore(name: string) {
   mkdirSync(join(dir, name));
   const store = SqliteKeyStore.open(join(dir, name));
   const users = new UserKeys(store, (err) => { throw err; }, 3_600_000);
-  const alice = store.upsertUser({ issuer: "https://id.test", subject: "a", email: "alice@example.test", name: "Alice" });
-  const bob = store.upsertUser({ issuer: "https://id.test", subject: "b", email: "bob@example.test", name: "Bob" });
-  const laptop = store.createKey(alice, "laptop").key.id;
-  const server = store.createKey(alice, "server").key.id;
-  const bobs = store.createKey(bob, "bob").key.id;
+  const alice = await store.upsertUser({ issuer: "https://id.test", subject: "a", email: "alice@example.test", name: "Alice" });
+  const bob = await store.upsertUser({ issuer: "https://id.test", subject: "b", email: "bob@example.test", name: "Bob" });
+  const laptop = (await store.createKey(alice, "laptop")).key.id;
+  const server = (await store.createKey(alice, "server")).key.id;
+  const bobs = (await store.createKey(bob, "bob")).key.id;
   const user = (keyId: string, userId: number) => ({ kind: "user" as const, keyId, userId });
   return { store, users, alice, bob, laptop: user(laptop, alice), server: user(server, alice), bobs: user(bobs, bob) };
 }
 
 describe("usage per key and UTC day", () => {
-  it("a day is the UTC calendar day: the last millisecond before midnight UTC and midnight itself are two days", () => {
+  it("a day is the UTC calendar day: the last millisecond before midnight UTC and midnight itself are two days", async () => {
     const midnight = Date.UTC(2025, 0, 1);
     expect(utcDay(midnight - 1)).toBe("2024-12-31");
     expect(utcDay(midnight)).toBe("2025-01-01");
-    const { store, users, laptop } = freshStore("midnight");
+    const { store, users, laptop } = await freshStore("midnight");
     users.noteUsage(laptop, tokens(1, 2), "prov_a", midnight - 1);
     users.noteUsage(laptop, tokens(10, 20), "prov_a", midnight);
     users.noteUsage(laptop, tokens(100, 200), "prov_a", midnight + DAY - 1);
-    users.close();
-    const rows = store.dailyUsage("2024-12-01");
+    await users.close();
+    const rows = await store.dailyUsage("2024-12-01");
     expect(rows.map((r) => [r.day, r.requests, r.promptTokens, r.completionTokens])).toEqual([
       ["2024-12-31", 1, 1, 2],
       ["2025-01-01", 2, 110, 220],
     ]);
-    store.close();
+    await store.close();
   });
 
-  it("the window is the last 30 UTC days ending today, oldest first, across month and year ends", () => {
+  it("the window is the last 30 UTC days ending today, oldest first, across month and year ends", async () => {
     const window = usageWindow(USAGE_DAYS, NOW);
     expect(window).toHaveLength(30);
     expect(window[0]).toBe("2025-03-02");
@@ -59,15 +59,15 @@ describe("usage per key and UTC day", () => {
     expect(usageWindow(2, Date.UTC(2024, 2, 1, 23, 59))).toEqual(["2024-02-29", "2024-03-01"]);
   });
 
-  it("each key's series has every day of the window, zeros where it was not used, and nothing older than 30 days", () => {
-    const { store, users, alice, laptop, server } = freshStore("window");
+  it("each key's series has every day of the window, zeros where it was not used, and nothing older than 30 days", async () => {
+    const { store, users, alice, laptop, server } = await freshStore("window");
     users.noteUsage(laptop, tokens(7, 3), "prov_a", NOW - 30 * DAY); // 1 March: one day too old
     users.noteUsage(laptop, tokens(5, 5), "prov_a", NOW - 29 * DAY); // 2 March: the window's first day
     users.noteUsage(laptop, tokens(2, 1), "prov_a", NOW);
     users.noteUsage(laptop, tokens(4, 1), "prov_b", NOW); // another provider, same day: summed in the series
     users.noteUsage(server, tokens(9, 9), "prov_b", NOW - DAY);
     const window = usageWindow(USAGE_DAYS, NOW);
-    const rows = users.dailyUsage(window[0]!, alice);
+    const rows = await users.dailyUsage(window[0]!, alice);
     expect(rows.some((r) => r.day === "2025-03-01")).toBe(false);
     const series = seriesByKey(rows, window);
     const laptopDays = series.get(laptop.keyId)!;
@@ -77,23 +77,23 @@ describe("usage per key and UTC day", () => {
     expect(laptopDays.slice(1, 29).every((d) => d.requests === 0 && d.promptTokens === 0)).toBe(true);
     expect(sumCounts(laptopDays)).toEqual({ requests: 3, promptTokens: 11, completionTokens: 7 });
     expect(series.get(server.keyId)![28]).toEqual({ day: "2025-03-30", requests: 1, promptTokens: 9, completionTokens: 9 });
-    users.close();
-    store.close();
+    await users.close();
+    await store.close();
   });
 
-  it("a user reads only their own keys' days; the operator's totals group every key by owner and by provider", () => {
-    const { store, users, alice, bob, laptop, server, bobs } = freshStore("totals");
+  it("a user reads only their own keys' days; the operator's totals group every key by owner and by provider", async () => {
+    const { store, users, alice, bob, laptop, server, bobs } = await freshStore("totals");
     users.noteUsage(laptop, tokens(10, 1), "prov_a", NOW);
     users.noteUsage(server, tokens(10, 1), "prov_b", NOW - 2 * DAY);
     users.noteUsage(bobs, tokens(100, 50), "prov_b", NOW);
     users.noteUsage({ kind: "operator", keyId: "op_0123456789abcdef" }, tokens(1, 1), "prov_a", NOW);
     users.noteUsage(bobs, tokens(1000, 1000), "prov_a", NOW - 40 * DAY); // outside the window
     const window = usageWindow(USAGE_DAYS, NOW);
-    expect(new Set(users.dailyUsage(window[0]!, alice).map((r) => r.keyId))).toEqual(new Set([laptop.keyId, server.keyId]));
-    expect(users.dailyUsage(window[0]!, bob).map((r) => r.keyId)).toEqual([bobs.keyId]);
+    expect(new Set((await users.dailyUsage(window[0]!, alice)).map((r) => r.keyId))).toEqual(new Set([laptop.keyId, server.keyId]));
+    expect((await users.dailyUsage(window[0]!, bob)).map((r) => r.keyId)).toEqual([bobs.keyId]);
 
-    const all = users.dailyUsage(window[0]!);
-    const owners = new Map(store.listAllKeys().map((k) => [k.id, k.userId]));
+    const all = await users.dailyUsage(window[0]!);
+    const owners = new Map((await store.listAllKeys()).map((k) => [k.id, k.userId]));
     const byUser = totalsBy(all, window, (r) => owners.get(r.keyId) ?? "operator");
     expect([...byUser]).toEqual([
       [bob, { requests: 1, promptTokens: 100, completionTokens: 50 }],
@@ -105,23 +105,23 @@ describe("usage per key and UTC day", () => {
       prov_b: { requests: 2, promptTokens: 110, completionTokens: 51 },
       prov_a: { requests: 2, promptTokens: 11, completionTokens: 2 },
     });
-    users.close();
-    store.close();
+    await users.close();
+    await store.close();
   });
 
-  it("counts survive a reopen: batches are added to what the file holds, not written over it", () => {
-    const first = freshStore("reopen");
+  it("counts survive a reopen: batches are added to what the file holds, not written over it", async () => {
+    const first = await freshStore("reopen");
     first.users.noteUsage(first.laptop, tokens(3, 4), "prov_a", NOW);
-    first.users.close();
-    first.store.close();
+    await first.users.close();
+    await first.store.close();
     const store = SqliteKeyStore.open(join(dir, "reopen"));
     const users = new UserKeys(store, (err) => { throw err; }, 3_600_000);
     users.noteUsage(first.laptop, tokens(1, 1), "prov_a", NOW);
-    expect(users.dailyUsage("2025-03-31")).toEqual([
+    expect(await users.dailyUsage("2025-03-31")).toEqual([
       { day: "2025-03-31", keyId: first.laptop.keyId, providerId: "prov_a", requests: 2, promptTokens: 4, completionTokens: 5 },
     ]);
-    users.close();
-    store.close();
+    await users.close();
+    await store.close();
   });
 });
 
@@ -133,7 +133,7 @@ describe("the usage views' markup and the admin list", () => {
     lastUsedAt: NOW, revokedAt: null, requests: 3, promptTokens: 30, completionTokens: 3,
   };
 
-  it("a key's chart has one bar per day with its numbers, and nothing a user named becomes markup", () => {
+  it("a key's chart has one bar per day with its numbers, and nothing a user named becomes markup", async () => {
     const section = keyUsageSection({ keys: [key], series: new Map([[key.id, days]]), admin: false }).text;
     expect(section).not.toContain("<script>alert");
     expect(section).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
@@ -144,7 +144,7 @@ describe("the usage views' markup and the admin list", () => {
     expect(keyUsageSection({ keys: [], series: new Map(), admin: true }).text).toContain(`href="/settings/usage"`);
   });
 
-  it("the operator page escapes owners and provider ids", () => {
+  it("the operator page escapes owners and provider ids", async () => {
     const page = operatorUsagePage({
       window,
       total: days,
@@ -156,11 +156,11 @@ describe("the usage views' markup and the admin list", () => {
     expect(page).toContain("&lt;img src=x onerror=alert(1)&gt;");
   });
 
-  it("admins are listed by email, compared without case; a bad entry is refused by name", () => {
+  it("admins are listed by email, compared without case; a bad entry is refused by name", async () => {
     expect(parseAdminEmails(" Root@Example.test, ops@example.org ,")).toEqual(["root@example.test", "ops@example.org"]);
     expect(parseAdminEmails(undefined)).toEqual([]);
     expect(() => parseAdminEmails("ops@example.org, nope")).toThrow(`"nope" is not an email address`);
-    const admins = new Admins(parseAdminEmails("root@example.test"), () => false);
+    const admins = new Admins(parseAdminEmails("root@example.test"), async () => false);
     expect(admins.isAdmin({ id: 1, email: "ROOT@example.test", name: null })).toBe(true);
     expect(admins.isAdmin({ id: 2, email: "bob@example.test", name: "root@example.test" })).toBe(false);
     expect(admins.isAdmin({ id: 3, email: null, name: null })).toBe(false);

@@ -16,8 +16,8 @@ import { loadCookieSecret, Sessions } from "../../../../gateway/web/session.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-settings-"));
 const store = SqliteKeyStore.open(dir);
-afterAll(() => {
-  store.close();
+afterAll(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -34,7 +34,7 @@ const key = {
 };
 
 describe("§5 Authentication: the settings page", () => {
-  it("escapes every value it prints; markup only comes from the page itself", () => {
+  it("escapes every value it prints; markup only comes from the page itself", async () => {
     expect(html`<p>${`"'<&>`}</p>${html`<b>${"<i>"}</b>`}`.text).toBe("<p>&quot;&#39;&lt;&amp;&gt;</p><b>&lt;i&gt;</b>");
     const page = settingsPage({ user: { ...user, email: "<img src=x>" }, csrf: "t", keys: [key], created: [] });
     expect(page).not.toContain("<script>alert");
@@ -42,7 +42,7 @@ describe("§5 Authentication: the settings page", () => {
     expect(page).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
   });
 
-  it("lists name, prefix, created, last used, requests and tokens, and shows a secret only when handed one", () => {
+  it("lists name, prefix, created, last used, requests and tokens, and shows a secret only when handed one", async () => {
     const page = settingsPage({ user, csrf: "t", keys: [{ ...key, name: "laptop" }], created: [] });
     expect(page).toContain("<td>laptop</td><td><code>sk-svc_ab12…</code></td><td>1970-01-01 00:00 UTC</td><td>never</td>");
     expect(page).toContain(`<td class="number" title="10 prompt + 5 completion">15</td>`);
@@ -55,13 +55,13 @@ describe("§5 Authentication: the settings page", () => {
     expect(two).toContain(`<input id="new-secret-1" class="secret" readonly value="sk-svc_B"`);
   });
 
-  it("without sign-in configured, says plainly that only operator keys work", () => {
+  it("without sign-in configured, says plainly that only operator keys work", async () => {
     const page = notConfiguredPage();
     expect(page).toContain("Sign-in is not configured on this gateway");
     expect(page).toContain("SVC_OPERATOR_KEYS");
   });
 
-  it("new secrets are handed out once each, and two made before the page loads are both kept", () => {
+  it("new secrets are handed out once each, and two made before the page loads are both kept", async () => {
     const flash = new NewKeyFlash();
     flash.put("s", { name: "a", secret: "sk-svc_A" });
     flash.put("s", { name: "b", secret: "sk-svc_B" });
@@ -71,7 +71,7 @@ describe("§5 Authentication: the settings page", () => {
     expect(flash.take("other").map((k) => k.name)).toEqual(["c"]);
   });
 
-  it("the cookie secret is made once under the data dir, readable by its owner only", () => {
+  it("the cookie secret is made once under the data dir, readable by its owner only", async () => {
     const secret = loadCookieSecret(dir);
     expect(secret).toHaveLength(32);
     expect(loadCookieSecret(dir).equals(secret)).toBe(true);
@@ -79,7 +79,7 @@ describe("§5 Authentication: the settings page", () => {
   });
 
   it("the session cookie is HttpOnly, SameSite=Lax, signed, with an expiry, and Secure when the public URL is https", async () => {
-    const userId = store.upsertUser({ issuer: "https://id.example", subject: "s", email: "s@example.test", name: null });
+    const userId = await store.upsertUser({ issuer: "https://id.example", subject: "s", email: "s@example.test", name: null });
     const sessions = new Sessions(loadCookieSecret(dir), store, true);
     const setCookie = await sessions.start(userId);
     expect(setCookie).toMatch(/^svc_session=[\w-]+\.[\w-]+\.[\w-]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
@@ -112,7 +112,7 @@ describe("§5 Authentication: the settings page", () => {
     expect(await sessions.readLogin(undefined)).toBeUndefined();
   });
 
-  it("--oidc-issuer needs a client id and a public URL, both https except on loopback", () => {
+  it("--oidc-issuer needs a client id and a public URL, both https except on loopback", async () => {
     const good = { issuer: "https://accounts.example.com", clientId: "c", publicUrl: "https://svc.example.com/" };
     expect(oidcSettings(good).publicUrl.href).toBe("https://svc.example.com/");
     expect(oidcSettings({ ...good, issuer: "http://127.0.0.1:9000" }).issuer.host).toBe("127.0.0.1:9000");
