@@ -13,7 +13,7 @@ export type At = (key: string) => string;
 export const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "$vocabulary", "$anchor", "title", "description", "default",
   "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "nullable", "strict"]);
 /** Validation keywords the grammar cannot express: dropped from the grammar and never checked after it (refused under strict). */
-export const UNSUPPORTED = new Set(["pattern", "multipleOf", "not",
+export const UNSUPPORTED = new Set(["multipleOf", "not",
   "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties", "propertyNames", "contains",
   "minContains", "maxContains", "uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$dynamicAnchor",
   "$recursiveRef", "$recursiveAnchor"]);

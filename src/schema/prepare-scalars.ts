@@ -4,6 +4,7 @@
 import { constraining, COMBINATORS, type At, type KeywordKind, type Obj } from "./keywords.ts";
 import { SchemaError, type SchemaBudget } from "./bounds.ts";
 import { formatGbnf, GRAMMAR_FORMATS } from "./formats.ts";
+import { patternGbnf } from "./pattern-grammar.ts";
 import { boundsOf, integerGbnf, integerRange, numberGbnf, SAFE } from "./numeric-range.ts";
 import { deepEqual, validate } from "./validate.ts";
 import { zodFormatPattern } from "./zod-patterns.ts";
@@ -13,8 +14,8 @@ export interface ScalarWalk {
   root: unknown;
   budget: SchemaBudget;
   use(keyword: string, path: string, kind: KeywordKind, note?: string): void;
-  /** The placeholder for one of svc's own GBNF rules. */
-  rule(gbnf: string, path: string): Obj;
+  /** The placeholder for one of svc's own GBNF rules (built once per `key`; a function gets the rule's name). */
+  rule(gbnf: string | ((name: string) => string), path: string, key?: string): Obj;
 }
 
 export const NUMERIC = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
@@ -55,18 +56,30 @@ export function literal(walk: ScalarWalk, raw: Obj, at: At): Obj | undefined {
 }
 
 export function string(walk: ScalarWalk, raw: Obj, at: At, handled: Set<string>): Obj {
-  for (const k of ["minLength", "maxLength", "format"]) handled.add(k);
+  for (const k of ["minLength", "maxLength", "format", "pattern"]) handled.add(k);
   const format = raw.format;
+  const lengths = (beside: string) => {
+    for (const k of ["minLength", "maxLength"]) if (k in raw) walk.use(k, at(k), "unsupported", `beside ${beside}`);
+  };
   if (typeof format === "string" && GRAMMAR_FORMATS.has(format)) {
     walk.use("format", at("format"), "enforced", "a subset of the format (see docs/api.md)");
     if (zodFormatPattern(format, raw.pattern)) {
-      handled.add("pattern");
       walk.use("pattern", at("pattern"), "enforced", "zod's pattern for this format: the format's grammar generates only strings it matches");
-    }
-    for (const k of ["minLength", "maxLength"]) if (k in raw) walk.use(k, at(k), "unsupported", "beside format");
+    } else if ("pattern" in raw) walk.use("pattern", at("pattern"), "unsupported", "beside format: the grammar follows the format only");
+    lengths("format");
     return walk.rule(formatGbnf(format), at("format"));
   }
   if (format !== undefined) walk.use("format", at("format"), "unsupported", `only ${[...GRAMMAR_FORMATS].join(", ")} are generated`);
+  if (typeof raw.pattern === "string") {
+    const converted = patternGbnf(walk.budget.pattern(raw.pattern, at("pattern")));
+    walk.budget.step(at("pattern"), Math.ceil(converted.visits / 16));
+    if (converted.ok) {
+      walk.use("pattern", at("pattern"), "enforced", "strings matching from their first character to their last");
+      lengths("pattern");
+      return walk.rule(converted.gbnf, at("pattern"), `pattern\0${raw.pattern}`);
+    }
+    walk.use("pattern", at("pattern"), "unsupported", converted.why);
+  }
   const out: Obj = { type: "string" };
   for (const k of ["minLength", "maxLength"]) {
     if (typeof raw[k] === "number") (out[k] = raw[k]), walk.use(k, at(k), "enforced", "in characters; a \\u escape counts as one, and so does each byte of invalid UTF-8 a model emits");

@@ -9,6 +9,8 @@ import { prepareSchema, strictRefusal } from "../../../../src/schema/prepare.ts"
 import { validate } from "../../../../src/schema/validate.ts";
 import { ZOD_FORMAT_PATTERNS } from "../../../../src/schema/zod-patterns.ts";
 import { withRules } from "../../../../agent/engine/grammar/json-grammar.ts";
+import { SchemaBudget } from "../../../../src/schema/bounds.ts";
+import { MAX_PATTERN_CLOSURE } from "../../../../src/schema/pattern-grammar.ts";
 
 /** The GBNF subset these rules use, as an anchored RegExp. */
 function gbnfRegExp(gbnf: string): RegExp {
@@ -128,11 +130,56 @@ describe("Structured output: the schema walk", () => {
     expect(rules.map((r) => r.name)).toEqual(["svcgbnfxx0"]);
   });
 
-  it("what the grammar still cannot enforce is refused by name: other patterns, sub-unit number ranges, length beside a format", () => {
-    expect(strictRefusal({ type: "string", pattern: "^[a-z]+$" })).toMatchObject({ keyword: "pattern", path: "/pattern" });
+  it("what the grammar still cannot enforce is refused by name: \\b, another pattern beside a format, sub-unit number ranges, length beside a format", () => {
+    expect(strictRefusal({ type: "string", pattern: "^[a-z]+$" })).toBeUndefined();
+    expect(strictRefusal({ type: "string", pattern: "\\bfoo" })).toMatchObject({ keyword: "pattern", path: "/pattern" });
     expect(strictRefusal({ type: "string", format: "email", pattern: "^.+@x\\.org$" })).toMatchObject({ keyword: "pattern" });
     expect(strictRefusal({ type: "number", minimum: 0.1, maximum: 0.2 })).toMatchObject({ keyword: "minimum" });
     expect(strictRefusal({ type: "string", format: "uuid", maxLength: 10 })).toMatchObject({ keyword: "maxLength" });
     expect(strictRefusal({ type: "string", format: "uri" })).toMatchObject({ keyword: "format" });
+  });
+});
+
+describe("Structured output: patterns", () => {
+  const rulesOf = (pattern: string) => prepareSchema({ type: "string", pattern }).rules;
+
+  it("each character-consuming RE2 instruction is a rule: its character, then the closure of what follows", () => {
+    expect(rulesOf("^[a-z]+$")).toEqual([{ name: "svcgbnf0", gbnf: ['"\\"" svcgbnf0-i2 "\\""', "svcgbnf0-i2 ::= svcgbnf0-c0 svcgbnf0-i2?", "svcgbnf0-c0 ::= [a-z]"].join("\n") }]);
+    // unanchored: the match starts at the first character and the string ends with it; an empty match is an empty string
+    expect(rulesOf("a|b*")[0]!.gbnf.split("\n")[0]).toBe('"\\"" ( svcgbnf0-i1 | svcgbnf0-i2 )? "\\""');
+  });
+
+  it("characters JSON must escape are written as escapes; surrogates never; . leaves out what JavaScript's . does", () => {
+    const [rule] = rulesOf('^["\\\\\\n]$');
+    expect(rule!.gbnf).toContain(String.raw`svcgbnf0-c0 ::= ( "\\n" | "\\\"" | "\\\\" )`);
+    const dot = rulesOf("^.$")[0]!.gbnf;
+    expect(dot).toContain("\\u0023-\\u005b\\u005d-\\u2027\\u202a-\\ud7ff\\ue000-\\U0010ffff]");
+    expect(dot).not.toContain('"\\n"');
+    expect(dot).not.toContain('"\\r"');
+  });
+
+  it("the work is bounded: a program whose closures are too large is refused by name, its visits charged to the budget", () => {
+    const pattern = "^(a?){450}$";
+    expect(strictRefusal({ type: "string", pattern })).toMatchObject({ keyword: "pattern", note: `needs more than ${MAX_PATTERN_CLOSURE} steps to write as a grammar` });
+    // the budget is private: spend what is left 100 steps at a time
+    const left = (b: SchemaBudget) => {
+      let n = 0;
+      try {
+        for (;;) b.step("", 100), (n += 100);
+      } catch {
+        return n;
+      }
+    };
+    const walked = new SchemaBudget();
+    prepareSchema({ type: "string", pattern }, walked);
+    const compiled = new SchemaBudget();
+    compiled.pattern(pattern, "/pattern");
+    expect(left(compiled) - left(walked)).toBeGreaterThanOrEqual(MAX_PATTERN_CLOSURE / 16 - 100);
+  });
+
+  it("one rule per distinct pattern; the same pattern twice is built once", () => {
+    const { rules, schema } = prepareSchema({ type: "object", properties: { a: { type: "string", pattern: "^x+$" }, b: { type: "string", pattern: "^x+$" }, c: { type: "string", pattern: "^y$" } } });
+    expect(rules).toHaveLength(2);
+    expect(schema).toMatchObject({ properties: { a: { const: "svcgbnf0" }, b: { const: "svcgbnf0" }, c: { const: "svcgbnf1" } } });
   });
 });
