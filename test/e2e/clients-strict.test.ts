@@ -1,4 +1,5 @@
-// Strict structured output as the SDKs send it, on chat: each framework's strict helper, unchanged, on one zod
+// Strict structured output as the SDKs send it, on chat: each framework's strict helper (and the openai SDK's strict
+// zodFunction tool), unchanged, on one zod
 // schema with an int, an email, a uuid, a date-time, optional and nullable fields, nested arrays and enums, against
 // a real gateway and agent on the tiny model. zod writes ±(2^53 − 1) bounds for the int and a format plus zod's own
 // pattern for the strings; svc's grammar enforces them (docs/api.md, Formats and bounds) and each SDK parses the answer.
@@ -7,7 +8,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { generateObject } from "ai";
 import OpenAI from "openai";
-import { zodResponseFormat } from "openai/helpers/zod";
+import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
@@ -66,6 +67,20 @@ describe("the openai SDK: zodResponseFormat and chat.completions.parse", () => {
       expect(Order.parse(parsed)).toEqual(parsed);
     }
     expectStrictZod(bodies);
+  });
+});
+
+describe("the openai SDK: a strict zodFunction tool", () => {
+  it("parsed_arguments is the order, which the SDK checked with zod", async () => {
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
+    const tool = zodFunction({ name: "place_order", parameters: Order });
+    expect(tool.function.strict).toBe(true);
+    const data = await client.chat.completions.parse({
+      model: "qwen3-4b", messages: [{ role: "user", content: prompt }], max_tokens: MAX_TOKENS, temperature: 1, seed: 7, tools: [tool], tool_choice: "required", parallel_tool_calls: false,
+    });
+    const [call] = data.choices[0]!.message.tool_calls!;
+    const args = call!.type === "function" ? call!.function.parsed_arguments : undefined;
+    expect(Order.parse(args)).toEqual(args);
   });
 });
 
