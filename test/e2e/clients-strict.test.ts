@@ -1,8 +1,8 @@
 // Strict structured output as the SDKs send it, on chat: each framework's strict helper (and the openai SDK's strict
-// zodFunction tool), unchanged, on one zod
-// schema with an int, an email, a uuid, a date-time, optional and nullable fields, nested arrays and enums, against
-// a real gateway and agent on the tiny model. zod writes ±(2^53 − 1) bounds for the int and a format plus zod's own
-// pattern for the strings; svc's grammar enforces them (docs/api.md, Formats and bounds) and each SDK parses the answer.
+// zodFunction tool), unchanged, on one zod schema with an int, an email, a uuid, a date-time, optional and nullable
+// fields, nested arrays and enums, against a real gateway and agent on the tiny model. zod writes ±(2^53 − 1) bounds
+// for the int and a format plus zod's own pattern for the strings; svc's grammar enforces them (docs/api.md, Formats
+// and bounds) and each SDK parses the answer.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { ChatOpenAI } from "@langchain/openai";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
