@@ -31,5 +31,18 @@ const BODIES: Record<string, string> = {
 /** The formats the grammar generates, OpenAI strict mode's list. */
 export const GRAMMAR_FORMATS = new Set(Object.keys(BODIES));
 
+/** The fewest and most characters each format's grammar writes, so a `minLength`/`maxLength` beside it can be judged. */
+export const FORMAT_LENGTHS: Record<string, [number, number]> = {
+  date: [10, 10],
+  time: [9, 21],
+  "date-time": [20, 27],
+  duration: [3, 32],
+  email: [6, 132],
+  hostname: [1, 83],
+  ipv4: [7, 15],
+  ipv6: [15, 39],
+  uuid: [36, 36],
+};
+
 /** GBNF for a JSON string of `format` (one of GRAMMAR_FORMATS). */
 export const formatGbnf = (format: string): string => `"\\"" ${BODIES[format]} "\\""`;

@@ -3,7 +3,7 @@
 // src/schema/numeric-range.ts), which the prepared schema holds as a placeholder `const` (see PreparedSchema.rules).
 import { constraining, COMBINATORS, type At, type KeywordKind, type Obj } from "./keywords.ts";
 import { SchemaError, type SchemaBudget } from "./bounds.ts";
-import { formatGbnf, GRAMMAR_FORMATS } from "./formats.ts";
+import { FORMAT_LENGTHS, formatGbnf, GRAMMAR_FORMATS } from "./formats.ts";
 import { patternGbnf } from "./pattern-grammar.ts";
 import { boundsOf, integerGbnf, integerRange, numberGbnf, SAFE } from "./numeric-range.ts";
 import { deepEqual, validate } from "./validate.ts";
@@ -58,15 +58,19 @@ export function literal(walk: ScalarWalk, raw: Obj, at: At): Obj | undefined {
 export function string(walk: ScalarWalk, raw: Obj, at: At, handled: Set<string>): Obj {
   for (const k of ["minLength", "maxLength", "format", "pattern"]) handled.add(k);
   const format = raw.format;
-  const lengths = (beside: string) => {
-    for (const k of ["minLength", "maxLength"]) if (k in raw) walk.use(k, at(k), "unsupported", `beside ${beside}`);
-  };
   if (typeof format === "string" && GRAMMAR_FORMATS.has(format)) {
     walk.use("format", at("format"), "enforced", "a subset of the format (see docs/api.md)");
     if (zodFormatPattern(format, raw.pattern)) {
       walk.use("pattern", at("pattern"), "enforced", "zod's pattern for this format: the format's grammar generates only strings it matches");
     } else if ("pattern" in raw) walk.use("pattern", at("pattern"), "unsupported", "beside format: the grammar follows the format only");
-    lengths("format");
+    // a length beside the format holds when every string the format's grammar writes is within it
+    const [shortest, longest] = FORMAT_LENGTHS[format]!;
+    for (const k of ["minLength", "maxLength"]) {
+      if (!(k in raw)) continue;
+      const holds = k === "minLength" ? (raw[k] as number) <= shortest : (raw[k] as number) >= longest;
+      if (holds) walk.use(k, at(k), "enforced", `the format's strings are ${shortest} to ${longest} characters long`);
+      else walk.use(k, at(k), "unsupported", `beside format: its strings are ${shortest} to ${longest} characters long`);
+    }
     return walk.rule(formatGbnf(format), at("format"));
   }
   if (format !== undefined) walk.use("format", at("format"), "unsupported", `only ${[...GRAMMAR_FORMATS].join(", ")} are generated`);
@@ -75,7 +79,7 @@ export function string(walk: ScalarWalk, raw: Obj, at: At, handled: Set<string>)
     walk.budget.step(at("pattern"), Math.ceil(converted.visits / 16));
     if (converted.ok) {
       walk.use("pattern", at("pattern"), "enforced", "strings matching from their first character to their last");
-      lengths("pattern");
+      for (const k of ["minLength", "maxLength"]) if (k in raw) walk.use(k, at(k), "unsupported", "beside pattern");
       return walk.rule(converted.gbnf, at("pattern"), `pattern\0${raw.pattern}`);
     }
     walk.use("pattern", at("pattern"), "unsupported", converted.why);

@@ -64,6 +64,7 @@ const GENERATED: Row[] = [
   ["format", "/format", "enforced", { type: "string", format: "uuid" }],
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.uuid())],
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.hostname())],
+  ["maxLength", "/maxLength", "enforced", z.toJSONSchema(z.email().max(255))],
   ["pattern", "/properties/code/pattern", "enforced", { type: "object", properties: { code: { type: "string", pattern: "^[a-z]{2,6}$" } } }],
   ["pattern", "/pattern", "enforced", { type: "string", pattern: "^(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?$" }],
   ["pattern", "/pattern", "enforced", { type: "string", pattern: "(?i)^sv[c-e]-\\d{3}$" }],

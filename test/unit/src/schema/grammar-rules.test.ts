@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { boundsOf, integerGbnf, integerRange, numberGbnf, SAFE } from "../../../../src/schema/numeric-range.ts";
-import { formatGbnf, GRAMMAR_FORMATS } from "../../../../src/schema/formats.ts";
+import { FORMAT_LENGTHS, formatGbnf, GRAMMAR_FORMATS } from "../../../../src/schema/formats.ts";
 import { prepareSchema, strictRefusal } from "../../../../src/schema/prepare.ts";
 import { validate } from "../../../../src/schema/validate.ts";
 import { ZOD_FORMAT_PATTERNS } from "../../../../src/schema/zod-patterns.ts";
@@ -97,6 +97,23 @@ describe("Structured output: formats", () => {
     }
   });
 
+  it("each format's lengths are what its grammar writes at the fewest and most, so a length beside it can be judged", () => {
+    const longest: Record<string, string> = {
+      date: "2024-12-28", time: "23:59:59.123456+05:30", "date-time": "2024-12-28T23:59:59.123456Z", duration: "P1234Y1234M1234DT1234H1234M1234S",
+      email: `${["a".repeat(20), "b".repeat(20), "c".repeat(20)].join(".")}@${["d".repeat(20), "e".repeat(20), "f".repeat(20)].join(".")}.abcdef`,
+      hostname: ["a".repeat(20), "b".repeat(20), "c".repeat(20), "d".repeat(20)].join("."), ipv4: "255.255.255.255", ipv6: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", uuid: "123e4567-e89b-12d3-a456-426614174000",
+    };
+    const shortest: Record<string, string> = { date: "2024-12-28", time: "00:00:00Z", "date-time": "2024-12-28T00:00:00Z", duration: "P1D", email: "a@b.cd", hostname: "a", ipv4: "0.0.0.0", ipv6: "0:0:0:0:0:0:0:0", uuid: longest.uuid! };
+    for (const format of GRAMMAR_FORMATS) {
+      const re = gbnfRegExp(formatGbnf(format));
+      for (const text of [shortest[format]!, longest[format]!]) expect(re.test(JSON.stringify(text)), `${format} ${text}`).toBe(true);
+      expect(re.test(JSON.stringify(`${longest[format]}0`)), `${format}: one character past the longest`).toBe(false);
+      expect(FORMAT_LENGTHS[format]).toEqual([shortest[format]!.length, longest[format]!.length]);
+    }
+    expect(strictRefusal(z.toJSONSchema(z.email().max(255)))).toBeUndefined();
+    expect(strictRefusal(z.toJSONSchema(z.email().max(40)))).toMatchObject({ keyword: "maxLength", note: "beside format: its strings are 6 to 132 characters long" });
+  });
+
   it("the patterns zod writes beside each format are the ones svc knows (a zod upgrade that changes one fails here)", () => {
     const written = [z.email(), z.uuid(), z.guid(), z.iso.datetime(), z.iso.datetime({ offset: true }), z.iso.date(), z.iso.duration(), z.hostname(), z.ipv4(), z.ipv6()]
       .map((s) => z.toJSONSchema(s) as { format: string; pattern: string });
@@ -136,6 +153,7 @@ describe("Structured output: the schema walk", () => {
     expect(strictRefusal({ type: "string", format: "email", pattern: "^.+@x\\.org$" })).toMatchObject({ keyword: "pattern" });
     expect(strictRefusal({ type: "number", minimum: 0.1, maximum: 0.2 })).toMatchObject({ keyword: "minimum" });
     expect(strictRefusal({ type: "string", format: "uuid", maxLength: 10 })).toMatchObject({ keyword: "maxLength" });
+    expect(strictRefusal({ type: "string", pattern: "^a+$", maxLength: 10 })).toMatchObject({ keyword: "maxLength", note: "beside pattern" });
     expect(strictRefusal({ type: "string", format: "uri" })).toMatchObject({ keyword: "format" });
   });
 });
