@@ -19,6 +19,9 @@ export interface ScalarWalk {
 }
 
 export const NUMERIC = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+/** The formats JSON Schema 2020-12 defines; any other `format` is an annotation by the specification. */
+const JSON_SCHEMA_FORMATS = new Set(["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+  "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex"]);
 const isScalar = (v: unknown) => v === null || ["string", "number", "boolean"].includes(typeof v);
 
 /** const / enum: the grammar emits only the listed scalars, so members the other keywords refuse are filtered out. */
@@ -73,12 +76,17 @@ export function string(walk: ScalarWalk, raw: Obj, at: At, handled: Set<string>)
     }
     return walk.rule(formatGbnf(format), at("format"));
   }
-  if (format !== undefined) walk.use("format", at("format"), "unsupported", `only ${[...GRAMMAR_FORMATS].join(", ")} are generated`);
+  const unknown = typeof format === "string" && !JSON_SCHEMA_FORMATS.has(format);
+  const refuseFormat = () => walk.use("format", at("format"), "unsupported", `only ${[...GRAMMAR_FORMATS].join(", ")} are generated`);
+  if (format !== undefined && !(unknown && typeof raw.pattern === "string")) refuseFormat();
   if (typeof raw.pattern === "string") {
     const converted = patternGbnf(walk.budget.pattern(raw.pattern, at("pattern")));
     walk.budget.step(at("pattern"), Math.ceil(converted.visits / 16));
+    if (unknown && !converted.ok) refuseFormat();
     if (converted.ok) {
       walk.use("pattern", at("pattern"), "enforced", "strings matching from their first character to their last");
+      // zod writes its own formats (starts_with, nanoid, cuid, …) with the pattern that is its check
+      if (unknown) walk.use("format", at("format"), "annotation", "not a JSON Schema format: ignored, as JSON Schema says; the pattern beside it is enforced");
       for (const k of ["minLength", "maxLength"]) if (k in raw) walk.use(k, at(k), "unsupported", "beside pattern");
       return walk.rule(converted.gbnf, at("pattern"), `pattern\0${raw.pattern}`);
     }

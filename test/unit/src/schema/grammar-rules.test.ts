@@ -195,6 +195,17 @@ describe("Structured output: patterns", () => {
     expect(left(compiled) - left(walked)).toBeGreaterThanOrEqual(MAX_PATTERN_CLOSURE / 16 - 100);
   });
 
+  it("zod's own formats (starts_with, nanoid, …), which JSON Schema does not define, are annotations beside the pattern that is zod's check", () => {
+    for (const schema of [z.string().startsWith("ab"), z.nanoid(), z.cuid2(), z.ulid(), z.e164()].map((s) => z.toJSONSchema(s))) {
+      expect(strictRefusal(schema), JSON.stringify(schema)).toBeUndefined();
+      expect(prepareSchema(schema).uses.find((u) => u.keyword === "format")).toMatchObject({ kind: "annotation" });
+    }
+    // a format JSON Schema defines stays refused, and so does an unknown one with no pattern to enforce
+    expect(strictRefusal(z.toJSONSchema(z.url()))).toMatchObject({ keyword: "format" });
+    expect(strictRefusal({ type: "string", format: "nanoid" })).toMatchObject({ keyword: "format" });
+    expect(strictRefusal({ type: "string", format: "nanoid", pattern: "\\bx" })).toMatchObject({ keyword: "format" });
+  });
+
   it("one rule per distinct pattern; the same pattern twice is built once", () => {
     const { rules, schema } = prepareSchema({ type: "object", properties: { a: { type: "string", pattern: "^x+$" }, b: { type: "string", pattern: "^x+$" }, c: { type: "string", pattern: "^y$" } } });
     expect(rules).toHaveLength(2);
