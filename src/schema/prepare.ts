@@ -252,6 +252,7 @@ class Preparer implements ScalarWalk {
     for (const name of required as string[]) {
       if (!(name in properties) && props[name] !== false) properties[name] = isObj(out.additionalProperties) ? out.additionalProperties : anyJson();
     }
+    if ("propertyNames" in raw) this.propertyNames(raw.propertyNames, at, handled, properties, out);
     if (typeof raw.minProperties === "number") (out.minProperties = raw.minProperties), this.use("minProperties", at("minProperties"), "enforced");
     if (typeof raw.maxProperties === "number") {
       out.maxProperties = raw.maxProperties;
@@ -266,6 +267,21 @@ class Preparer implements ScalarWalk {
     }
     if (Object.keys(properties).length > 0) out.properties = properties;
     return out;
+  }
+
+  /** zod's records: `{type: "string"}` always holds; an enum of names is generated as those properties and no other. */
+  private propertyNames(names: unknown, at: At, handled: Set<string>, properties: Obj, out: Obj): void {
+    handled.add("propertyNames");
+    const keys = isObj(names) ? constraining(names) : [];
+    const stringy = isObj(names) && (names.type === undefined || names.type === "string");
+    if (names === true || (stringy && keys.every((k) => k === "type"))) return this.use("propertyNames", at("propertyNames"), "enforced", "property names are always strings");
+    const listed = isObj(names) && Array.isArray(names.enum) && names.enum.every((n) => typeof n === "string") ? (names.enum as string[]) : undefined;
+    if (!stringy || !listed || !keys.every((k) => k === "type" || k === "enum")) return this.use("propertyNames", at("propertyNames"), "unsupported");
+    for (const name of Object.keys(properties)) if (!listed.includes(name)) delete properties[name];
+    const value = out.additionalProperties;
+    if (value !== false) for (const name of listed) properties[name] ??= isObj(value) ? value : anyJson();
+    out.additionalProperties = false;
+    this.use("propertyNames", at("propertyNames"), "rewritten", "each listed name generated as a property, and no other");
   }
 
   private array(raw: Obj, at: At, handled: Set<string>): Obj {

@@ -65,6 +65,9 @@ const GENERATED: Row[] = [
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.uuid())],
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.hostname())],
   ["maxLength", "/maxLength", "enforced", z.toJSONSchema(z.email().max(255))],
+  ["propertyNames", "/propertyNames", "enforced", { ...z.toJSONSchema(z.record(z.string(), z.boolean())), maxProperties: 3 }],
+  ["propertyNames", "/propertyNames", "rewritten", z.toJSONSchema(z.record(z.enum(["a", "b"]), z.int().min(0).max(9)))],
+  ["propertyNames", "/properties/r/propertyNames", "rewritten", z.toJSONSchema(z.object({ r: z.partialRecord(z.enum(["x", "y"]), z.boolean()) }))],
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.nanoid())],
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.ulid())],
   ["pattern", "/pattern", "enforced", z.toJSONSchema(z.e164())],
@@ -205,6 +208,8 @@ describe("normalize (no model)", () => {
     expect(normalize({ type: "array", prefixItems: [{ type: "null" }], items: false, maxItems: 5 })).toEqual({ type: "array", prefixItems: [{ type: "null" }], maxItems: 1 });
     expect(normalize({ type: "string", format: "uri", pattern: "\\bx" })).toEqual({ type: "string" });
     expect(normalize({ properties: { a: false, b: { type: "null" } } })).toEqual({ type: "object", properties: { b: { type: "null" } } });
+    const names = { type: "object", propertyNames: { enum: ["a", "b"] }, properties: { a: { type: "null" }, z: { type: "null" } }, additionalProperties: { type: "boolean" } };
+    expect(normalize(names)).toEqual({ type: "object", additionalProperties: false, properties: { a: { type: "null" }, b: { type: "boolean" } } });
   });
 
   it("turns every local reference into a root $defs entry, recursion included", () => {
