@@ -3,7 +3,8 @@
 // says, per keyword and path, whether the grammar enforces it, it is an annotation, it needed a rewrite, or it cannot be enforced.
 import type { GbnfJsonSchema } from "node-llama-cpp";
 import { ANNOTATIONS, anyJson, COMBINATORS, constraining, FAMILY, isObj, mergeAll, TYPES, UNSUPPORTED, type At, type KeywordKind, type Obj } from "./keywords.ts";
-import { literal, numeric, NUMERIC, string, type ScalarWalk } from "./prepare-scalars.ts";
+import { array, object, type ContainerWalk } from "./prepare-containers.ts";
+import { literal, numeric, NUMERIC, string } from "./prepare-scalars.ts";
 import { pointer } from "./json-pointer.ts";
 import { checkSchemaBounds, SchemaBudget, SchemaError } from "./bounds.ts";
 import { resolveLocalRef } from "./validate.ts";
@@ -48,7 +49,7 @@ export const classifyKeywords = (schema: unknown): KeywordUse[] => prepareSchema
 /** OpenAI strict mode: the first keyword the grammar cannot enforce, to refuse the request with a 400. */
 export const strictRefusal = (schema: unknown): KeywordUse | undefined => classifyKeywords(schema).find((u) => u.kind === "unsupported");
 
-class Preparer implements ScalarWalk {
+class Preparer implements ContainerWalk {
   private readonly uses: KeywordUse[] = [];
   private readonly rules = new Map<string, { name: string; gbnf: string }>();
   private ruleBase?: string;
@@ -97,7 +98,7 @@ class Preparer implements ScalarWalk {
     this.uses.push(note === undefined ? { keyword, path, kind } : { keyword, path, kind, note });
   }
 
-  private node(raw: unknown, path: string, at: At = (k) => pointer(path, k)): Obj {
+  node(raw: unknown, path: string, at: At = (k) => pointer(path, k)): Obj {
     this.budget.step(path, 2); // measured: a node's walk costs about two validation steps, beside its keywords
     if (raw === true) return this.use("true", path, "rewritten", "boolean schema: any JSON"), anyJson();
     if (raw === false) return this.use("false", path, "unsupported", "boolean schema that nothing matches"), anyJson();
@@ -213,8 +214,8 @@ class Preparer implements ScalarWalk {
     const parts: Obj[] = [];
     const basic: string[] = []; // plain scalar types, grouped into one { type: [...] }
     for (const t of new Set(types)) {
-      if (t === "object") parts.push(this.object(raw, at, handled));
-      else if (t === "array") parts.push(this.array(raw, at, handled));
+      if (t === "object") parts.push(object(this, raw, at, handled));
+      else if (t === "array") parts.push(array(this, raw, at, handled));
       else if (t === "string" && Object.keys(raw).some((k) => FAMILY[k] === "string" && !UNSUPPORTED.has(k))) parts.push(string(this, raw, at, handled));
       else if ((t === "integer" || t === "number") && NUMERIC.some((k) => k in raw)) parts.push(numeric(this, raw, at, handled, t));
       else basic.push(t);
@@ -228,85 +229,5 @@ class Preparer implements ScalarWalk {
       else this.use(k, at(k), "annotation", "unknown keyword: ignored, as JSON Schema says");
     }
     return parts.length === 1 ? parts[0]! : { oneOf: parts };
-  }
-
-  private object(raw: Obj, at: At, handled: Set<string>): Obj {
-    for (const k of ["properties", "required", "additionalProperties", "minProperties", "maxProperties"]) handled.add(k);
-    const props = raw.properties ?? {};
-    const required = raw.required ?? [];
-    if (!isObj(props)) throw new SchemaError(at("properties"), "properties must be an object");
-    if (!Array.isArray(required) || required.some((r) => typeof r !== "string")) throw new SchemaError(at("required"), "required must be an array of names");
-    const out: Obj = { type: "object" };
-    const properties: Obj = {};
-    if ("properties" in raw) this.use("properties", at("properties"), "enforced", "every property is generated, optional ones too, in schema order");
-    for (const [name, sub] of Object.entries(props)) {
-      if (sub === false) this.use("false", pointer(at("properties"), name), "rewritten", "a property that must be absent is never generated");
-      else properties[name] = this.node(sub, pointer(at("properties"), name));
-    }
-    const extra = raw.additionalProperties;
-    if (extra !== undefined) {
-      this.use("additionalProperties", at("additionalProperties"), "enforced");
-      out.additionalProperties = typeof extra === "boolean" ? extra : this.node(extra, at("additionalProperties"));
-    }
-    if ("required" in raw) this.use("required", at("required"), "enforced", "all properties are generated; a required name without one gets one");
-    for (const name of required as string[]) {
-      if (!(name in properties) && props[name] !== false) properties[name] = isObj(out.additionalProperties) ? out.additionalProperties : anyJson();
-    }
-    if ("propertyNames" in raw) this.propertyNames(raw.propertyNames, at, handled, properties, out);
-    if (typeof raw.minProperties === "number") (out.minProperties = raw.minProperties), this.use("minProperties", at("minProperties"), "enforced");
-    if (typeof raw.maxProperties === "number") {
-      out.maxProperties = raw.maxProperties;
-      // always generating optional properties must not overrun maxProperties: keep required ones first
-      const names = Object.keys(properties);
-      const over = names.length > raw.maxProperties;
-      if (over) {
-        const keep = new Set([...names.filter((n) => required.includes(n)), ...names.filter((n) => !required.includes(n))].slice(0, Math.max(0, raw.maxProperties)));
-        for (const n of names) if (!keep.has(n)) delete properties[n];
-      }
-      this.use("maxProperties", at("maxProperties"), over ? "rewritten" : "enforced", over ? "optional properties past the limit are never generated" : undefined);
-    }
-    if (Object.keys(properties).length > 0) out.properties = properties;
-    return out;
-  }
-
-  /** zod's records: `{type: "string"}` always holds; an enum of names is generated as those properties and no other. */
-  private propertyNames(names: unknown, at: At, handled: Set<string>, properties: Obj, out: Obj): void {
-    handled.add("propertyNames");
-    const keys = isObj(names) ? constraining(names) : [];
-    const stringy = isObj(names) && (names.type === undefined || names.type === "string");
-    if (names === true || (stringy && keys.every((k) => k === "type"))) return this.use("propertyNames", at("propertyNames"), "enforced", "property names are always strings");
-    const listed = isObj(names) && Array.isArray(names.enum) && names.enum.every((n) => typeof n === "string") ? (names.enum as string[]) : undefined;
-    if (!stringy || !listed || !keys.every((k) => k === "type" || k === "enum")) return this.use("propertyNames", at("propertyNames"), "unsupported");
-    for (const name of Object.keys(properties)) if (!listed.includes(name)) delete properties[name];
-    const value = out.additionalProperties;
-    if (value !== false) for (const name of listed) properties[name] ??= isObj(value) ? value : anyJson();
-    out.additionalProperties = false;
-    this.use("propertyNames", at("propertyNames"), "rewritten", "each listed name generated as a property, and no other");
-  }
-
-  private array(raw: Obj, at: At, handled: Set<string>): Obj {
-    for (const k of ["items", "prefixItems", "additionalItems", "minItems", "maxItems"]) handled.add(k);
-    const out: Obj = { type: "array" };
-    const tuple = Array.isArray(raw.items); // draft-07: items as an array, additionalItems for the rest
-    const prefixKey = tuple ? "items" : "prefixItems";
-    const restKey = tuple ? "additionalItems" : "items";
-    const prefix = raw[prefixKey] ?? [];
-    if (!Array.isArray(prefix)) throw new SchemaError(at(prefixKey), `${prefixKey} must be an array`);
-    if (prefixKey in raw) this.use(prefixKey, at(prefixKey), tuple ? "rewritten" : "enforced", tuple ? "array form: to prefixItems" : undefined);
-    if (prefix.length > 0) out.prefixItems = prefix.map((s, i) => this.node(s, pointer(at(prefixKey), i)));
-    if (!tuple && "additionalItems" in raw) this.use("additionalItems", at("additionalItems"), "annotation", "ignored without array-form items");
-    let maxItems = typeof raw.maxItems === "number" ? raw.maxItems : undefined;
-    const rest = raw[restKey];
-    if (rest === false) {
-      this.use(restKey, at(restKey), "rewritten", "false: maxItems set to the prefixItems length");
-      maxItems = Math.min(maxItems ?? Infinity, prefix.length);
-    } else if (rest !== undefined) {
-      this.use(restKey, at(restKey), tuple ? "rewritten" : "enforced", tuple ? "to items" : undefined);
-      out.items = this.node(rest, at(restKey));
-    }
-    if (typeof raw.minItems === "number") (out.minItems = raw.minItems), this.use("minItems", at("minItems"), "enforced");
-    if (typeof raw.maxItems === "number") this.use("maxItems", at("maxItems"), "enforced");
-    if (maxItems !== undefined) out.maxItems = maxItems;
-    return out;
   }
 }
