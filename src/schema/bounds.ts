@@ -3,6 +3,7 @@
 // every later walk (the grammar preparation, the const/enum filter, $ref expansions, pattern matches) draws on.
 import type { RE2JS } from "re2js";
 import { pointer } from "./json-pointer.ts";
+import { zodFormatPattern } from "./zod-patterns.ts";
 import { compilePattern, MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM, programSize, type PatternResult } from "./pattern.ts";
 
 /** Each limit by the name a refusal gives it (docs/api.md lists them). */
@@ -127,7 +128,7 @@ export function checkSchemaBounds(schema: unknown, budget: SchemaBudget): void {
     const keywords = role === "schema" && !Array.isArray(value);
     for (const [key, child] of Object.entries(value)) {
       const at = pointer(path, key);
-      if (keywords) checkKeyword(key, child, at, budget);
+      if (keywords) checkKeyword(key, child, at, budget, value as Record<string, unknown>);
       const kind = keywords ? subschemaKind(key, child) : undefined;
       stack.push({ value: child, path: at, level: level + 1, role: role === "each" || kind === "one" ? "schema" : kind === "list" || kind === "map" ? "each" : "data" });
     }
@@ -143,7 +144,7 @@ function subschemaKind(key: string, value: unknown): "one" | "list" | "map" | un
   return undefined;
 }
 
-function checkKeyword(key: string, value: unknown, at: string, budget: SchemaBudget): void {
+function checkKeyword(key: string, value: unknown, at: string, budget: SchemaBudget, schema: Record<string, unknown>): void {
   if (COMBINATOR.has(key) && Array.isArray(value) && value.length > SCHEMA_LIMITS.combinator_branches) {
     throw overLimit(at, `${key} has ${value.length} branches`, "combinator_branches");
   }
@@ -152,7 +153,8 @@ function checkKeyword(key: string, value: unknown, at: string, budget: SchemaBud
     value.forEach((member, i) => literalSize(member, pointer(at, i)));
   }
   if (key === "const") literalSize(value, at);
-  if (key === "pattern" && typeof value === "string") budget.pattern(value, at);
+  // zod's own pattern beside its format is matched on RegExp (src/schema/zod-patterns.ts), never compiled for RE2
+  if (key === "pattern" && typeof value === "string" && !zodFormatPattern(schema.format, value)) budget.pattern(value, at);
   if (key === "patternProperties" && typeof value === "object" && value !== null) {
     for (const source of Object.keys(value)) budget.pattern(source, pointer(at, source));
   }

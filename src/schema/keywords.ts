@@ -4,6 +4,8 @@ import { pointer } from "./json-pointer.ts";
 import { deepEqual } from "./validate.ts";
 
 export type Obj = Record<string, unknown>;
+/** What the grammar does with one keyword (src/schema/prepare.ts lists each use). */
+export type KeywordKind = "enforced" | "annotation" | "rewritten" | "unsupported";
 /** Where a keyword of the schema being walked sits, as a JSON pointer. */
 export type At = (key: string) => string;
 
@@ -11,7 +13,7 @@ export type At = (key: string) => string;
 export const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "$vocabulary", "$anchor", "title", "description", "default",
   "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "nullable", "strict"]);
 /** Validation keywords the grammar cannot express: dropped from the grammar and never checked after it (refused under strict). */
-export const UNSUPPORTED = new Set(["pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not",
+export const UNSUPPORTED = new Set(["multipleOf", "not",
   "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties", "propertyNames", "contains",
   "minContains", "maxContains", "uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$dynamicAnchor",
   "$recursiveRef", "$recursiveAnchor"]);
@@ -24,7 +26,6 @@ export const FAMILY: Record<string, string> = {
   minimum: "number", maximum: "number", exclusiveMinimum: "number", exclusiveMaximum: "number", multipleOf: "number",
 };
 export const TYPES = ["string", "number", "integer", "boolean", "null", "object", "array"];
-export const FORMATS = new Set(["date", "time", "date-time"]);
 export const COMBINATORS = new Set(["oneOf", "anyOf", "allOf"]);
 
 /** Any JSON value: the generator has no "any" schema of its own (a missing type forces `null`). */

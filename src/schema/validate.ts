@@ -5,9 +5,11 @@
 // they are faster per value, but run a caller's pattern on backtracking RegExp and have no step budget, and the
 // enum filter here costs about 2 ms for 1,000 members); node-llama-cpp's validateObjectAgainstGbnfSchema knows a subset.
 import type { RE2JS } from "re2js";
+import { isIPv6 } from "node:net";
 import { SchemaBudget } from "./bounds.ts";
 import { pointer, pointerKeys } from "./json-pointer.ts";
 import type { PatternResult } from "./pattern.ts";
+import { zodFormatPattern } from "./zod-patterns.ts";
 
 export interface ValueProblem {
   /** JSON pointer into the value ("" is the value itself). */
@@ -76,6 +78,9 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   },
   email: (s) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s),
   uuid: (s) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s),
+  duration: (s) => /^P(?!$)(\d+W|(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?)$/.test(s) && !/T$/.test(s),
+  hostname: (s) => s.length <= 253 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(s),
+  ipv6: isIPv6,
   ipv4: (s) => /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(s),
 };
 
@@ -139,7 +144,7 @@ function check(value: unknown, schema: unknown, at: string, walk: Walk, out: Val
     if (branch !== undefined) sub(value, branch, at);
   }
 
-  if (typeof value === "string") checkString(value, s, fail, (source) => budget.compiled(source, at), (re) => budget.test(re, value, at));
+  if (typeof value === "string") checkString(value, s, fail, (source) => budget.compiled(source, at), (re) => budget.test(re, value, at), () => budget.step(at, 4 + Math.ceil(value.length / 64)));
   if (typeof value === "number") checkNumber(value, s, fail);
   if (Array.isArray(value)) checkArray(value, s, at, sub, fail, ok, budget);
   if (isObj(value)) checkObject(value, s, at, sub, fail, ok, budget);
@@ -150,11 +155,14 @@ type Sub = (value: unknown, schema: unknown, path: string) => void;
 type Valid = (value: unknown, schema: unknown) => boolean;
 const num = (v: unknown): v is number => typeof v === "number";
 
-function checkString(value: string, s: Obj, fail: Fail, compiled: (source: string) => PatternResult, test: (re: RE2JS) => boolean): void {
+function checkString(value: string, s: Obj, fail: Fail, compiled: (source: string) => PatternResult, test: (re: RE2JS) => boolean, charge: () => void): void {
   const length = [...value].length; // JSON Schema counts code points
   if (num(s.minLength) && length < s.minLength) fail(`is shorter than ${s.minLength} characters`);
   if (num(s.maxLength) && length > s.maxLength) fail(`is longer than ${s.maxLength} characters`);
-  if (typeof s.pattern === "string") {
+  const zod = zodFormatPattern(s.format, s.pattern);
+  if (zod) charge();
+  if (zod && !zod.test(value)) fail(`does not match pattern ${JSON.stringify(s.pattern)}`);
+  else if (!zod && typeof s.pattern === "string") {
     const found = compiled(s.pattern);
     if (!found.ok) fail(`the schema's pattern ${JSON.stringify(s.pattern)} is not a valid regular expression for RE2: it ${found.why}`);
     else if (!test(found.re)) fail(`does not match pattern ${JSON.stringify(s.pattern)}`);

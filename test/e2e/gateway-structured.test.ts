@@ -58,12 +58,12 @@ describe("response_format through the SDK", () => {
   });
 
   it("strict with a keyword the grammar cannot enforce: BadRequestError naming the keyword's path", async () => {
-    const schema = { ...PERSON, properties: { ...PERSON.properties, email: { type: "string", format: "email" } } };
+    const schema = { ...PERSON, properties: { ...PERSON.properties, site: { type: "string", format: "uri" } } };
     const err = await client.chat.completions
       .create({ model: "qwen3-4b", messages, response_format: { type: "json_schema", json_schema: { name: "p", schema, strict: true } } })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     const e = err as InstanceType<typeof OpenAI.BadRequestError>;
-    expect([e.status, e.code, e.param]).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.email.format"]);
+    expect([e.status, e.code, e.param]).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.site.format"]);
   });
 });

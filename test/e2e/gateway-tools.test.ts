@@ -211,7 +211,7 @@ describe("§2.1 tool fields that cannot be served: 400 naming the field", () => 
 
   it("a tool_choice naming no tool, a strict schema the grammar cannot enforce, a tool message answering no call", async () => {
     expect(await fault({ tools, tool_choice: { type: "function", function: { name: "launch" } } })).toEqual(["invalid_value", "tool_choice.function.name"]);
-    const strict = [{ type: "function", function: { name: "f", strict: true, parameters: { type: "object", properties: { e: { type: "string", format: "email" } } } } }];
+    const strict = [{ type: "function", function: { name: "f", strict: true, parameters: { type: "object", properties: { e: { type: "string", format: "uri" } } } } }];
     expect(await fault({ tools: strict })).toEqual(["invalid_value", "tools[0].function.parameters.properties.e.format"]);
     expect(await fault({ messages: [...ask, { role: "tool", tool_call_id: "call_x", content: "18C" }] })).toEqual(["invalid_value", "messages[1].tool_call_id"]);
   });

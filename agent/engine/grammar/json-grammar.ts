@@ -1,7 +1,8 @@
-// The GBNF text for a JSON schema: node-llama-cpp's generator run on the normalised schema, with its number rules
-// tightened, because they allow 16-digit exponents ("3e414150" parses to Infinity, and "5e-3" is no integer).
+// The GBNF text for a JSON schema: node-llama-cpp's generator run on the prepared schema, with its number rules
+// tightened, because they allow 16-digit exponents ("3e414150" parses to Infinity, and "5e-3" is no integer), and
+// svc's own rules (formats, numeric bounds) put where their placeholders stand.
 import type { Llama } from "node-llama-cpp";
-import { normalize } from "../../../src/schema/prepare.ts";
+import { prepareSchema, type PreparedSchema } from "../../../src/schema/prepare.ts";
 
 /** The JSON-schema grammar ends with these newlines (then any more): stop on them and trim them. */
 export const JSON_GRAMMAR_END = "\n\n\n\n";
@@ -28,6 +29,17 @@ export function tightenNumberRules(gbnf: string): string {
     .join("\n");
 }
 
+/** Each placeholder literal (`"\"name\""` in GBNF) replaced by the rule it stands for, and the rules appended. */
+export function withRules(gbnf: string, rules: PreparedSchema["rules"]): string {
+  let text = gbnf;
+  for (const { name } of rules) {
+    const placeholder = `"\\"${name}\\""`;
+    if (!text.includes(placeholder)) throw new Error(`node-llama-cpp's grammar lost the placeholder of rule ${name}`);
+    text = text.replaceAll(placeholder, name);
+  }
+  return [text, ...rules.map(({ name, gbnf: body }) => `${name} ::= ${body}`)].join("\n");
+}
+
 /** The root rule without the trailing-newline terminator, for embedding the value in a larger grammar. */
 export function withoutTerminator(gbnf: string): string {
   const lines = gbnf.split("\n");
@@ -42,7 +54,8 @@ export function withoutTerminator(gbnf: string): string {
  * `llama.createGrammar({ grammar })`. With `terminator`, the text ends like the library's own: `JSON_GRAMMAR_END`.
  */
 export async function jsonSchemaGbnf(llama: Llama, schema: unknown, { terminator = true } = {}): Promise<string> {
-  const grammar = await llama.createGrammarForJsonSchema(normalize(schema) as never);
-  const text = tightenNumberRules(grammar.grammar);
+  const prepared = prepareSchema(schema);
+  const grammar = await llama.createGrammarForJsonSchema(prepared.schema as never);
+  const text = withRules(tightenNumberRules(grammar.grammar), prepared.rules);
   return terminator ? text : withoutTerminator(text);
 }

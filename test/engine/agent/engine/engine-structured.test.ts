@@ -1,6 +1,7 @@
 // Structured output on real llama.cpp with the tiny qwen3 model: the response_format's grammar constrains the
 // random weights, so whatever they write parses as JSON and validates. Mechanics only, never what the text says.
 import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { Engine } from "../../../../agent/engine/engine.ts";
 import type { GenerateRequest, Turn } from "../../../../agent/engine/turn.ts";
 import { ModelStore } from "../../../../agent/models/store.ts";
@@ -34,6 +35,20 @@ const ask = (overrides: Partial<GenerateRequest> = {}) => askEngine({ max_tokens
 const generate = (turn: Turn) => collect(engine.generate(turn));
 
 describe("response_format on the engine", () => {
+  it("a zod schema as the SDKs send it (int, email, uuid, date-time, regex, optional, nullable, nested arrays, enums): 20 seeds, every answer parsed by zod", async () => {
+    const Line = z.object({ sku: z.enum(["book", "pen"]), qty: z.number().int().min(1).max(9), tags: z.array(z.enum(["gift", "rush"])).max(2) });
+    const Order = z.object({
+      id: z.number().int(), email: z.email(), ref: z.uuid(), placed: z.iso.datetime(), code: z.string().regex(/^[A-Z]{2}-\d{3}$/),
+      note: z.string().max(10).optional(), owner: z.string().max(10).nullable(), lines: z.array(Line).max(2), price: z.number().gt(0).max(500),
+    });
+    const schema = z.toJSONSchema(Order);
+    for (let seed = 1; seed <= 20; seed++) {
+      const { text, done } = await generate(ask({ seed, max_tokens: 1500, response_format: schemaFormat(schema) }));
+      expect(done.finish_reason, `seed ${seed}: ${text}`).toBe("stop");
+      expect(Order.safeParse(JSON.parse(text)).error, `seed ${seed}: ${text}`).toBeUndefined();
+    }
+  });
+
   it("json_schema: at temperature 1, several seeds each give JSON that validates; the grammar's newlines are trimmed", async () => {
     let stops = 0;
     for (const seed of [1, 2, 3, 4, 5]) {

@@ -1,5 +1,6 @@
 // OpenAI structured output at the gateway: `response_format` parsed into what is sealed, strict mode refusing a
 // keyword the grammar cannot enforce with the keyword's path, bad shapes and uncompilable schemas as 400s.
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { SCHEMA_PARAM, schemaParam } from "../../../../src/schema/schema-fault.ts";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
@@ -25,8 +26,9 @@ const CONTACT = {
   properties: {
     name: { type: "string", description: "full name", examples: ["Ada"], default: "" },
     email: { type: "string", format: "email" },
+    site: { type: "string", format: "uri" },
   },
-  required: ["name", "email"],
+  required: ["name", "email", "site"],
   additionalProperties: false,
 };
 
@@ -54,11 +56,18 @@ describe("response_format", () => {
   });
 
   it("strict: a keyword the grammar does not enforce is 400 invalid_value naming the keyword's path", () => {
-    expect(fault(jsonSchema(CONTACT, { strict: true }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.email.format"]);
-    const pattern = { type: "object", properties: { tags: { type: "array", items: { type: "string", pattern: "^[a-z]+$" } } } };
+    expect(fault(jsonSchema(CONTACT, { strict: true }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.site.format"]);
+    const pattern = { type: "object", properties: { tags: { type: "array", items: { type: "string", pattern: "\\bfoo" } } } };
     expect(fault(jsonSchema(pattern, { strict: true }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.properties.tags.items.pattern"]);
-    const bounds = { anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }] };
+    const bounds = { anyOf: [{ type: "number", minimum: 0.1, maximum: 0.2 }, { type: "null" }] };
     expect(fault(jsonSchema(bounds, { strict: true }))).toEqual([400, "invalid_value", "response_format.json_schema.schema.anyOf[0].minimum"]);
+  });
+
+  it("strict: numeric bounds and OpenAI's formats are enforced, so zod's .int(), .email(), .uuid() and .datetime() pass", () => {
+    const zod = z.toJSONSchema(z.object({ n: z.number().int(), age: z.number().int().min(0).max(150), e: z.email(), u: z.uuid(), at: z.iso.datetime(), x: z.number().gt(0) }));
+    expect(sampling(jsonSchema(zod, { strict: true })).response_format).toMatchObject({ json_schema: { strict: true, schema: zod } });
+    const { site: _, ...properties } = CONTACT.properties;
+    expect(sampling(jsonSchema({ ...CONTACT, properties, required: ["name", "email"] }, { strict: true })).response_format).toMatchObject({ type: "json_schema" });
   });
 
   it("without strict the same schemas pass (svc enforces what the grammar can; docs/api.md lists the rest)", () => {
@@ -67,8 +76,8 @@ describe("response_format", () => {
   });
 
   it("annotations ($schema, title, description, default, examples) are accepted in strict mode too", () => {
-    const { email: _, ...properties } = CONTACT.properties;
-    const zod = { ...CONTACT, properties, required: ["name"] };
+    const { name } = CONTACT.properties;
+    const zod = { ...CONTACT, properties: { name }, required: ["name"] };
     expect(sampling(jsonSchema(zod, { strict: true })).response_format).toMatchObject({ json_schema: { strict: true } });
   });
 

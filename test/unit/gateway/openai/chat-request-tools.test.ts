@@ -35,7 +35,7 @@ describe("§2.1 tools, tool_choice, parallel_tool_calls", () => {
     expect(fault({ tools: [{ type: "function", function: { name: "get weather" } }] })).toEqual([400, "invalid_value", "tools[0].function.name"]);
     expect(fault({ tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { $ref: "#/$defs/none" } } } } }] }))
       .toEqual([400, "invalid_value", "tools[0].function.parameters.properties.a.$ref"]);
-    const email = { type: "object", properties: { e: { type: "string", format: "email" } } };
+    const email = { type: "object", properties: { e: { type: "string", format: "uri" } } };
     expect(fault({ tools: [weather, { type: "function", function: { name: "f", strict: true, parameters: email } }] })).toEqual([400, "invalid_value", "tools[1].function.parameters.properties.e.format"]);
     expect(sealedControls({ ...base, tools: [{ type: "function", function: { name: "f", parameters: email } }] }).tools).toHaveLength(1);
     expect(fault({ tools: [weather, weather] })).toEqual([400, "invalid_value", "tools[1].function.name"]);

@@ -2,6 +2,7 @@
 // temperature 1, yields only well-formed calls to allowed tools whose arguments validate against their schemas.
 import { LlamaGrammarEvaluationState, TokenBias, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { validate } from "../../../../../src/schema/validate.ts";
 import {
   composeToolCallBodyGrammar,
@@ -133,6 +134,21 @@ describe("forced tool calls on the tiny model", () => {
       const { calls } = readCalls(await run(gbnf, seed));
       expect(calls.map((c) => c.name)).toEqual(["get_time"]);
       expectValidCalls(calls, tools);
+    }
+  });
+
+  it("tools whose parameters use bounds, formats and patterns (svc's own rules): each tool's rules keep to its prefix", async () => {
+    // both tools' rules are named svcgbnf0…, and the composed grammar renames them t0-…, t1-…
+    const ruled: GrammarTool[] = [
+      { name: "book", parameters: z.toJSONSchema(z.object({ n: z.number().int().min(1).max(12), email: z.email(), at: z.iso.datetime() })) },
+      { name: "tag", parameters: z.toJSONSchema(z.object({ code: z.string().regex(/^[A-Z]{2}-\d{2}$/), ref: z.uuid(), n: z.number().int() })) },
+    ];
+    const gbnf = composeToolCallGrammar(await toolArgsGbnf(tiny.llama, ruled));
+    expect(gbnf).toMatch(/^t0-svcgbnf0 ::= /m);
+    expect(gbnf).toMatch(/^t1-svcgbnf0 ::= /m);
+    for (const seed of SEEDS) {
+      const { calls } = readCalls(await run(gbnf, seed));
+      expectValidCalls(calls, ruled);
     }
   });
 
