@@ -12,6 +12,7 @@ import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http/
 import { OPS_PATHS, opsRoutes, type Ops, type OpsHandler } from "./http/ops.ts";
 import { Router } from "./http/router.ts";
 import { chatCompletions } from "./openai/completions.ts";
+import { createResponse } from "./openai/responses.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
 import { ServerTiming } from "./http/server-timing.ts";
@@ -30,6 +31,11 @@ const API = new Router<Handler>(
       name: "/v1/chat/completions",
       path: "/v1/chat/completions",
       methods: { POST: async (ctx) => chatCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
+    },
+    {
+      name: "/v1/responses",
+      path: "/v1/responses",
+      methods: { POST: async (ctx) => createResponse(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
     },
     { name: "/v1/models", path: "/v1/models", methods: { GET: listModels } },
     { name: "/v1/models/{id}", path: /^\/v1\/models\/([^/]+)$/, methods: { GET: retrieveModel } },

@@ -241,7 +241,7 @@ function codePoints(text: string): number {
 const isPartType = (path: readonly PropertyKey[]): boolean =>
   path.length === 5 && path[0] === "messages" && path[2] === "content" && path[4] === "type";
 
-function issueError(issue: Issue): ApiError {
+export function issueError(issue: Issue): ApiError {
   const param = fieldPath(issue.path) || null;
   const where = param ?? "body";
   if (issue.input === undefined && (issue.code === "invalid_type" || issue.code === "invalid_value")) {

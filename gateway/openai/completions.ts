@@ -37,7 +37,7 @@ export async function chatCompletions(ctx: RouteContext, body: unknown): Promise
 }
 
 /** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt and the answer it covers. */
-async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPiece: (piece: AnswerPiece) => unknown): Promise<{ receipt: Receipt; answer: AnswerRecord }> {
+export async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPiece: (piece: AnswerPiece) => unknown): Promise<{ receipt: Receipt; answer: AnswerRecord }> {
   for await (const event of events) {
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
