@@ -10,11 +10,9 @@ type ItemStatus = "completed" | "incomplete";
 
 const newItemId = (prefix: string) => `${prefix}_${randomBytes(16).toString("hex")}`;
 
-/** The content part an item holds, if it holds one (reasoning and message items do; calls carry `arguments`). */
+/** A copy of the content part an item holds, if it holds one (reasoning and message items do; calls carry `arguments`). */
 function partOf(item: OutputItem): Record<string, unknown> | undefined {
-  if (item.type === "reasoning") return { type: "reasoning_text", text: item.content[0].text };
-  if (item.type === "message") return item.content[0];
-  return undefined;
+  return item.type === "function_call" ? undefined : { ...item.content[0] };
 }
 
 /** The item as `response.output_item.added` shows it: in progress, with nothing in it yet. */
@@ -84,7 +82,7 @@ export class ResponseLayout {
     const output_index = this.items.length - 1;
     out.push(this.event("response.output_item.added", { output_index, item: begun(item) }));
     const part = partOf(item);
-    if (part !== undefined) out.push(this.event("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part }));
+    if (part !== undefined) out.push(this.event("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part: { ...part, text: "" } }));
   }
 
   private close(status: ItemStatus, out: ResponseEvent[]): void {

@@ -218,7 +218,8 @@ const RENAMES: [RegExp, string][] = [
   [/^messages$/, "input"],
 ];
 
-function renamed(err: ApiError, sources: readonly string[]): ApiError {
+/** A fault in chat's words (the parser's, or a provider's about the sealed request) in the Responses field names. */
+export function renamed(err: ApiError, sources: readonly string[] = []): ApiError {
   const old = err.param;
   if (old === null) return err;
   let param = RENAMES.reduce((p, [from, to]) => p.replace(from, to), old);

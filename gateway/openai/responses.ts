@@ -9,7 +9,7 @@ import { asApiError, sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";
 import { RECEIPT_NONCE_HEADER } from "./chat-request.ts";
 import { run } from "./completions.ts";
-import { parseResponsesRequest, type ResponsesEcho } from "./responses-request.ts";
+import { parseResponsesRequest, renamed, type ResponsesEcho } from "./responses-request.ts";
 import { itemsOfAnswer, ResponseLayout, type ResponseEvent } from "./responses-layout.ts";
 import { newResponseMeta, responseObject, type ResponseMeta } from "./responses-shapes.ts";
 import { verdictHeaders, verdictOf } from "./shapes.ts";
@@ -30,7 +30,9 @@ export async function createResponse(ctx: RouteContext, body: unknown): Promise<
 }
 
 async function whole(ctx: RouteContext, meta: ResponseMeta, echo: ResponsesEcho, session: () => AsyncIterable<SessionEvent>) {
-  const { receipt, answer } = await run(ctx, session(), () => undefined);
+  const { receipt, answer } = await run(ctx, session(), () => undefined).catch((err: unknown) => {
+    throw err instanceof ApiError ? renamed(err) : err;
+  });
   ctx.signal.throwIfAborted();
   const status = statusOf(receipt.finish_reason);
   const body = responseObject(meta, echo, { status, output: itemsOfAnswer(answer, status), receipt });
@@ -56,12 +58,13 @@ async function streamed(ctx: RouteContext, meta: ResponseMeta, echo: ResponsesEc
     sse.end();
   } catch (err) {
     if (ctx.signal.reason instanceof CallerGone) throw err;
-    const error = asApiError(err);
+    const error = err instanceof ApiError ? renamed(err) : asApiError(err);
     ctx.log.code = error.code;
     if (error.status >= 500) ctx.log.error = err instanceof ApiError ? error.message : String(err);
-    // the SPEC envelope's error, then the response failed with it: no receipt
+    // the SPEC envelope's error (its `type` is the event's, as OpenAI's error event has none), then the response failed with it: no receipt
     const envelope = error.toEnvelope().error;
-    await send([layout.event("error", { ...envelope }), layout.event("response.failed", { response: responseObject(meta, echo, { status: "failed", output: [], error: envelope }) })]);
+    const { type: _type, ...fields } = envelope;
+    await send([layout.event("error", fields), layout.event("response.failed", { response: responseObject(meta, echo, { status: "failed", output: [], error: envelope }) })]);
     sse.end();
   }
 }

@@ -83,3 +83,67 @@ describe("Responses: one body", () => {
     }
   });
 });
+
+/** Every event of a stream, checked for OpenAI's numbering from 0. */
+async function eventsOf(stream: AsyncIterable<ResponseStreamEvent>): Promise<ResponseStreamEvent[]> {
+  const events: ResponseStreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+  return events;
+}
+
+/** The items as the deltas built them, which must be the final response's items. */
+function itemsFromDeltas(events: ResponseStreamEvent[]): unknown[] {
+  const items: Record<string, unknown>[] = [];
+  for (const e of events) {
+    if (e.type === "response.output_item.added") {
+      expect(e.output_index).toBe(items.length);
+      const item = { ...(e.item as object) } as Record<string, unknown>;
+      if (item.type !== "function_call") item.content = [];
+      items.push(item);
+    } else if (e.type === "response.content_part.added") (items[e.output_index]!.content as unknown[]).push({ ...e.part });
+    else if (e.type === "response.output_text.delta") ((items[e.output_index]!.content as { text: string }[])[0]!.text += e.delta);
+    else if (e.type === "response.function_call_arguments.delta") (items[e.output_index]!.arguments += e.delta);
+    else if (e.type === "response.output_item.done") {
+      expect(e.item).toEqual({ ...items[e.output_index], status: (e.item as { status: string }).status });
+      items[e.output_index] = { ...(e.item as object) };
+    }
+  }
+  return items;
+}
+
+describe("Responses: streams", () => {
+  it("stream: created, in_progress, the items' events, then completed with the response and its receipt", async () => {
+    const events = await eventsOf(await client.responses.create({ model: "qwen3-4b", input: "Say hello.", max_output_tokens: 8, temperature: 0, stream: true }));
+    expect(events.slice(0, 4).map((e) => e.type)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+    const last = events.at(-1)!;
+    expect(["response.completed", "response.incomplete"]).toContain(last.type);
+    const response = (last as { response: OpenAIResponse }).response;
+    expect(itemsFromDeltas(events)).toEqual(response.output);
+    expect(events.filter((e) => e.type === "response.output_text.delta").length).toBeGreaterThan(0);
+    expect(receiptProblems(response)).toEqual([]);
+  });
+
+  it("a streamed forced call: function_call_arguments deltas add up to the call the receipt covers", async () => {
+    const events = await eventsOf(
+      await client.responses.create({
+        model: "qwen3-4b", input: "Weather in Paris?", tools, tool_choice: { type: "function", name: "get_weather" }, max_output_tokens: 200, temperature: 1, seed: 1, stream: true,
+      } as never as OpenAI.Responses.ResponseCreateParamsStreaming),
+    );
+    const response = (events.at(-1) as { response: OpenAIResponse }).response;
+    expect(events.at(-1)!.type).toBe("response.completed");
+    expect(itemsFromDeltas(events)).toEqual(response.output);
+    const done = events.find((e) => e.type === "response.function_call_arguments.done")!;
+    expect(done).toMatchObject({ name: "get_weather", output_index: response.output.findIndex((i) => i.type === "function_call") });
+    expect(receiptProblems(response)).toEqual([]);
+  });
+
+  it("a failure after the head: an error event in the SPEC envelope's words, then response.failed, and no receipt", async () => {
+    const events = await eventsOf(await client.responses.create({ model: "qwen3-4b", input: "x", max_output_tokens: 1_000_000, stream: true }));
+    expect(events.map((e) => e.type)).toEqual(["response.created", "response.in_progress", "error", "response.failed"]);
+    expect(events[2]).toMatchObject({ code: "context_length_exceeded", param: "max_output_tokens", svc_action: "fix_request" });
+    const failed = (events[3] as { response: OpenAIResponse }).response;
+    expect(failed).toMatchObject({ status: "failed", output: [], usage: null, error: { code: "context_length_exceeded", type: "invalid_request_error" } });
+    expect(failed).not.toHaveProperty("svc_receipt");
+  });
+});
