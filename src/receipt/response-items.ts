@@ -69,8 +69,8 @@ export interface ItemsAnswer {
 
 /**
  * Reads the answer out of the items, or says why they are not a layout the gateway makes: every text in
- * order joined, the calls in order, and the rule that makes the layout one per answer (runs of one kind are one
- * item; an empty message, last, only for an answer with no other text and no call; every item completed but an incomplete last).
+ * order joined, the calls in order, and the rule that makes the layout one per answer (reasoning only first, a run of
+ * text one item; an empty message, last, only for an answer with no other text and no call; every item completed but an incomplete last).
  */
 export function answerOfItems(items: readonly OutputItem[], status: "completed" | "incomplete"): ItemsAnswer | { problem: string } {
   let content = "";
@@ -79,7 +79,8 @@ export function answerOfItems(items: readonly OutputItem[], status: "completed" 
   for (const [i, item] of items.entries()) {
     const last = i === items.length - 1;
     if (item.status !== (last ? status : "completed")) return { problem: `output[${i}].status is ${item.status}, expected ${last ? status : "completed"}` };
-    if (item.type !== "function_call" && items[i - 1]?.type === item.type) return { problem: `output[${i}] is a second ${item.type} item in a row` };
+    if (item.type === "reasoning" && i > 0) return { problem: `output[${i}] is a reasoning item after the first item (the think block opens an answer)` };
+    if (item.type === "message" && items[i - 1]?.type === "message") return { problem: `output[${i}] is a second message item in a row` };
     if (item.type === "reasoning") reasoning = (reasoning ?? "") + item.content[0].text;
     else if (item.type === "function_call") toolCalls.push({ id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } });
     else {

@@ -1,11 +1,14 @@
 // POST /v1/responses end to end (docs/api.md "Responses"): the openai SDK's `responses.create` against a real
 // gateway and agent on the tiny random-weight model. Grammars force the calls and the JSON, so the shapes and the
 // receipts are checked, never the text.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import type { Response as OpenAIResponse, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyReceipt, type Receipt } from "../../src/receipt/receipt.ts";
-import { answerOfItems, type OutputItem } from "../../src/receipt/response-items.ts";
+import { runCli } from "../../harness/cli.ts";
+import { verifySavedResponse } from "../../src/receipt/saved-response.ts";
 import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 let gw: GatewayProcess;
@@ -19,18 +22,8 @@ afterAll(() => gw.stop());
 const WEATHER = { type: "object", properties: { city: { type: "string", maxLength: 12 } }, required: ["city"], additionalProperties: false };
 const tools = [{ type: "function" as const, name: "get_weather", description: "Weather for a city", parameters: WEATHER, strict: true }];
 
-/** The receipt checks against what the items say was answered: content, calls, reasoning, usage and finish reason. */
-function receiptProblems(response: OpenAIResponse): string[] {
-  const answer = answerOfItems(response.output as OutputItem[], response.status as "completed" | "incomplete");
-  if ("problem" in answer) return [answer.problem];
-  const receipt = (response as unknown as { svc_receipt: Receipt }).svc_receipt;
-  const usage = response.usage!;
-  expect(usage.total_tokens).toBe(receipt.usage.total_tokens);
-  return verifyReceipt(receipt, {
-    providerId: gw.providerId, content: answer.content, toolCalls: answer.toolCalls, reasoning: answer.reasoning, finishReason: answer.finishReason, version: 2,
-    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens, completion_tokens_details: { reasoning_tokens: usage.output_tokens_details.reasoning_tokens } },
-  }).problems;
-}
+/** What `svc-agent verify` finds wrong with an answer the SDK returned, saved as the SDK hands it over. */
+const receiptProblems = (response: OpenAIResponse): string[] => verifySavedResponse(JSON.stringify(response), { providerId: gw.providerId }).problems;
 
 describe("Responses: one body", () => {
   it("input as a string: a response object with one message item, usage and a v2 receipt covering the items", async () => {
@@ -92,25 +85,8 @@ async function eventsOf(stream: AsyncIterable<ResponseStreamEvent>): Promise<Res
   return events;
 }
 
-/** The items as the deltas built them, which must be the final response's items. */
-function itemsFromDeltas(events: ResponseStreamEvent[]): unknown[] {
-  const items: Record<string, unknown>[] = [];
-  for (const e of events) {
-    if (e.type === "response.output_item.added") {
-      expect(e.output_index).toBe(items.length);
-      const item = { ...(e.item as object) } as Record<string, unknown>;
-      if (item.type !== "function_call") item.content = [];
-      items.push(item);
-    } else if (e.type === "response.content_part.added") (items[e.output_index]!.content as unknown[]).push({ ...e.part });
-    else if (e.type === "response.output_text.delta") ((items[e.output_index]!.content as { text: string }[])[0]!.text += e.delta);
-    else if (e.type === "response.function_call_arguments.delta") (items[e.output_index]!.arguments += e.delta);
-    else if (e.type === "response.output_item.done") {
-      expect(e.item).toEqual({ ...items[e.output_index], status: (e.item as { status: string }).status });
-      items[e.output_index] = { ...(e.item as object) };
-    }
-  }
-  return items;
-}
+/** The events as a transcript, each on its `event:` line, as the gateway wrote them. */
+const transcript = (events: ResponseStreamEvent[]) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
 
 describe("Responses: streams", () => {
   it("stream: created, in_progress, the items' events, then completed with the response and its receipt", async () => {
@@ -118,10 +94,9 @@ describe("Responses: streams", () => {
     expect(events.slice(0, 4).map((e) => e.type)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
     const last = events.at(-1)!;
     expect(["response.completed", "response.incomplete"]).toContain(last.type);
-    const response = (last as { response: OpenAIResponse }).response;
-    expect(itemsFromDeltas(events)).toEqual(response.output);
     expect(events.filter((e) => e.type === "response.output_text.delta").length).toBeGreaterThan(0);
-    expect(receiptProblems(response)).toEqual([]);
+    // the deltas build exactly the final response's items, whose answer the receipt covers
+    expect(verifySavedResponse(transcript(events), { providerId: gw.providerId })).toMatchObject({ status: "valid", saved: { kind: "responses-stream" } });
   });
 
   it("a streamed forced call: function_call_arguments deltas add up to the call the receipt covers", async () => {
@@ -132,10 +107,9 @@ describe("Responses: streams", () => {
     );
     const response = (events.at(-1) as { response: OpenAIResponse }).response;
     expect(events.at(-1)!.type).toBe("response.completed");
-    expect(itemsFromDeltas(events)).toEqual(response.output);
+    expect(verifySavedResponse(transcript(events), { providerId: gw.providerId }).problems).toEqual([]);
     const done = events.find((e) => e.type === "response.function_call_arguments.done")!;
     expect(done).toMatchObject({ name: "get_weather", output_index: response.output.findIndex((i) => i.type === "function_call") });
-    expect(receiptProblems(response)).toEqual([]);
   });
 
   it("a failure after the head: an error event in the SPEC envelope's words, then response.failed, and no receipt", async () => {
@@ -145,5 +119,33 @@ describe("Responses: streams", () => {
     const failed = (events[3] as { response: OpenAIResponse }).response;
     expect(failed).toMatchObject({ status: "failed", output: [], usage: null, error: { code: "context_length_exceeded", type: "invalid_request_error" } });
     expect(failed).not.toHaveProperty("svc_receipt");
+  });
+});
+
+describe("Responses: svc-agent verify re-checks a saved answer", () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-responses-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const save = async (name: string, body: Record<string, unknown>) => {
+    const res = await post(gw, "/v1/responses", { model: "qwen3-4b", input: "Weather in Paris?", tools, tool_choice: "required", max_output_tokens: 200, temperature: 1, seed: 1, ...body });
+    expect(res.status).toBe(200);
+    const path = join(dir, name);
+    writeFileSync(path, await res.text());
+    return path;
+  };
+
+  it("a saved body and a saved stream are VALID against the gateway's provider listing", async () => {
+    for (const [path, kind] of [[await save("body.json", {}), "a Responses API response"], [await save("stream.sse", { stream: true }), "a Responses API event stream"]] as const) {
+      const result = await runCli("svc-agent", ["verify", path, "--providers", gw.url, "--api-key", gw.key]);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toContain(kind);
+      expect(result.stdout.trimEnd().split("\n").at(-1)).toMatch(/^VALID/);
+    }
+    // the call's arguments changed after the fact
+    const body = JSON.parse(readFileSync(join(dir, "body.json"), "utf8")) as { output: { type: string; arguments?: string }[] };
+    body.output.find((item) => item.type === "function_call")!.arguments = '{"city":"Lyon"}';
+    writeFileSync(join(dir, "edited.json"), JSON.stringify(body));
+    const edited = await runCli("svc-agent", ["verify", join(dir, "edited.json"), "--providers", gw.url, "--api-key", gw.key]);
+    expect(edited.code).toBe(1);
+    expect(edited.stdout).toContain("tool_calls_sha256");
   });
 });
