@@ -8,7 +8,7 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";
 import { RECEIPT_NONCE_HEADER } from "./chat-request.ts";
-import { run } from "./completions.ts";
+import { run, sessionOf } from "./completions.ts";
 import { parseResponsesRequest, renamed, type ResponsesEcho } from "./responses-request.ts";
 import { itemsOfAnswer, ResponseLayout, type ResponseEvent } from "./responses-layout.ts";
 import { newResponseMeta, responseObject, type ResponseMeta } from "./responses-shapes.ts";
@@ -16,15 +16,10 @@ import { verdictHeaders, verdictOf } from "./shapes.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function createResponse(ctx: RouteContext, body: unknown): Promise<void> {
-  const { catalog, directory, floor } = ctx.gateway;
   const nonce = randomBytes(16).toString("hex");
-  const { chat: request, echo } = parseResponsesRequest(body, { catalog, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] });
-  ctx.log.model = request.entry.alias;
-  ctx.log.stream = request.stream;
+  const { chat: request, echo } = parseResponsesRequest(body, { catalog: ctx.gateway.catalog, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] });
   const meta = newResponseMeta(request.echo);
-  const { entry, pin } = request;
-  const session = (): AsyncIterable<SessionEvent> =>
-    directory.open({ body: request.body, entry, pin, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
+  const session = sessionOf(ctx, request);
   if (request.stream) await streamed(ctx, meta, echo, session);
   else await whole(ctx, meta, echo, session);
 }

@@ -1,12 +1,19 @@
-// POST /v1/responses end to end (docs/api.md "Responses"): the openai SDK's `responses.create` against a real
-// gateway and agent on the tiny random-weight model. Grammars force the calls and the JSON, so the shapes and the
+// POST /v1/responses end to end (docs/api.md "Responses"): the openai SDK's `responses.create`, the Vercel AI SDK's
+// default @ai-sdk/openai provider and LangChain's ChatOpenAI({useResponsesApi: true}) against a real gateway and
+// agent on the tiny random-weight model. Grammars force the calls and the JSON, so the shapes and the
 // receipts are checked, never the text.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createOpenAI } from "@ai-sdk/openai";
+import { HumanMessage } from "@langchain/core/messages";
+import { tool as langchainTool } from "@langchain/core/tools";
+import { ChatOpenAI } from "@langchain/openai";
+import { generateText, streamText, tool } from "ai";
 import OpenAI from "openai";
 import type { Response as OpenAIResponse, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { runCli } from "../../harness/cli.ts";
 import { verifySavedResponse } from "../../src/receipt/saved-response.ts";
 import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
@@ -147,5 +154,61 @@ describe("Responses: svc-agent verify re-checks a saved answer", () => {
     const edited = await runCli("svc-agent", ["verify", join(dir, "edited.json"), "--providers", gw.url, "--api-key", gw.key]);
     expect(edited.code).toBe(1);
     expect(edited.stdout).toContain("tool_calls_sha256");
+  });
+});
+
+// strings kept short, so that a random model's call fits in the output budget
+const City = z.object({ city: z.string().max(12).describe("the city") });
+
+describe("Responses: the Vercel AI SDK's default @ai-sdk/openai provider", () => {
+  const openai = () => createOpenAI({ baseURL: gw.baseURL, apiKey: gw.key });
+
+  it('generateText with tools and toolChoice "required": a call whose input the SDK parsed against the zod schema', async () => {
+    const result = await generateText({
+      model: openai()("qwen3-4b"), prompt: "What is the weather in Paris?", tools: { get_weather: tool({ description: "Weather for a city", inputSchema: City }) },
+      toolChoice: "required", maxOutputTokens: 200, temperature: 1, maxRetries: 0, providerOptions: { openai: { parallelToolCalls: false } },
+    });
+    expect(result.finishReason).toBe("tool-calls");
+    expect(result.toolCalls.map((call) => call.toolName)).toEqual(["get_weather"]);
+    expect(City.parse(result.toolCalls[0]!.input)).toEqual(result.toolCalls[0]!.input);
+  });
+
+  it("generateText runs the tool and sends its result back without stored state: the second step answers in text", async () => {
+    const result = await generateText({
+      model: openai()("qwen3-4b"), prompt: "What is the weather in Paris?", tools: { get_weather: tool({ inputSchema: City, execute: async () => "18C" }) },
+      prepareStep: ({ stepNumber }) => (stepNumber === 0 ? { toolChoice: "required" } : { toolChoice: "none" }),
+      stopWhen: ({ steps }) => steps.length >= 2,
+      // the provider sends earlier items by reference unless told svc stores nothing
+      providerOptions: { openai: { store: false, parallelToolCalls: false } },
+      maxOutputTokens: 200, temperature: 1, maxRetries: 0,
+    });
+    expect(result.steps.map((step) => step.finishReason)).toEqual(["tool-calls", expect.stringMatching(/^(stop|length)$/)]);
+    expect(result.steps[0]!.toolResults.map((r) => r.output)).toEqual(["18C"]);
+  });
+
+  it("streamText with tools: the streamed call arrives whole and parses", async () => {
+    const result = streamText({
+      model: openai()("qwen3-4b"), prompt: "What is the weather in Paris?", tools: { get_weather: tool({ inputSchema: City }) },
+      toolChoice: { type: "tool", toolName: "get_weather" }, maxOutputTokens: 200, temperature: 1, maxRetries: 0,
+      onError: ({ error }) => { throw error; },
+    });
+    const calls = await result.toolCalls;
+    expect(await result.finishReason).toBe("tool-calls");
+    expect(calls.map((call) => call.toolName)).toEqual(["get_weather"]);
+    expect(City.parse(calls[0]!.input)).toEqual(calls[0]!.input);
+  });
+});
+
+describe("Responses: LangChain ChatOpenAI({useResponsesApi: true})", () => {
+  it("bindTools with a forced tool: an AIMessage with a parsed tool call, then the tool's answer sent back", async () => {
+    const model = new ChatOpenAI({ model: "qwen3-4b", apiKey: gw.key, configuration: { baseURL: gw.baseURL }, useResponsesApi: true, maxRetries: 0, maxTokens: 200, temperature: 1 });
+    const getWeather = langchainTool(async () => "18C", { name: "get_weather", description: "Weather for a city", schema: City });
+    const ask = new HumanMessage("What is the weather in Paris?");
+    const message = await model.bindTools([getWeather], { tool_choice: "get_weather", parallel_tool_calls: false }).invoke([ask]);
+    expect(message.tool_calls?.map((call) => call.name)).toEqual(["get_weather"]);
+    expect(City.parse(message.tool_calls![0]!.args)).toEqual(message.tool_calls![0]!.args);
+    const answer = await model.bindTools([getWeather], { tool_choice: "none" }).invoke([ask, message, await getWeather.invoke(message.tool_calls![0]!)]);
+    expect(answer.tool_calls ?? []).toEqual([]);
+    expect(typeof answer.text).toBe("string");
   });
 });
