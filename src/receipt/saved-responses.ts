@@ -105,20 +105,62 @@ export function fromResponsesStream(text: string): SavedResponse {
   if (final === undefined) return { kind: "responses-stream", receipt: undefined, problems: ["the stream ends without response.completed or response.incomplete"] };
   const saved = fromResponsesBody(final, "responses-stream");
   if (canonicalJson(final.output) !== canonicalJson(rebuild.items)) saved.problems.push("the final response's output is not the items the deltas built");
+  if (rebuild.opening.some((begun) => canonicalJson(begun) !== canonicalJson(asBegun(final)))) saved.problems.push("response.created or response.in_progress is not the final response before its answer");
   return saved;
 }
 
 const OPENING = ["response.created", "response.in_progress"];
 
+const WHERE = ["item_id", "output_index", "content_index"];
+/** Each event's fields besides `type` and `sequence_number`: the events are closed like the rest. */
+const EVENT_FIELDS: Record<string, readonly string[]> = {
+  "response.created": ["response"],
+  "response.in_progress": ["response"],
+  "response.completed": ["response"],
+  "response.incomplete": ["response"],
+  "response.output_item.added": ["output_index", "item"],
+  "response.output_item.done": ["output_index", "item"],
+  "response.content_part.added": [...WHERE, "part"],
+  "response.content_part.done": [...WHERE, "part"],
+  "response.output_text.delta": [...WHERE, "delta", "logprobs"],
+  "response.output_text.done": [...WHERE, "text", "logprobs"],
+  "response.reasoning_text.delta": [...WHERE, "delta"],
+  "response.reasoning_text.done": [...WHERE, "text"],
+  "response.function_call_arguments.delta": ["item_id", "output_index", "delta"],
+  "response.function_call_arguments.done": ["item_id", "output_index", "name", "arguments"],
+};
+
+function shapeProblem(event: Json): string | undefined {
+  const type = String(event.type);
+  const fields = EVENT_FIELDS[type];
+  if (fields === undefined) return `${type} is not an event the gateway sends`;
+  const keys = Object.keys(event).filter((k) => k !== "type" && k !== "sequence_number");
+  if (canonicalJson([...keys].sort()) !== canonicalJson([...fields].sort())) return `${type} has the fields ${keys.join(", ")}, not ${fields.join(", ")}`;
+  if ("content_index" in event && event.content_index !== 0) return "content_index is not 0";
+  if ("logprobs" in event && canonicalJson(event.logprobs) !== "[]") return "logprobs is not []";
+  return undefined;
+}
+
+/** What the opening events say of the response: the final one's, before it had an answer. */
+function asBegun(final: Json): Json {
+  const { svc_receipt: _receipt, output_text: _text, ...rest } = final;
+  return { ...rest, status: "in_progress", incomplete_details: null, output: [], usage: null };
+}
+
 /** The items as the events build them, one event at a time; returns what is wrong with an event, if anything. */
 class ItemsRebuild {
   readonly items: Json[] = [];
+  /** The responses of response.created and response.in_progress. */
+  readonly opening: unknown[] = [];
 
   add(event: Json, i: number): string | undefined {
     const type = String(event.type);
+    const shape = shapeProblem(event);
+    if (shape !== undefined) return shape;
     if (i < OPENING.length) {
       if (type !== OPENING[i]) return `expected ${OPENING[i]}`;
-      return isObject(event.response) && event.response.status === "in_progress" && canonicalJson(event.response.output) === "[]" ? undefined : "the response is not in progress and empty";
+      this.opening.push(event.response);
+      return undefined;
     }
     if (type === "response.completed" || type === "response.incomplete") return isObject(event.response) ? undefined : "no response";
     const index = event.output_index;

@@ -141,6 +141,7 @@ const fixtures: Fixture[] = [
   bodyFixture("tool calls, saved from the SDK's parse()", sdkTools),
   bodyFixture("a receipt alone", text.receipt),
   bodyFixture("reasoning and tool calls, a Responses body", responses.body),
+  { name: "reasoning and tool calls, a Responses stream", root: responses.events, text: (r) => responses.sse(r as unknown[]), fieldPath: (p) => p.slice(1) },
 ];
 
 /** Each change with the field it touches, how that field is listed, and the verdict. */
