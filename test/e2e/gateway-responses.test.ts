@@ -21,7 +21,13 @@ import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts"
 let gw: GatewayProcess;
 let client: OpenAI;
 beforeAll(async () => {
-  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }] });
+  gw = await startGateway({
+    aliases: [
+      { alias: "qwen3-4b", seed: 1 },
+      // writes `<think>` and `</think>` often, so a think block can be found
+      { alias: "thinker", seed: 6, thinkTags: true },
+    ],
+  });
   client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
 });
 afterAll(() => gw.stop());
@@ -126,6 +132,41 @@ describe("Responses: streams", () => {
     const failed = (events[3] as { response: OpenAIResponse }).response;
     expect(failed).toMatchObject({ status: "failed", output: [], usage: null, error: { code: "context_length_exceeded", type: "invalid_request_error" } });
     expect(failed).not.toHaveProperty("svc_receipt");
+  });
+});
+
+describe("Responses: reasoning", () => {
+  // pushes the tiny model toward the tags (as in gateway-tools.test.ts), so that a seed opens and closes a think block
+  const nudge = { logit_bias: { "259": 20, "260": 8 }, repetition_penalty: 2, frequency_penalty: 2 };
+  const ask = { model: "thinker", input: "Hi.", max_output_tokens: 40, temperature: 1, ...nudge };
+  const create = (body: object) => client.responses.create({ ...ask, ...body } as never as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+
+  it("a think block comes back as the first item, a reasoning item, covered by the receipt; streamed, as reasoning_text deltas", async () => {
+    let found: OpenAIResponse | undefined;
+    let seed = 1;
+    for (; seed <= 60 && found === undefined; seed++) {
+      const response = await create({ seed });
+      if (response.output[0]?.type === "reasoning" && response.output.length > 1) found = response;
+    }
+    expect(found, "no seed in 1..60 opens and closes a think block").toBeDefined();
+    const [reasoning] = found!.output;
+    expect(reasoning).toMatchObject({ type: "reasoning", id: expect.stringMatching(/^rs_/), status: "completed", summary: [], content: [{ type: "reasoning_text", text: expect.any(String) }] });
+    expect(found!.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+    expect(receiptProblems(found!)).toEqual([]);
+
+    const events = await eventsOf(await client.responses.create({ ...ask, seed: seed - 1, stream: true } as never as OpenAI.Responses.ResponseCreateParamsStreaming));
+    expect(events.some((e) => (e.type as string) === "response.reasoning_text.delta")).toBe(true);
+    const streamed = (events.at(-1) as { response: OpenAIResponse }).response;
+    const withoutIds = (items: OpenAIResponse["output"]) => items.map(({ id: _id, ...item }) => item);
+    expect(withoutIds(streamed.output)).toEqual(withoutIds(found!.output));
+    expect(verifySavedResponse(transcript(events), { providerId: gw.providerId }).problems).toEqual([]);
+  });
+
+  it('reasoning.effort "none" renders the no-think prompt: six more prompt tokens, and the effort echoed', async () => {
+    const plain = await create({ seed: 1, max_output_tokens: 4 });
+    const off = await create({ seed: 1, max_output_tokens: 4, reasoning: { effort: "none" } });
+    expect(off.usage!.input_tokens).toBe(plain.usage!.input_tokens + 6);
+    expect(off.reasoning).toEqual({ effort: "none", summary: null });
   });
 });
 
