@@ -177,11 +177,12 @@ function textOf(content: z.infer<typeof Content>, types: readonly string[], at: 
   if (typeof content === "string") return content;
   return content
     .map((part, j) => {
-      if (!types.includes(part.type) || part.text === undefined) {
+      if (!types.includes(part.type)) {
         throw new ApiError("unsupported_content_part", `${at}[${j}].type: content parts of type ${JSON.stringify(part.type)} are not supported here; send ${types.map((t) => `"${t}"`).join(" or ")} parts.`, {
           param: `${at}[${j}].type`,
         });
       }
+      if (part.text === undefined) throw new ApiError("missing_field", `${at}[${j}].text is required.`, { param: `${at}[${j}].text` });
       return part.text;
     })
     .join("\n");

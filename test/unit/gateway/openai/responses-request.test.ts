@@ -104,6 +104,8 @@ describe("Responses: refusals", () => {
   it("input parts and item types svc cannot read are 400s naming them", () => {
     expect(fault({ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }).slice(1, 3)).toEqual(["unsupported_content_part", "input[0].content[0].type"]);
     expect(fault({ input: [{ type: "web_search_call", id: "ws_1" }] }).slice(1, 3)).toEqual(["unsupported_parameter", "input[0].type"]);
+    expect(fault({ input: [{ role: "user", content: [{ type: "input_text" }] }] }).slice(1, 3)).toEqual(["missing_field", "input[0].content[0].text"]);
+    expect(fault({ input: [{ role: "assistant", content: [{ type: "input_text", text: "x" }] }] }).slice(1, 3)).toEqual(["unsupported_content_part", "input[0].content[0].type"]);
   });
 
   it("faults the chat parser finds are named by the Responses field", () => {
