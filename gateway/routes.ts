@@ -14,6 +14,7 @@ import { Router } from "./http/router.ts";
 import { chatCompletions } from "./openai/completions.ts";
 import { embeddings } from "./openai/embeddings.ts";
 import { legacyCompletions } from "./openai/legacy-completions.ts";
+import { createResponse } from "./openai/responses.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
 import { ServerTiming } from "./http/server-timing.ts";
@@ -42,6 +43,11 @@ const API = new Router<Handler>(
       name: "/v1/embeddings",
       path: "/v1/embeddings",
       methods: { POST: async (ctx) => embeddings(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
+    },
+    {
+      name: "/v1/responses",
+      path: "/v1/responses",
+      methods: { POST: async (ctx) => createResponse(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
     },
     { name: "/v1/models", path: "/v1/models", methods: { GET: listModels } },
     { name: "/v1/models/{id}", path: /^\/v1\/models\/([^/]+)$/, methods: { GET: retrieveModel } },

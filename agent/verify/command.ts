@@ -29,6 +29,8 @@ const KINDS: Record<SavedKind, string> = {
   response: "a chat completion response",
   receipt: "a receipt alone",
   stream: "an SSE transcript",
+  responses: "a Responses API response",
+  "responses-stream": "a Responses API event stream",
 };
 
 const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional() }));

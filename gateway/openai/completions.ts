@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
-import { parseChatRequest, RECEIPT_NONCE_HEADER } from "./chat-request.ts";
+import { parseChatRequest, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
 import type { SessionEvent } from "../directory/directory.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import {
@@ -22,22 +22,27 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const { catalog, reasoningFormat, directory, floor, scopeOf } = ctx.gateway;
+  const { catalog, reasoningFormat, scopeOf } = ctx.gateway;
   const nonce = randomBytes(16).toString("hex");
   const cacheScope = (promptCacheKey: string | undefined) => scopeOf(ctx.principal.keyId, promptCacheKey);
   const request = parseChatRequest(body, { catalog, reasoningFormat, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope });
-  ctx.log.model = request.entry.alias;
-  ctx.log.stream = request.stream;
   const meta = newCompletionMeta(request.echo);
-  // the directory carries the parsed body whole, beside what it needs to route the session and check its receipt
-  const { entry, pin } = request;
-  // the conversation's way back to a provider that may hold its prompt cache: per key and alias for now, the
-  // prompt-cache scope (issue 30) once the gateway derives one
-  const affinity = `${entry.alias}\n${ctx.principal.keyId}`;
-  const session = (): AsyncIterable<SessionEvent> =>
-    directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
+  const session = sessionOf(ctx, request);
   if (request.stream) await streamed(ctx, meta, session);
   else await whole(ctx, meta, session);
+}
+
+/** The session a parsed request opens, noted in the request's log line: the directory carries the parsed body
+ * whole, beside what it needs to route the session and check its receipt. */
+export function sessionOf(ctx: RouteContext, request: ChatRequest): () => AsyncIterable<SessionEvent> {
+  const { directory, floor } = ctx.gateway;
+  ctx.log.model = request.entry.alias;
+  ctx.log.stream = request.stream;
+  const { entry, pin, cacheScope } = request;
+  // the conversation's way back to the provider that may hold its prompt cache (DESIGN §9); none when the caller
+  // asked that nothing be kept
+  const affinity = cacheScope === undefined ? undefined : `${entry.alias}\n${cacheScope}`;
+  return () => directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
 }
 
 /** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt and the answer it covers. */

@@ -35,9 +35,9 @@ export class SseWriter {
     return !this.res.destroyed && !this.res.writableEnded;
   }
 
-  /** Sends one event; resolves once the socket can take more, so a slow reader slows the stream down. */
-  async send(value: unknown): Promise<void> {
-    if (this.write(sseData(value))) return;
+  /** Sends one event (named, as the Responses API names its events); resolves once the socket can take more, so a slow reader slows the stream down. */
+  async send(value: unknown, event?: string): Promise<void> {
+    if (this.write(`${event === undefined ? "" : `event: ${event}\n`}${sseData(value)}`)) return;
     if (this.open) await Promise.race([once(this.res, "drain"), once(this.res, "close")]);
   }
 
@@ -59,7 +59,8 @@ export class SseWriter {
     return this.res.write(text);
   }
 
-  private end(): void {
+  /** Ends a stream with no closing line (the Responses API's last event says it is over). */
+  end(): void {
     clearInterval(this.keepalive);
     if (this.open) this.res.end();
   }

@@ -93,3 +93,31 @@ function refuseIn(object: Record<string, unknown>, table: ReadonlyMap<string, Re
     throw new ApiError("unsupported_parameter", `${path}${field}: ${refusal.why}.`, { param: `${path}${field}` });
   }
 }
+
+/** POST /v1/responses: what needs a conversation kept at the gateway, which sealing rules out. */
+export const NO_STATE =
+  "svc keeps no conversation state: the answer is sealed between you and the provider, and the gateway holds no plaintext once it has answered; send the whole conversation in input";
+
+/** The Responses fields svc does not honour; the chat-shaped ones (temperature, tools…) are read in responses-request.ts. */
+const RESPONSES_REFUSED = new Map<string, Refusal>(
+  Object.entries({
+    previous_response_id: { why: NO_STATE },
+    conversation: { why: NO_STATE },
+    store: unless(false, `${NO_STATE}, with store: false or no store`),
+    background: unless(false, "background responses need a stored response to poll; remove it"),
+    prompt: { why: "stored prompt templates are not served; send instructions and input instead" },
+    include: { harmless: isEmptyList, why: "nothing beyond the output items is returned (encrypted reasoning would need state svc does not keep); remove it" },
+    max_tool_calls: later,
+    top_logprobs: unless(0, LATER),
+    truncation: unless("disabled", 'svc never drops input to make it fit; send "disabled" or leave it out'),
+    service_tier: { harmless: (value) => value === "auto" || value === "default", why: 'one service tier is served; send "auto" or leave it out' },
+  } satisfies Record<string, Refusal>),
+);
+
+/** The refused Responses field names (tests go through each). */
+export const RESPONSES_REFUSED_FIELDS: readonly string[] = [...RESPONSES_REFUSED.keys()];
+
+/** Throws `unsupported_parameter` for the first Responses field, in body order, set to a value svc cannot honour. */
+export function refuseUnsupportedResponses(body: Record<string, unknown>): void {
+  refuseIn(body, RESPONSES_REFUSED, "");
+}

@@ -47,5 +47,17 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
     rule: "optional",
     check: "absent, `null`, or the JSON value of that call's `arguments`",
   },
+  {
+    fields: ["id", "created_at", "output[].id", "instructions", "max_output_tokens", "parallel_tool_calls", "reasoning", "temperature", "text", "tool_choice", "tools", "top_p", "metadata", "user"],
+    where: "a Responses response",
+    rule: "free",
+    check: "nothing but the type: the response's and items' ids, and the request's fields echoed",
+  },
+  {
+    fields: ["output_text"],
+    where: "a Responses response saved from the openai SDK",
+    rule: "optional",
+    check: "absent, or every `output_text` of the message items joined",
+  },
 ];
 

@@ -1,19 +1,20 @@
 // Reads what a caller saved from the gateway — a non-stream response body, a receipt alone, or an SSE
 // transcript — and checks its receipt offline against the content in the same file (`svc-agent verify`, the
 // page /verify). Portable: part of the verifier in src/receipt/index.ts, so no node: modules here.
-import { verifyReceipt } from "./receipt.ts";
+import { RECEIPT_VERSION_CACHE, verifyReceipt } from "./receipt.ts";
 import { describeError, isJsonOf, isObject, parseJson } from "./saved-json.ts";
 import { BodySchema, readShape, type Body } from "./saved-shapes.ts";
 import { fromStream } from "./saved-stream.ts";
+import { fromResponsesBody, fromResponsesStream, isResponsesBody, isResponsesStream } from "./saved-responses.ts";
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./types.ts";
 
 export type { SavedKind, SavedResponse } from "./types.ts";
 
-/** Throws an Error saying what the file is not when it is none of the three. */
+/** Throws an Error saying what the file is not when it is none of these (a chat or Responses body or stream, a receipt). */
 export function readSavedResponse(text: string): SavedResponse {
   const body = withoutHttpHead(text).trim();
   if (body.startsWith("{")) return fromJson(parseJson(body, "the file is neither valid JSON nor an SSE transcript"));
-  if (/^(data|event|id|retry):|^:/m.test(body)) return fromStream(body);
+  if (/^(data|event|id|retry):|^:/m.test(body)) return isResponsesStream(body) ? fromResponsesStream(body) : fromStream(body);
   throw new Error("the file is not a response body, a receipt or an SSE transcript");
 }
 
@@ -33,6 +34,9 @@ export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectatio
     ...(saved.reasoning === undefined ? {} : { reasoning: saved.reasoning }),
     ...(saved.usage === undefined ? {} : { usage: saved.usage }),
     ...(saved.finishReason === undefined ? {} : { finishReason: saved.finishReason }),
+    // a Responses answer is always sealed with reasoning apart and reports cached input tokens, so only the version
+    // covering calls, reasoning and the cache vouches for its items and usage
+    ...(saved.kind === "responses" || saved.kind === "responses-stream" ? { version: RECEIPT_VERSION_CACHE } : {}),
   };
   const verdict = verifyReceipt(saved.receipt, { ...expect, ...fromFile });
   const problems = [...saved.problems, ...verdict.problems];
@@ -50,10 +54,11 @@ function withoutHttpHead(text: string): string {
 
 function fromJson(json: unknown): SavedResponse {
   if (!isObject(json)) throw new Error("the JSON in the file is not an object");
-  if ("error" in json) throw new Error(`the file holds an error response, which carries no receipt: ${describeError(json.error)}`);
+  if ("error" in json && json.error !== null) throw new Error(`the file holds an error response, which carries no receipt: ${describeError(json.error)}`);
+  if (isResponsesBody(json)) return fromResponsesBody(json);
   if (!("choices" in json)) {
     if ("signature" in json) return { kind: "receipt", receipt: json, problems: [] };
-    throw new Error("the JSON is neither a chat completion nor a receipt");
+    throw new Error("the JSON is neither a chat completion, a Responses response nor a receipt");
   }
   const problems = "svc_receipt" in json ? [] : ["the response carries no svc_receipt"];
   const read = readShape(BodySchema, json);

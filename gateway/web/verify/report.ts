@@ -34,7 +34,13 @@ export interface Report {
   rows: ReportRow[];
 }
 
-const KINDS: Record<SavedKind, string> = { response: "a chat completion", receipt: "a receipt alone", stream: "an SSE transcript" };
+const KINDS: Record<SavedKind, string> = {
+  response: "a chat completion",
+  receipt: "a receipt alone",
+  stream: "an SSE transcript",
+  responses: "a Responses API response",
+  "responses-stream": "a Responses API event stream",
+};
 
 const LABELS: Record<string, string> = {
   format: "Receipt format",

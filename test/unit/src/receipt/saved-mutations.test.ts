@@ -10,7 +10,7 @@ import * as z from "zod";
 import type { AnswerPiece } from "../../../../src/receipt/answer-record.ts";
 import { OUTSIDE_THE_RECEIPT, type OutsideRule } from "../../../../src/receipt/outside-fields.ts";
 import { readSavedResponse, verifySavedResponse } from "../../../../src/receipt/saved-response.ts";
-import { savedAnswer, transcriptOf, trustedKey, type SavedAnswer, type SavedEvent } from "../../../fixtures/saved-answer.ts";
+import { savedAnswer, savedResponsesAnswer, transcriptOf, trustedKey, type SavedAnswer, type SavedEvent } from "../../../fixtures/saved-answer.ts";
 
 type Path = readonly (string | number)[];
 interface Mutation {
@@ -112,6 +112,10 @@ const tools = savedAnswer([
 const json = savedAnswer([{ type: "delta", text: '{"city":"Paris",' }, { type: "delta", text: '"days":[1,2]}' }]);
 const sdkCall = savedAnswer(call(0, "call_weather0", "get_weather", ['{"city":"Paris","days":[1,2]}']));
 
+const responses = savedResponsesAnswer([
+  { type: "reasoning", text: "The user asks; " }, { type: "delta", text: "Checking." }, ...call(0, "call_weather0", "get_weather", ['{"city":', '"Paris"}']),
+], { usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21, completion_tokens_details: { reasoning_tokens: 4 } } });
+
 const Forecast = z.object({ city: z.string(), days: z.array(z.number()) });
 
 /** What a caller saves with `JSON.stringify(await client.chat.completions.parse(…))`, the SDK fed the gateway's body. */
@@ -136,6 +140,8 @@ const fixtures: Fixture[] = [
   bodyFixture("JSON output, saved from the SDK's parse()", sdkJson),
   bodyFixture("tool calls, saved from the SDK's parse()", sdkTools),
   bodyFixture("a receipt alone", text.receipt),
+  bodyFixture("reasoning and tool calls, a Responses body", responses.body),
+  { name: "reasoning and tool calls, a Responses stream", root: responses.events, text: (r) => responses.sse(r as unknown[]), fieldPath: (p) => p.slice(1) },
 ];
 
 /** Each change with the field it touches, how that field is listed, and the verdict. */

@@ -2,7 +2,7 @@
 // "Fields outside the receipt"): what it could not check is a failed "The file" row, never a pass.
 import { describe, expect, it } from "vitest";
 import { verificationReport } from "../../../../../gateway/web/verify/report.ts";
-import { savedAnswer, savedKey, transcriptOf } from "../../../../fixtures/saved-answer.ts";
+import { savedAnswer, savedKey, savedResponsesAnswer, transcriptOf } from "../../../../fixtures/saved-answer.ts";
 
 const calls = savedAnswer([
   { type: "tool_call", index: 0, id: "call_a", name: "get_weather" },
@@ -27,5 +27,16 @@ describe("GET /verify: the file is read as the gateway wrote it", () => {
     const call = (body.choices[0].message as { tool_calls: [{ function: object }] }).tool_calls[0];
     const parsedWrong = JSON.stringify({ ...body, choices: [{ ...body.choices[0], message: { ...(body.choices[0].message as object), tool_calls: [{ ...call, function: { ...call.function, parsed_arguments: { city: "Rome" } } }] } }] });
     expect(fileRows(parsedWrong).at(-1)).toMatchObject({ result: "fail", words: "message.tool_calls[0].function.parsed_arguments is not the JSON value of its arguments" });
+  });
+});
+
+describe("GET /verify: a saved Responses answer", () => {
+  const responses = savedResponsesAnswer([{ type: "delta", text: "Checking." }, { type: "tool_call", index: 0, id: "call_a", name: "get_weather" }, { type: "tool_args", index: 0, text: '{"city":"Paris"}' }]);
+
+  it("the body and the event stream are valid; a delta changed in the stream is invalid", () => {
+    expect(report(JSON.stringify(responses.body)).status).toBe("valid");
+    expect(report(responses.sse(responses.events)).status).toBe("valid");
+    const edited = responses.events.map((e) => (e.type === "response.output_text.delta" ? { ...e, delta: "Changed." } : e));
+    expect(fileRows(responses.sse(edited)).at(-1)).toMatchObject({ result: "fail", words: expect.stringContaining("the done text is not the deltas joined") });
   });
 });

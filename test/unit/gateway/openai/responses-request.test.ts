@@ -1,0 +1,121 @@
+// POST /v1/responses as parseResponsesRequest reads it (docs/api.md "Responses"): the translation into the chat
+// request svc seals, the 400s for what needs stored state or hosted tools, and faults named by the Responses field.
+import { describe, expect, it } from "vitest";
+import { parseResponsesRequest } from "../../../../gateway/openai/responses-request.ts";
+import { RESPONSES_REFUSED_FIELDS } from "../../../../gateway/openai/unsupported-fields.ts";
+import { catchApiError } from "../../../fixtures/api-error.ts";
+import { CATALOG, NONCE } from "../../../fixtures/chat-request.ts";
+
+const parse = (body: unknown) => parseResponsesRequest(body, { catalog: CATALOG, nonce: NONCE });
+const fault = (body: unknown) => {
+  const error = catchApiError(() => parse(body));
+  return [error.status, error.code, error.param, error.message];
+};
+const WEATHER = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+
+describe("Responses: the request as chat", () => {
+  it("input as a string is one user message; instructions a system message before it; reasoning always comes back apart", () => {
+    const { chat, echo } = parse({ model: "qwen3-4b", input: "Say hi.", instructions: "Be brief.", max_output_tokens: 32, temperature: 0.5, top_p: 0.9 });
+    expect(chat.body).toEqual({
+      model: "qwen3-4b",
+      messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Say hi." }],
+      max_tokens: 32,
+      temperature: 0.5,
+      top_p: 0.9,
+      reasoning_format: "parsed",
+      nonce: NONCE,
+      client_nonce: null,
+    });
+    expect(chat.stream).toBe(false);
+    expect(echo).toMatchObject({ instructions: "Be brief.", max_output_tokens: 32, temperature: 0.5, top_p: 0.9, tool_choice: "auto", tools: [], text: { format: { type: "text" } } });
+  });
+
+  it("input items: text parts joined, a reasoning item onto the next assistant turn, function calls joining it, outputs as tool messages", () => {
+    const { chat } = parse({
+      input: [
+        { role: "developer", content: "Use tools." },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "Weather" }, { type: "input_text", text: "in Paris?" }] },
+        { type: "reasoning", id: "rs_1", summary: [], content: [{ type: "reasoning_text", text: "think" }] },
+        { type: "message", role: "assistant", content: [{ type: "output_text", text: "Checking." }] },
+        { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' },
+        { type: "function_call", call_id: "call_2", name: "get_weather", arguments: '{"city":"Lyon"}' },
+        { type: "function_call_output", call_id: "call_1", output: "18C" },
+        { type: "function_call_output", call_id: "call_2", output: [{ type: "input_text", text: "20C" }] },
+      ],
+      tools: [{ type: "function", name: "get_weather", parameters: WEATHER }],
+    });
+    expect(chat.body.messages).toEqual([
+      { role: "system", content: "Use tools." },
+      { role: "user", content: "Weather\nin Paris?" },
+      {
+        role: "assistant",
+        content: "Checking.",
+        reasoning_content: "think",
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+          { id: "call_2", type: "function", function: { name: "get_weather", arguments: '{"city":"Lyon"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_1", content: "18C" },
+      { role: "tool", tool_call_id: "call_2", content: "20C" },
+    ]);
+    expect(chat.body.tools).toEqual([{ type: "function", function: { name: "get_weather", parameters: WEATHER } }]);
+  });
+
+  it("tool_choice, parallel_tool_calls, text.format and reasoning.effort none become their chat fields", () => {
+    const tools = [{ type: "function", name: "get_weather", parameters: WEATHER, strict: true }];
+    const forced = parse({ input: "x", tools, tool_choice: { type: "function", name: "get_weather" }, parallel_tool_calls: false, reasoning: { effort: "none" } }).chat.body;
+    expect([forced.tool_choice, forced.parallel_tool_calls, forced.enable_thinking]).toEqual([{ type: "function", function: { name: "get_weather" } }, false, false]);
+    const json = parse({ input: "x", text: { format: { type: "json_schema", name: "city", schema: WEATHER, strict: true } } }).chat.body;
+    expect(json.response_format).toEqual({ type: "json_schema", json_schema: { name: "city", schema: WEATHER, strict: true } });
+    expect(parse({ input: "x", text: { format: { type: "json_object" } } }).chat.body.response_format).toEqual({ type: "json_object" });
+    expect(parse({ input: "x", stream: true, store: false, include: [], truncation: "disabled", service_tier: "auto" }).chat.stream).toBe(true);
+  });
+});
+
+describe("Responses: refusals", () => {
+  it("previous_response_id, conversation and store: true are 400s saying svc keeps no conversation state", () => {
+    for (const [field, value] of [["previous_response_id", "resp_1"], ["conversation", "conv_1"], ["store", true]] as const) {
+      const [status, code, param, message] = fault({ input: "x", [field]: value });
+      expect([status, code, param]).toEqual([400, "unsupported_parameter", field]);
+      expect(message).toContain("svc keeps no conversation state");
+    }
+    const [, code, param, message] = fault({ input: [{ type: "item_reference", id: "msg_1" }] });
+    expect([code, param]).toEqual(["unsupported_parameter", "input[0]"]);
+    expect(message).toContain("svc keeps no conversation state");
+  });
+
+  it("every refused field is a 400 naming it", () => {
+    for (const field of RESPONSES_REFUSED_FIELDS) {
+      const [status, code, param] = fault({ input: "x", [field]: field === "include" ? ["reasoning.encrypted_content"] : "x-unsupported" });
+      expect([field, status, code, param]).toEqual([field, 400, "unsupported_parameter", field]);
+    }
+  });
+
+  it("hosted tools are 400s naming the tool", () => {
+    for (const type of ["web_search", "file_search", "code_interpreter", "computer_use_preview"]) {
+      const [status, code, param, message] = fault({ input: "x", tools: [{ type: "function", name: "f" }, { type }] });
+      expect([status, code, param]).toEqual([400, "unsupported_parameter", "tools[1].type"]);
+      expect(message).toContain(`"${type}"`);
+    }
+    expect(fault({ input: "x", tool_choice: { type: "web_search" } }).slice(1, 3)).toEqual(["unsupported_parameter", "tool_choice"]);
+  });
+
+  it("input parts and item types svc cannot read are 400s naming them", () => {
+    expect(fault({ input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }).slice(1, 3)).toEqual(["unsupported_content_part", "input[0].content[0].type"]);
+    expect(fault({ input: [{ type: "web_search_call", id: "ws_1" }] }).slice(1, 3)).toEqual(["unsupported_parameter", "input[0].type"]);
+    expect(fault({ input: [{ role: "user", content: [{ type: "input_text" }] }] }).slice(1, 3)).toEqual(["missing_field", "input[0].content[0].text"]);
+    expect(fault({ input: [{ role: "assistant", content: [{ type: "input_text", text: "x" }] }] }).slice(1, 3)).toEqual(["unsupported_content_part", "input[0].content[0].type"]);
+  });
+
+  it("faults the chat parser finds are named by the Responses field", () => {
+    expect(fault({ input: "x", max_output_tokens: 0 }).slice(1, 3)).toEqual(["invalid_value", "max_output_tokens"]);
+    expect(fault({ input: "x", temperature: 3 }).slice(1, 3)).toEqual(["invalid_value", "temperature"]);
+    expect(fault({ input: "x", tools: [{ type: "function", name: "bad name" }] }).slice(1, 3)).toEqual(["invalid_value", "tools[0].name"]);
+    expect(fault({ input: "x", tools: [{ type: "function", name: "f" }], tool_choice: { type: "function", name: "g" } }).slice(1, 3)).toEqual(["invalid_value", "tool_choice.name"]);
+    expect(fault({ input: "x", text: { format: { type: "json_schema", name: "bad name" } } }).slice(1, 3)).toEqual(["invalid_value", "text.format.name"]);
+    expect(fault({ input: [{ role: "user", content: 5 }] }).slice(1, 3)).toEqual(["invalid_type", "input[0].content"]);
+    expect(fault({ input: [{ type: "function_call_output", call_id: "nope", output: "x" }] })[2]).toBe("input[0]");
+    expect(fault({})).toEqual([400, "missing_field", "input", "input is required."]);
+  });
+});
