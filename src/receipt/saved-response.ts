@@ -1,7 +1,7 @@
 // Reads what a caller saved from the gateway — a non-stream response body, a receipt alone, or an SSE
 // transcript — and checks its receipt offline against the content in the same file (`svc-agent verify`, the
 // page /verify). Portable: part of the verifier in src/receipt/index.ts, so no node: modules here.
-import { RECEIPT_VERSION_CACHE, verifyReceipt } from "./receipt.ts";
+import { RECEIPT_VERSION, verifyReceipt } from "./receipt.ts";
 import { describeError, isJsonOf, isObject, parseJson } from "./saved-json.ts";
 import { BodySchema, readShape, type Body } from "./saved-shapes.ts";
 import { fromStream } from "./saved-stream.ts";
@@ -34,12 +34,14 @@ export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectatio
     ...(saved.reasoning === undefined ? {} : { reasoning: saved.reasoning }),
     ...(saved.usage === undefined ? {} : { usage: saved.usage }),
     ...(saved.finishReason === undefined ? {} : { finishReason: saved.finishReason }),
-    // a Responses answer is always sealed with reasoning apart and reports cached input tokens, so only the version
-    // covering calls, reasoning and the cache vouches for its items and usage
-    ...(saved.kind === "responses" || saved.kind === "responses-stream" ? { version: RECEIPT_VERSION_CACHE } : {}),
   };
   const verdict = verifyReceipt(saved.receipt, { ...expect, ...fromFile });
   const problems = [...saved.problems, ...verdict.problems];
+  // a Responses answer is always sealed with reasoning apart, so only a version covering calls and reasoning (v2, or
+  // v3 with the cache count) vouches for its items
+  if ((saved.kind === "responses" || saved.kind === "responses-stream") && verdict.receipt?.version === RECEIPT_VERSION) {
+    problems.push("the receipt version is 1, expected 2 or 3");
+  }
   // a file that cannot vouch for its answer is invalid even when the receipt in it holds
   const status = problems.length > 0 ? "invalid" : verdict.status;
   return { ...verdict, status, valid: status === "valid", problems, saved };

@@ -9,6 +9,7 @@ import { answerOfItems, OutputItemSchema, ResponsesUsageSchema, type OutputItem 
 import { describeError, isObject, parseJson, type Json } from "./saved-json.ts";
 import { readShape } from "./saved-shapes.ts";
 import type { SavedResponse } from "./types.ts";
+import { RECEIPT_VERSION_CACHE } from "./receipt.ts";
 
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -56,6 +57,8 @@ export function fromResponsesBody(json: Json, kind: "responses" | "responses-str
   if ((body.incomplete_details !== null) !== (body.status === "incomplete")) problems.push("incomplete_details does not match status");
   if (body.output_text !== undefined && body.output_text !== answer.content) problems.push("output_text is not every output_text of the message items joined");
   const { usage } = body;
+  const v3 = isObject(body.svc_receipt) && body.svc_receipt.version === RECEIPT_VERSION_CACHE;
+  if (!v3 && usage.input_tokens_details.cached_tokens !== 0) problems.push("usage.input_tokens_details.cached_tokens is not covered by a v2 receipt and must be 0");
   // the receipt's usage carries the reasoning count only when the provider reported one (always, under parsed reasoning)
   const receiptUsage = isObject(body.svc_receipt) && isObject(body.svc_receipt.usage) ? body.svc_receipt.usage : {};
   const details = "completion_tokens_details" in receiptUsage ? { completion_tokens_details: { reasoning_tokens: usage.output_tokens_details.reasoning_tokens } } : {};
@@ -71,7 +74,8 @@ export function fromResponsesBody(json: Json, kind: "responses" | "responses-str
       completion_tokens: usage.output_tokens,
       total_tokens: usage.total_tokens,
       ...details,
-      prompt_tokens_details: { cached_tokens: usage.input_tokens_details.cached_tokens },
+      // a v3 receipt signs the cache count; under v2 the count must be 0, as nothing vouches for another
+      ...(v3 ? { prompt_tokens_details: { cached_tokens: usage.input_tokens_details.cached_tokens } } : {}),
     },
     finishReason: answer.finishReason,
     problems,
