@@ -25,10 +25,7 @@ export class Registry {
   private readonly queuedByAlias = new Map<string, number>();
   private readonly limits: QueueLimits;
   /** What the gateways' copies of the directory learn, as it changes. */
-  readonly feed = new DirectoryFeed(
-    (id) => this.entryOf(id),
-    () => [...this.providers.values()].filter((p) => !p.leaving).map(toDirectoryEntry),
-  );
+  readonly feed: DirectoryFeed;
   /** Running totals for the coordinator's metrics. */
   readonly totals = { sessionsStarted: 0, framesRelayed: 0, staleChoices: 0, overloaded: 0 };
 
@@ -37,6 +34,11 @@ export class Registry {
     limits: Partial<QueueLimits> = {},
   ) {
     this.limits = { ...DEFAULT_QUEUE_LIMITS, ...limits };
+    this.feed = new DirectoryFeed(
+      (id) => this.entryOf(id),
+      () => [...this.providers.values()].filter((p) => !p.leaving).map(toDirectoryEntry),
+      { per_provider: this.limits.queuePerProvider },
+    );
   }
 
   /** A freshly granted provider; one already connected under the same id is replaced (its sessions end, its link closes). */

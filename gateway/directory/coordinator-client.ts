@@ -17,7 +17,7 @@ import { SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-
 import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ProviderRecord, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy, record } from "./directory-copy.ts";
-import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
+import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "./directory.ts";
 import { AnswerBounds } from "./answer-bounds.ts";
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
@@ -285,24 +285,37 @@ export class CoordinatorClient implements Directory {
     this.policy.onFault?.(kind, faults !== undefined);
   }
 
+  admit(request: AdmissionRequest): void {
+    // with no current copy there is nothing to read: the request meets the coordinator's own answer in turn
+    if (!this.link.connected || !this.copy.ready) return;
+    this.skipping(request, [], (skip) => this.copy.admit({ alias: request.entry.alias, floor: request.floor, pin: request.pin }, skip));
+  }
+
+  /**
+   * Runs `choose` with the providers resting after repeated faults skipped beside `exclude` (an unpinned request
+   * only: a pin names its machine whatever it did), or, with nothing else eligible, without them: a resting
+   * provider still serves rather than no one. Returns what was skipped.
+   */
+  private skipping(request: AdmissionRequest, exclude: readonly string[], choose: (skip: readonly string[]) => void): readonly string[] {
+    const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
+    const skip = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
+    try {
+      choose(skip);
+      return skip;
+    } catch (err) {
+      if (resting.length === 0 || !(err instanceof ApiError) || err.code !== "provider_unavailable") throw err;
+      choose(exclude);
+      return exclude;
+    }
+  }
+
   /** Chooses a provider from the copy, seals the request to its attested key and places it there in one message. */
   private async place(id: string, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
     await this.synced(signal);
     const routing = performance.now();
     const { alias } = request.entry;
-    // providers resting after repeated faults take no unpinned requests; a pin names its machine whatever it did
-    const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
-    const route = { alias, floor: request.floor, pin: request.pin };
-    const skipping = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
-    let provider: DirectoryEntry;
-    try {
-      provider = this.copy.choose(id, route, skipping);
-      exclude = skipping;
-    } catch (err) {
-      // with nothing else eligible, a resting provider still serves rather than no one
-      if (resting.length === 0 || !(err instanceof ApiError) || err.code !== "provider_unavailable") throw err;
-      provider = this.copy.choose(id, route, exclude);
-    }
+    let provider!: DirectoryEntry;
+    exclude = this.skipping(request, exclude, (skip) => (provider = this.copy.choose(id, { alias, floor: request.floor, pin: request.pin }, skip)));
     const sealing = performance.now();
     request.timing?.add("route", sealing - routing);
     const bytes = Buffer.from(canonicalJson(request.body));

@@ -2,8 +2,9 @@
 // listings read it and routing chooses from it (the same index the coordinator routes with), so neither waits
 // on the coordinator. A choice counts on its provider here until the coordinator's delta counts it there.
 import { ProviderIndex, route } from "../routing/provider-index.ts";
+import { ApiError } from "../../src/errors.ts";
 import type { RouteRequest } from "../routing/routing.ts";
-import type { DirectoryEntry, ProviderRecord } from "../../src/wire/gateway.ts";
+import type { DirectoryEntry, ProviderRecord, QueueCaps } from "../../src/wire/gateway.ts";
 
 /** One provider of the copy, as the index reads it. */
 interface Copied {
@@ -23,6 +24,7 @@ export interface DirectoryDelta {
   put: DirectoryEntry[];
   gone: string[];
   placed?: string[];
+  queue?: QueueCaps;
 }
 
 export class DirectoryCopy {
@@ -31,6 +33,8 @@ export class DirectoryCopy {
   /** Placements not yet counted by the coordinator: session id → provider id. */
   private readonly pending = new Map<string, string>();
   private synced = false;
+  /** The coordinator's queue caps, once it has said them. */
+  private queue: QueueCaps | undefined;
 
   /** Whether the whole directory has arrived since the link (re)opened. */
   get ready(): boolean {
@@ -38,7 +42,10 @@ export class DirectoryCopy {
   }
 
   apply(delta: DirectoryDelta): void {
-    if (delta.reset) this.clear();
+    if (delta.reset) {
+      this.clear();
+      this.queue = delta.queue;
+    }
     // the whole directory may come in parts: ready once its last part is in
     if (!delta.more) this.synced = true;
     for (const session of delta.placed ?? []) this.settle(session);
@@ -82,6 +89,20 @@ export class DirectoryCopy {
     this.index.put(chosen, load(chosen));
     this.pending.set(session, chosen.id);
     return chosen.entry;
+  }
+
+  /**
+   * Admission from the copy, before the request costs any work: 503 overloaded when even the least loaded
+   * eligible provider's queue is at the coordinator's cap; throws what routing throws when none is eligible.
+   * Counts nothing: the coordinator, where every gateway's placements meet, still decides at placement.
+   */
+  admit(request: RouteRequest, exclude: readonly string[]): void {
+    const chosen = route(this.index, request, exclude, view);
+    const cap = this.queue?.per_provider;
+    // of the sessions on a provider one runs; the rest wait in its queue
+    const queued = load(chosen) - 1;
+    if (cap === undefined || queued < cap) return;
+    throw new ApiError("overloaded", `The service is at capacity: provider ${chosen.id} already has ${queued} requests waiting; retry after the Retry-After interval.`);
   }
 
   /** The session's placement is over (refused, failed before it was sent, or counted by the coordinator). */

@@ -18,7 +18,7 @@ export const MAX_MESSAGES = 100;
 export const MAX_CONTENT_CHARS = 256 * 1024;
 export const DEFAULT_TEMPERATURE = 0.7;
 export const MIN_PIN_LENGTH = 8;
-const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
+export const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
 const TEXT_PART_TYPES = ["text", "input_text"] as const;
 // `developer` is what newer OpenAI SDKs send in place of `system`; it renders as a system turn.

@@ -34,6 +34,11 @@ export interface DirectoryEntry extends ProviderEntry {
   last_assigned: number;
 }
 
+/** The coordinator's queue caps, as its gateways learn them (`--max-queue-per-provider`). */
+export interface QueueCaps {
+  per_provider: number;
+}
+
 export interface WireError {
   code: string;
   message: string;
@@ -74,9 +79,10 @@ export type ToGateway =
    * The directory: the whole of it when `reset` (first on every link), otherwise what changed since the last
    * one: entries to put (new or changed: load, rung, aliases) and ids that left routing. `more`: the whole
    * directory continues in the next message. `placed`: this gateway's placements (and refusals) that `put`
-   * already counts, so its copy stops counting them itself.
+   * already counts, so its copy stops counting them itself. `queue` (on `reset`): the coordinator's queue caps, so
+   * a gateway can refuse from its copy, before any costly work, a request that only a full queue could take.
    */
-  | { t: "directory"; reset?: true; more?: true; put: DirectoryEntry[]; gone: string[]; placed?: string[] }
+  | { t: "directory"; reset?: true; more?: true; put: DirectoryEntry[]; gone: string[]; placed?: string[]; queue?: QueueCaps }
   /** null: no provider with that id is connected. */
   | { t: "attestation"; rid: number; record: AttestationRecord | null }
   /** The chosen provider no longer fits the request (left, changed, or another is less loaded): choose again. */
@@ -137,7 +143,7 @@ function isEntry(e: unknown): boolean {
 function isToGateway(m: Obj): boolean {
   switch (m.t) {
     case "directory":
-      return Array.isArray(m.put) && m.put.every(isEntry) && isStrings(m.gone) && optional(m.placed, isStrings);
+      return Array.isArray(m.put) && m.put.every(isEntry) && isStrings(m.gone) && optional(m.placed, isStrings) && optional(m.queue, (q) => isObj(q) && isNum(q.per_provider));
     case "attestation":
       return Number.isInteger(m.rid) && (m.record === null || isObj(m.record));
     case "stale":

@@ -199,7 +199,8 @@ describe("DESIGN §7 The gateways' copies: the whole directory on link, then wha
     const inbox: ToGateway[] = [];
     const port = { send: (m: ToGateway) => inbox.push(m) };
     registry.feed.subscribe(port);
-    expect(inbox).toEqual([{ t: "directory", reset: true, put: [expect.objectContaining({ id: hex("a"), busy: false }), expect.objectContaining({ id: hex("b") })], gone: [] }]);
+    // the first part carries the queue caps, so the gateway can refuse before any costly work what only a full queue could take
+    expect(inbox).toEqual([{ t: "directory", reset: true, queue: { per_provider: 32 }, put: [expect.objectContaining({ id: hex("a"), busy: false }), expect.objectContaining({ id: hex("b") })], gone: [] }]);
     place("s_one00001", hex("a"));
     place("s_two00001", hex("b"));
     place("s_three001", hex("a"));

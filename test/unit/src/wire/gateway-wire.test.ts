@@ -22,6 +22,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
   it("every message the coordinator sends reads back as itself", () => {
     const sent: ToGateway[] = [
       { t: "directory", reset: true, more: true, put: [entry, { ...entry, trust: "hardware", serial: "C02XYZ" }], gone: [] },
+      { t: "directory", reset: true, queue: { per_provider: 32 }, put: [], gone: [] },
       { t: "directory", put: [], gone: [KEY], placed: ["s_0123456789"] },
       { t: "attestation", rid: 3, record: null },
       { t: "stale", id: "s_0123456789" },
@@ -58,6 +59,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
     ["a directory entry whose load is not a number", wire({ t: "directory", put: [{ ...entry, waiting: "1" }], gone: [] })],
     ["a directory entry at no rung", wire({ t: "directory", put: [{ ...entry, trust: "cloud" }], gone: [] })],
     ["gone ids that are not strings", wire({ t: "directory", put: [], gone: [1] })],
+    ["queue caps that are not a number", wire({ t: "directory", reset: true, queue: { per_provider: "32" }, put: [], gone: [] })],
     ["a rejection without its error's param", wire({ t: "rejected", id: "s_0123456789", error: { code: "x", message: "y" } })],
     ["a frame without data", wire({ t: "frame", id: "s_0123456789" })],
     ["a provider gone without saying whether it started", wire({ t: "gone", id: "s_0123456789", reason: "left" })],
