@@ -9,6 +9,7 @@ import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";
 import type { ReasoningFormat } from "./openai/tools-request.ts";
 import type { ServerTiming } from "./http/server-timing.ts";
+import type { ChatParser } from "./openai/chat-parser.ts";
 import type { SignIn } from "./web/routes.ts";
 
 export interface Gateway {
@@ -25,6 +26,8 @@ export interface Gateway {
   reasoningFormat: ReasoningFormat;
   bodyLimitBytes: number;
   metrics: GatewayMetrics;
+  /** Parses chat requests, their schemas worked off the event loop. */
+  parser: ChatParser;
 }
 
 export interface RouteContext {

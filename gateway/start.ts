@@ -3,6 +3,7 @@
 import type { ReasoningFormat } from "./openai/tools-request.ts";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
+import { ChatParser } from "./openai/chat-parser.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
 import { Authenticator, OperatorKeys } from "./keys/auth.ts";
@@ -168,6 +169,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     limited: (limit) => metrics.rateLimited(limit),
   });
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
+  const reasoningFormat = options.reasoningFormat ?? "none";
+  const parser = new ChatParser(catalog, reasoningFormat);
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
@@ -178,8 +181,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       limiter,
       signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
-      reasoningFormat: options.reasoningFormat ?? "none",
+      reasoningFormat,
       bodyLimitBytes: BODY_LIMIT_BYTES,
+      parser,
     },
     options.logger,
     options.httpTimeouts,
@@ -187,6 +191,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const shutdown = async (graceMs = 0) => {
     await drain(graceMs);
     await closeServer(gatewayServer);
+    await parser.close();
     await directory.close();
     await coordinator?.close();
     signIn?.users.close();

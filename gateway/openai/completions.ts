@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
-import { parseChatRequest, RECEIPT_NONCE_HEADER } from "./chat-request.ts";
+import { RECEIPT_NONCE_HEADER } from "./chat-request.ts";
 import { admitBeforeWork } from "./pre-admission.ts";
 import type { SessionEvent } from "../directory/directory.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
@@ -23,11 +23,11 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const { catalog, reasoningFormat, directory, floor } = ctx.gateway;
+  const { directory, floor, parser } = ctx.gateway;
   // the queues' 503 before the schemas' work: a full service costs a hostile schema nothing to refuse
   admitBeforeWork(body, ctx.gateway);
   const nonce = randomBytes(16).toString("hex");
-  const request = parseChatRequest(body, { catalog, reasoningFormat, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] });
+  const request = await parser.parse(body, nonce, ctx.req.headers[RECEIPT_NONCE_HEADER], ctx.signal);
   ctx.log.model = request.entry.alias;
   ctx.log.stream = request.stream;
   const meta = newCompletionMeta(request.echo);
