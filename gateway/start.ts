@@ -4,6 +4,7 @@ import type { ReasoningFormat } from "./openai/tools-request.ts";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import { ChatParser } from "./openai/chat-parser.ts";
+import { ProviderFaults, type FaultPolicy } from "./directory/provider-faults.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
 import { Authenticator, OperatorKeys } from "./keys/auth.ts";
@@ -76,6 +77,8 @@ export interface ServeOptions {
   rechallengeMs?: number;
   /** A session's deadlines for its provider (default: DEFAULT_SESSION_DEADLINES). */
   sessionDeadlines?: SessionDeadlines;
+  /** How many faults, in what window, send a provider to rest, and for how long (default: DEFAULT_FAULT_POLICY). */
+  faultPolicy?: FaultPolicy;
   logger: Logger;
 }
 
@@ -161,6 +164,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const metrics = new GatewayMetrics(() => directory.connected);
   const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
     deadlines: options.sessionDeadlines,
+    faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),
   });
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
