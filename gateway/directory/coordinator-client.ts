@@ -185,7 +185,7 @@ export class CoordinatorClient implements Directory {
     let finished = false;
     let relayed = 0;
     try {
-      const { provider, sealed } = await this.place(id, request, exclude, signal);
+      const { provider, sealed } = await this.place(id, request, exclude, bounds.limits.wireBytes, signal);
       yield { type: "provider", provider: record(provider) };
       /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
       const fault = ({ kind, why }: Breach): Outcome => {
@@ -310,7 +310,7 @@ export class CoordinatorClient implements Directory {
   }
 
   /** Chooses a provider from the copy, seals the request to its attested key and places it there in one message. */
-  private async place(id: string, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
+  private async place(id: string, request: SessionRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
     await this.synced(signal);
     const routing = performance.now();
     const { alias } = request.entry;
@@ -323,7 +323,7 @@ export class CoordinatorClient implements Directory {
     const { sealed, frames } = await sealRequest(provider.sealing_key, id, bytes);
     this.send({
       t: "place", id, provider: provider.id, alias, floor: request.floor, ...(request.pin === undefined ? {} : { pin: request.pin }),
-      exclude: [...exclude], ...sealed, ...(request.whole ? { whole: true } : {}),
+      exclude: [...exclude], ...sealed, ...(request.whole ? { whole: true } : {}), max_bytes: maxBytes,
     });
     request.timing?.add("seal", performance.now() - sealing);
     return { provider, sealed: { bytes, frames } };

@@ -11,6 +11,11 @@ export const GATEWAY_PATH = "/v1/gateway";
 export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
 /** The most providers one placement may exclude (those that already failed it). */
 export const MAX_EXCLUDED = 1000;
+/**
+ * The most sealed answer bytes the coordinator relays for one session whose placement names no `max_bytes`:
+ * above the bound a gateway derives for the longest answer (gateway/directory/answer-bounds.ts).
+ */
+export const MAX_SESSION_WIRE_BYTES = 64 * 1024 * 1024;
 
 /** SPEC §2.4's provider record, as the directory reports it (each gateway applies its own floor). */
 export interface ProviderRecord {
@@ -71,6 +76,11 @@ export type FromGateway =
       ct: string;
       /** The caller takes the answer in one piece (not a stream), so it may come back in one frame. */
       whole?: true;
+      /**
+       * The sealed answer bytes the gateway will take for this session (its answer's bounds): the coordinator
+       * relays no more than this and one frame, then stops the provider, so an endless answer never piles up there.
+       */
+      max_bytes?: number;
     }
   | { t: "cancel"; id: string };
 
@@ -124,7 +134,8 @@ function object(data: unknown): Obj | undefined {
 
 function isPlacement(m: Obj): boolean {
   return isSessionId(m.id) && isStr(m.provider) && isStr(m.alias) && m.alias.length > 0 && m.alias.length <= MAX_ALIAS_LENGTH && isTrust(m.floor) && optional(m.pin, isStr) &&
-    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true);
+    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true) &&
+    optional(m.max_bytes, (b) => isNum(b) && b > 0);
 }
 
 /** A gateway's message at the coordinator; undefined for anything that is not one. */

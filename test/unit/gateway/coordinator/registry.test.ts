@@ -92,6 +92,19 @@ describe("§8 One sealed session at a time per provider", () => {
     expect(registry.entries()).toEqual([]);
   });
 
+  it("a session's frames are relayed within the placement's max_bytes: the one that crosses it goes, then the provider is stopped and the rest dropped", () => {
+    const { registry, gateway, gatewayInbox, agents } = setup([hex("a")]);
+    registry.place(gateway, { t: "place", id: "s_first001", provider: hex("a"), alias: "qwen3-4b", floor: "process", exclude: [], ...sealed, max_bytes: 20 });
+    const frame = "x".repeat(8);
+    for (let i = 0; i < 5; i++) registry.frame(hex("a"), "s_first001", frame);
+    // 8 and 16 bytes are within 20; the frame that makes 24 crosses it and still goes, so the gateway finds the breach
+    expect(gatewayInbox.filter((m) => m.t === "frame")).toHaveLength(3);
+    expect(agents.get(hex("a"))!.filter((m) => m.t === "cancel")).toEqual([{ t: "cancel", id: "s_first001" }]);
+    expect(registry.entries()[0]).toMatchObject({ busy: true });
+    registry.end(hex("a"), "s_first001", undefined);
+    expect(registry.entries()[0]).toMatchObject({ busy: false });
+  });
+
   it("a running session of which the gateway has seen no frame goes back unstarted, so it can run elsewhere", () => {
     const { registry, gatewayInbox, place, agents } = setup([hex("a")]);
     place("s_first001", hex("a"));

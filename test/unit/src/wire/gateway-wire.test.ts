@@ -14,6 +14,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
       { t: "attestation", rid: 7, id: KEY },
       place,
       { ...place, pin: "abcd", whole: true },
+      { ...place, max_bytes: 1_048_576 },
       { t: "cancel", id: "s_0123456789" },
     ];
     for (const message of sent) expect(readFromGateway(wire(message))).toEqual(message);
@@ -44,6 +45,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
     ["an alias over 128 characters", wire({ ...place, alias: "q".repeat(129) })],
     ["sealed bytes that are not a string", wire({ ...place, ct: 5 })],
     ["whole that is not true", wire({ ...place, whole: false })],
+    ["a byte bound that is not positive", wire({ ...place, max_bytes: 0 })],
     ["too many exclusions", wire({ ...place, exclude: Array.from({ length: MAX_EXCLUDED + 1 }, () => KEY) })],
     ["an exclusion that is not a string", wire({ ...place, exclude: [1] })],
     ["an attestation request without an integer rid", wire({ t: "attestation", rid: 1.5, id: KEY })],
