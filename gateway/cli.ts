@@ -19,6 +19,7 @@ import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { DEFAULT_SESSION_DEADLINES } from "./directory/deadlines.ts";
+import { DEFAULT_FAULT_POLICY } from "./directory/provider-faults.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
@@ -71,6 +72,9 @@ interface ServeFlags extends CoordinatorFlags {
   firstTokenTimeoutMs: number;
   idleTimeoutMs: number;
   sessionTimeoutMs: number;
+  faultThreshold: number;
+  faultWindowMs: number;
+  faultRestMs: number;
 }
 
 
@@ -154,6 +158,9 @@ export function gatewayProgram(): Command {
       .option("--first-token-timeout-ms <ms>", "a provider's first token must come within this of it starting the session (queue time apart), else 502 provider_error", positiveInteger, DEFAULT_SESSION_DEADLINES.firstTokenMs)
       .option("--idle-timeout-ms <ms>", "the longest a provider may go quiet between tokens, else 502 provider_error", positiveInteger, DEFAULT_SESSION_DEADLINES.idleMs)
       .option("--session-timeout-ms <ms>", "the longest a provider's session may run, else 502 provider_error", positiveInteger, DEFAULT_SESSION_DEADLINES.totalMs)
+      .option("--fault-threshold <n>", "a provider's faults within --fault-window-ms that send it to rest out of rotation", positiveInteger, DEFAULT_FAULT_POLICY.threshold)
+      .option("--fault-window-ms <ms>", "the window in which a provider's faults are counted", positiveInteger, DEFAULT_FAULT_POLICY.windowMs)
+      .option("--fault-rest-ms <ms>", "how long a provider rests out of rotation (unpinned requests go elsewhere)", positiveInteger, DEFAULT_FAULT_POLICY.restMs)
       .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
       .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
       .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
@@ -212,6 +219,7 @@ export function gatewayProgram(): Command {
       maxKeysPerUser: flags.maxKeysPerUser,
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
       sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
+      faultPolicy: { threshold: flags.faultThreshold, windowMs: flags.faultWindowMs, restMs: flags.faultRestMs },
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
       logger: await newLogger(),

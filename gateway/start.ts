@@ -3,6 +3,8 @@
 import type { ReasoningFormat } from "./openai/tools-request.ts";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
+import { ChatParser } from "./openai/chat-parser.ts";
+import { ProviderFaults, type FaultPolicy } from "./directory/provider-faults.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
 import { Authenticator, OperatorKeys } from "./keys/auth.ts";
@@ -78,6 +80,8 @@ export interface ServeOptions {
   rechallengeMs?: number;
   /** A session's deadlines for its provider (default: DEFAULT_SESSION_DEADLINES). */
   sessionDeadlines?: SessionDeadlines;
+  /** How many faults, in what window, send a provider to rest, and for how long (default: DEFAULT_FAULT_POLICY). */
+  faultPolicy?: FaultPolicy;
   logger: Logger;
 }
 
@@ -165,6 +169,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const metrics = new GatewayMetrics(() => directory.connected);
   const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
     deadlines: options.sessionDeadlines,
+    faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),
   });
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
@@ -173,6 +178,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     limited: (limit) => metrics.rateLimited(limit),
   });
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
+  const reasoningFormat = options.reasoningFormat ?? "none";
+  const parser = new ChatParser(catalog, reasoningFormat);
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,
@@ -183,9 +190,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       limiter,
       signIn,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
-      reasoningFormat: options.reasoningFormat ?? "none",
+      reasoningFormat,
       bodyLimitBytes: BODY_LIMIT_BYTES,
       scopeOf: cacheScopes(gatewaySecret),
+      parser,
     },
     options.logger,
     options.httpTimeouts,
@@ -193,6 +201,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const shutdown = async (graceMs = 0) => {
     await drain(graceMs);
     await closeServer(gatewayServer);
+    await parser.close();
     await directory.close();
     await coordinator?.close();
     await signIn?.users.close();

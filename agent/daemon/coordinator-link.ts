@@ -51,9 +51,12 @@ export class AgentDaemon {
   /** Set once the agent is leaving: it finishes the session it runs and takes no other. */
   private leaving = false;
   private announced = false;
+  /** What this agent advertises: the aliases it started with, less any whose file failed its pin since. */
+  private advertised: string[];
 
   constructor(private readonly options: DaemonOptions) {
     const { coordinatorUrl, log } = options;
+    this.advertised = [...options.aliases];
     this.link = new Link<ToAgent, FromAgent>(
       {
         url: coordinatorUrl,
@@ -117,11 +120,10 @@ export class AgentDaemon {
       // routable only once it has, or the first session offered here would be refused as a second one
       await this.session?.done;
       if (this.connection !== connection) return;
-      connection.send({ t: "advertise", aliases: [...this.options.aliases] });
-      log(`advertising [${this.options.aliases.join(", ")}]`);
+      this.advertise(connection.send);
       if (!this.announced) {
         this.announced = true;
-        this.options.ready?.({ provider: message.provider_id, rung: message.rung, aliases: [...this.options.aliases] });
+        this.options.ready?.({ provider: message.provider_id, rung: message.rung, aliases: [...this.advertised] });
       }
     } else if (message.t === "refused") {
       // said once, in the disconnect line that follows, with the close code
@@ -144,15 +146,29 @@ export class AgentDaemon {
       return;
     }
     const controller = new AbortController();
-    const { keys, engine, store, aliases, faults, log } = this.options;
+    const { keys, engine, store, faults, log } = this.options;
     this.link.busy(true);
-    const done = runSession(message, { keys, engine, store, advertised: aliases, grant, faults, send, log }, controller.signal)
+    const withdraw = (alias: string, why: string) => this.withdraw(alias, why);
+    const done = runSession(message, { keys, engine, store, advertised: this.advertised, grant, faults, send, log, withdraw }, controller.signal)
       .catch((err: Error) => log(`session ${message.id} error: ${err.message}`))
       .finally(() => {
         this.session = undefined;
         this.link.busy(false);
       });
     this.session = { id: message.id, controller, done };
+  }
+
+  private advertise(send: (message: FromAgent) => void): void {
+    send({ t: "advertise", aliases: [...this.advertised] });
+    this.options.log(`advertising [${this.advertised.join(", ")}]`);
+  }
+
+  /** The alias's file failed its pin on load: it leaves this agent's advertisement now, on this link and the next. */
+  private withdraw(alias: string, why: string): void {
+    if (!this.advertised.includes(alias)) return;
+    this.advertised = this.advertised.filter((a) => a !== alias);
+    this.options.log(`not advertising ${why}; svc-agent doctor says how to fix it`);
+    if (this.connection?.grant) this.advertise(this.connection.send);
   }
 
   private evidence(nonce: string, chain: string[] | undefined): UnsignedEvidence {

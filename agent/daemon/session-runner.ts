@@ -28,6 +28,8 @@ export interface SessionContext {
   faults: Faults;
   send(message: FromAgent): void;
   log(line: string): void;
+  /** A model file failed its pin when loaded (replaced since start): the alias is advertised no more. */
+  withdraw?(alias: string, why: string): void;
 }
 
 type SessionMessage = Extract<ToAgent, { t: "session" }>;
@@ -77,6 +79,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
       ctx.log(`session ${id} end: ${event.finish_reason}, ${event.completion_tokens} tokens in ${seconds.toFixed(2)} s (${(event.completion_tokens / seconds).toFixed(1)} tok/s)`);
     }
   } catch (err) {
+    if (err instanceof ModelFileError) ctx.withdraw?.(message.alias, err.message);
     if (signal.aborted) {
       batch.drop();
       ctx.log(`session ${id} end: cancelled`);

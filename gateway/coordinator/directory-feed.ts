@@ -1,7 +1,7 @@
 // The directory as the gateways' copies learn it (DESIGN §7): the whole of it when a gateway links, then the
 // providers that changed (load, rung, aliases, presence), gathered for the rest of the turn and sent as one
 // message per gateway, so a burst of changes costs one message and a copy is never more than a turn behind.
-import type { DirectoryEntry, ToGateway } from "../../src/wire/gateway.ts";
+import type { DirectoryEntry, QueueCaps, ToGateway } from "../../src/wire/gateway.ts";
 
 /** A gateway link as the feed sees it. */
 export interface FeedPort {
@@ -19,11 +19,12 @@ export class DirectoryFeed {
 
   /**
    * `entry` reads a provider as routing sees it now: undefined once it takes no sessions (gone, or leaving);
-   * `all` reads every one that does.
+   * `all` reads every one that does; `queue`, the caps each copy learns with its first part.
    */
   constructor(
     private readonly entry: (id: string) => DirectoryEntry | undefined,
     private readonly all: () => DirectoryEntry[],
+    private readonly queue?: QueueCaps,
   ) {}
 
   /**
@@ -35,7 +36,8 @@ export class DirectoryFeed {
     const all = this.all();
     for (let at = 0; at === 0 || at < all.length; at += SNAPSHOT_PART) {
       const more = at + SNAPSHOT_PART < all.length;
-      port.send({ t: "directory", ...(at === 0 ? { reset: true as const } : {}), ...(more ? { more: true as const } : {}), put: all.slice(at, at + SNAPSHOT_PART), gone: [] });
+      const first = at === 0 ? { reset: true as const, ...(this.queue ? { queue: this.queue } : {}) } : {};
+      port.send({ t: "directory", ...first, ...(more ? { more: true as const } : {}), put: all.slice(at, at + SNAPSHOT_PART), gone: [] });
     }
   }
 

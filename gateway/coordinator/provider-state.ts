@@ -29,6 +29,9 @@ export interface Session {
   sealed: Sealed;
   /** A frame of its answer has gone to the gateway: from then on it cannot be run elsewhere. */
   relayed?: true;
+  /** Sealed answer bytes it may relay (the placement's `max_bytes`), and those relayed so far. */
+  maxBytes: number;
+  relayedBytes: number;
   /** The queue's longest wait. */
   deadline?: NodeJS.Timeout;
 }

@@ -6,7 +6,7 @@
 import { ApiError } from "../../src/errors.ts";
 import { ProviderIndex, route } from "../routing/provider-index.ts";
 import { atOrAbove, type TrustLevel } from "../../src/receipt/rungs.ts";
-import { toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/wire/gateway.ts";
+import { MAX_SESSION_WIRE_BYTES, toWireError, type DirectoryEntry, type FromGateway, type ProviderEntry, type ToGateway } from "../../src/wire/gateway.ts";
 import { DirectoryFeed } from "./directory-feed.ts";
 import { load, retryAfterOf, routable, toDirectoryEntry, toEntry, type AgentPort, type GatewayPort, type Provider, type ProviderInfo, type Session, type Sealed } from "./provider-state.ts";
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./queue-limits.ts";
@@ -25,10 +25,7 @@ export class Registry {
   private readonly queuedByAlias = new Map<string, number>();
   private readonly limits: QueueLimits;
   /** What the gateways' copies of the directory learn, as it changes. */
-  readonly feed = new DirectoryFeed(
-    (id) => this.entryOf(id),
-    () => [...this.providers.values()].filter((p) => !p.leaving).map(toDirectoryEntry),
-  );
+  readonly feed: DirectoryFeed;
   /** Running totals for the coordinator's metrics. */
   readonly totals = { sessionsStarted: 0, framesRelayed: 0, staleChoices: 0, overloaded: 0 };
 
@@ -37,6 +34,11 @@ export class Registry {
     limits: Partial<QueueLimits> = {},
   ) {
     this.limits = { ...DEFAULT_QUEUE_LIMITS, ...limits };
+    this.feed = new DirectoryFeed(
+      (id) => this.entryOf(id),
+      () => [...this.providers.values()].filter((p) => !p.leaving).map(toDirectoryEntry),
+      { per_provider: this.limits.queuePerProvider },
+    );
   }
 
   /** A freshly granted provider; one already connected under the same id is replaced (its sessions end, its link closes). */
@@ -121,7 +123,8 @@ export class Registry {
     }
     this.admit(provider, message.alias);
     const sealed: Sealed = { enc: message.enc, ct: message.ct, ...(message.whole ? { whole: true } : {}) };
-    const session: Session = { id: message.id, alias: message.alias, gateway, sealed };
+    const maxBytes = Math.min(message.max_bytes ?? MAX_SESSION_WIRE_BYTES, MAX_SESSION_WIRE_BYTES);
+    const session: Session = { id: message.id, alias: message.alias, gateway, sealed, maxBytes, relayedBytes: 0 };
     provider.lastAssigned = Date.now();
     this.enqueue(provider, session);
     this.sessions.set(session.id, { session, provider });
@@ -193,13 +196,21 @@ export class Registry {
     for (const { session } of [...this.sessions.values()]) if (session.gateway === gateway) this.cancel(gateway, session.id);
   }
 
-  /** A sealed frame from a provider, relayed as-is to the gateway of the session it is running. */
+  /**
+   * A sealed frame from a provider, relayed as-is to the gateway of the session it is running, within the
+   * session's byte bound: the frame that crosses it still goes (the gateway finds the breach and charges it), then
+   * the provider is stopped and anything more it sends is dropped, so a slow gateway link never piles up more.
+   */
   frame(providerId: string, id: string, data: string): void {
-    const active = this.providers.get(providerId)?.active;
-    if (active?.id !== id) return;
+    const provider = this.providers.get(providerId);
+    const active = provider?.active;
+    if (!provider || active?.id !== id || active.relayedBytes > active.maxBytes) return;
+    active.relayedBytes += data.length;
     this.totals.framesRelayed++;
     active.relayed = true;
     active.gateway.send({ t: "frame", id, data });
+    // busy stays true until the agent confirms it has stopped
+    if (active.relayedBytes > active.maxBytes) provider.agent.send({ t: "cancel", id });
   }
 
   /** The agent is free: the gateway learns the session ended, the next in line starts. */

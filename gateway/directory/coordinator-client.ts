@@ -1,41 +1,29 @@
 // The gateway's side of the coordinator (DESIGN §1): one reconnecting link that implements the Directory the
-// routes use, with a copy of the directory the coordinator keeps current. A session runs in named steps: choose
-// a provider from the copy, seal the request to its attested key and place it there, open the sealed frames it
-// sends back, check them against the answer's bounds and deadlines and its receipt against what was sealed and
-// relayed. A choice the coordinator finds stale is made again; an unpinned request whose provider left, or
-// faulted, before its first token is re-routed to another (DESIGN §8).
-import { randomBytes } from "node:crypto";
+// routes use, with a copy of the directory the coordinator keeps current. A session is a series of attempts
+// (session-attempt.ts), each choosing a provider from the copy, sealing the request to it and placing it there:
+// a choice the coordinator finds stale is made again; an unpinned request whose provider left, or faulted, before
+// its first token is re-routed to another (DESIGN §8), at most MAX_FAULT_REROUTES times for faults.
 import type { Logger } from "pino";
 import { AttestationRecordSchema, type AttestationRecord } from "../../src/trust/attestation-record.ts";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
 import { Mailbox } from "./mailbox.ts";
-import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import type { Receipt } from "../../src/receipt/index.ts";
-import { sealRequest, type FrameCipher } from "../../src/crypto/seal.ts";
-import { SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
+import { sealRequest } from "../../src/crypto/seal.ts";
 import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ProviderRecord, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
-import { DirectoryCopy, record } from "./directory-copy.ts";
-import type { Directory, SessionEvent, SessionRequest } from "./directory.ts";
-import { AnswerBounds } from "./answer-bounds.ts";
+import { DirectoryCopy } from "./directory-copy.ts";
+import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "./directory.ts";
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
-import { LiveSession, type SessionMessage } from "./live-session.ts";
+import type { LiveSession } from "./live-session.ts";
 import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
-import { callerError, rejection } from "./provider-errors.ts";
-import { checkReceipt, type Sealed } from "./receipt-check.ts";
+import type { Sealed } from "./receipt-check.ts";
+import { attempt, type AttemptHost, type Outcome } from "./session-attempt.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 /** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */
 const MAX_STALE_CHOICES = 32;
 /** Providers an unpinned request may move away from after they faulted before its first token. */
 export const MAX_FAULT_REROUTES = 2;
-
-/**
- * What a session attempt ends in: done; handed back to be re-routed away from a provider that left or faulted
- * before starting; or a choice that no longer held, to be made again from the updated copy.
- */
-type Outcome = { done: true } | { done: false; leftBy: string; fault?: ApiError } | { done: false; stale: true };
 
 export interface SessionPolicy {
   deadlines?: SessionDeadlines;
@@ -45,7 +33,7 @@ export interface SessionPolicy {
   onFault?: (kind: FaultKind, rested: boolean) => void;
 }
 
-export class CoordinatorClient implements Directory {
+export class CoordinatorClient implements Directory, AttemptHost {
   private readonly link: FabricLink;
   readonly url: string;
   private nextRid = 0;
@@ -53,13 +41,13 @@ export class CoordinatorClient implements Directory {
   /** Waiting for the first whole directory of this link. */
   private readonly syncing = new Set<Mailbox<true>>();
   private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
-  private readonly sessions = new Map<string, LiveSession>();
-  private readonly deadlines: SessionDeadlines;
+  readonly sessions = new Map<string, LiveSession>();
+  readonly deadlines: SessionDeadlines;
   readonly faults: ProviderFaults;
 
   constructor(
     fabric: Fabric,
-    private readonly log: Logger,
+    readonly log: Logger,
     private readonly policy: SessionPolicy = {},
   ) {
     this.deadlines = policy.deadlines ?? DEFAULT_SESSION_DEADLINES;
@@ -158,7 +146,7 @@ export class CoordinatorClient implements Directory {
     for (;;) {
       let outcome: Outcome;
       try {
-        outcome = yield* this.attempt(request, exclude, reroutes > 0, signal);
+        outcome = yield* attempt(this, request, exclude, reroutes > 0, signal);
       } catch (err) {
         throw fault !== undefined && err instanceof ApiError && err.code === "provider_unavailable" ? fault : err;
       }
@@ -176,106 +164,16 @@ export class CoordinatorClient implements Directory {
     }
   }
 
-  /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
-  private async *attempt(request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
-    const id = `s_${randomBytes(12).toString("base64url")}`;
-    const bounds = new AnswerBounds(request.body);
-    const live = new LiveSession(bounds.limits.wireBytes, this.deadlines, () => this.link.send({ t: "cancel", id }));
-    this.sessions.set(id, live);
-    let finished = false;
-    let relayed = 0;
-    try {
-      const { provider, sealed } = await this.place(id, request, exclude, signal);
-      yield { type: "provider", provider: record(provider) };
-      /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
-      const fault = ({ kind, why }: Breach): Outcome => {
-        this.charge(provider.id, { kind, why }, request.requestId);
-        const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
-        if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
-        throw error;
-      };
-      const answer = new AnswerRecord();
-      const sent = performance.now();
-      let firstFrame: number | undefined;
-      for (;;) {
-        let message: SessionMessage;
-        try {
-          message = await live.box.take(signal);
-        } catch (err) {
-          if (live.breach === undefined) throw err;
-          finished = true; // the breach cancelled it already
-          return fault(live.breach);
-        }
-        // whatever the coordinator said of the session, its own counts hold it now
-        this.copy.settle(id);
-        if (message.t === "stale") {
-          finished = true;
-          return { done: false, stale: true };
-        }
-        if (message.t === "gone") {
-          finished = true;
-          // a pinned request never hops
-          if (!message.started && request.pin === undefined) return { done: false, leftBy: provider.id };
-          if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
-          throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
-        }
-        if (message.t === "end") {
-          finished = true;
-          return fault({ kind: "broken", why: "ended the session without a result" });
-        }
-        if (message.t === "rejected") {
-          // admission control dropped it from the queue (it waited too long)
-          finished = true;
-          throw rejection(message.error);
-        }
-        if (message.t !== "frame") continue;
-        firstFrame ??= performance.now() - sent;
-        const frame = openFrame(sealed.frames, message.data);
-        if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
-        if (frame.type === "error") {
-          const error = callerError(frame, provider.id, Object.keys(request.body), request.body.model);
-          if (error !== undefined) throw error;
-          return fault({ kind: "error", why: "reported an error of its own" });
-        }
-        // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
-        const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
-        for (const piece of pieces) {
-          const breach = bounds.piece(piece);
-          if (breach !== undefined) return fault(breach);
-          try {
-            answer.add(piece);
-          } catch (err) {
-            return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
-          }
-          relayed++;
-          yield piece;
-        }
-        if (frame.type === "done") {
-          finished = true;
-          // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
-          const agentMs = frame.first_token_ms ?? firstFrame;
-          request.timing?.add("provider", agentMs);
-          request.timing?.add("queue", firstFrame - agentMs);
-          const verifying = performance.now();
-          const receipt = this.verified(frame.receipt, { request, provider, sealed, answer });
-          request.timing?.add("verify", performance.now() - verifying);
-          const breach = bounds.done(receipt.usage.completion_tokens, receipt.finish_reason);
-          if (breach !== undefined) return fault(breach);
-          yield { type: "done", receipt, answer };
-          return { done: true };
-        }
-      }
-    } finally {
-      live.close();
-      this.sessions.delete(id);
-      this.copy.settle(id);
-      // hung up, or failed on our side: the queue spot or the running session is given back at once
-      if (!finished) this.link.send({ t: "cancel", id });
-    }
+  settle(id: string): void {
+    this.copy.settle(id);
+  }
+
+  cancel(id: string): void {
+    this.link.send({ t: "cancel", id });
   }
 
   /** Counts a provider's fault; the one that sends it to rest says so once, in the log and the metrics. */
-  private charge(providerId: string, { kind, why }: Breach, requestId: string): void {
+  charge(providerId: string, { kind, why }: Breach, requestId: string): void {
     const faults = this.faults.charge(providerId, Date.now());
     this.log.warn({ provider: providerId, request_id: requestId, fault: kind, why }, `provider ${providerId} fault: it ${why}`);
     if (faults !== undefined) {
@@ -285,24 +183,37 @@ export class CoordinatorClient implements Directory {
     this.policy.onFault?.(kind, faults !== undefined);
   }
 
+  admit(request: AdmissionRequest): void {
+    // with no current copy there is nothing to read: the request meets the coordinator's own answer in turn
+    if (!this.link.connected || !this.copy.ready) return;
+    this.skipping(request, [], (skip) => this.copy.admit({ alias: request.entry.alias, floor: request.floor, pin: request.pin }, skip));
+  }
+
+  /**
+   * Runs `choose` with the providers resting after repeated faults skipped beside `exclude` (an unpinned request
+   * only: a pin names its machine whatever it did), or, with nothing else eligible, without them: a resting
+   * provider still serves rather than no one. Returns what was skipped.
+   */
+  private skipping(request: AdmissionRequest, exclude: readonly string[], choose: (skip: readonly string[]) => void): readonly string[] {
+    const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
+    const skip = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
+    try {
+      choose(skip);
+      return skip;
+    } catch (err) {
+      if (resting.length === 0 || !(err instanceof ApiError) || err.code !== "provider_unavailable") throw err;
+      choose(exclude);
+      return exclude;
+    }
+  }
+
   /** Chooses a provider from the copy, seals the request to its attested key and places it there in one message. */
-  private async place(id: string, request: SessionRequest, exclude: readonly string[], signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
+  async place(id: string, request: SessionRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }> {
     await this.synced(signal);
     const routing = performance.now();
     const { alias } = request.entry;
-    // providers resting after repeated faults take no unpinned requests; a pin names its machine whatever it did
-    const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
-    const route = { alias, floor: request.floor, pin: request.pin, affinity: request.affinity };
-    const skipping = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
-    let provider: DirectoryEntry;
-    try {
-      provider = this.copy.choose(id, route, skipping);
-      exclude = skipping;
-    } catch (err) {
-      // with nothing else eligible, a resting provider still serves rather than no one
-      if (resting.length === 0 || !(err instanceof ApiError) || err.code !== "provider_unavailable") throw err;
-      provider = this.copy.choose(id, route, exclude);
-    }
+    let provider!: DirectoryEntry;
+    exclude = this.skipping(request, exclude, (skip) => (provider = this.copy.choose(id, { alias, floor: request.floor, pin: request.pin, affinity: request.affinity }, skip)));
     const sealing = performance.now();
     request.timing?.add("route", sealing - routing);
     const bytes = Buffer.from(canonicalJson(request.body));
@@ -310,35 +221,13 @@ export class CoordinatorClient implements Directory {
     const { sealed, frames } = await sealRequest(provider.sealing_key, id, bytes);
     this.send({
       t: "place", id, provider: provider.id, alias, floor: request.floor, ...(request.pin === undefined ? {} : { pin: request.pin }),
-      exclude: [...exclude], ...sealed, ...(request.whole ? { whole: true } : {}),
+      exclude: [...exclude], ...sealed, ...(request.whole ? { whole: true } : {}), max_bytes: maxBytes,
     });
     request.timing?.add("seal", performance.now() - sealing);
     return { provider, sealed: { bytes, frames } };
   }
 
-  /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-  private verified(raw: unknown, session: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
-    const { request, provider } = session;
-    const verdict = checkReceipt(raw, session);
-    if (verdict.valid && verdict.receipt) return verdict.receipt;
-    this.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
-    this.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
-    throw new ApiError(
-      "receipt_invalid",
-      `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,
-    );
-  }
-
   close(): Promise<void> {
     return this.link.close();
-  }
-}
-
-/** A frame that opens under this session's key, in order, and holds a session frame; undefined for anything else. */
-function openFrame(frames: FrameCipher, data: string): SessionFrame | undefined {
-  try {
-    return SessionFrameSchema.parse(JSON.parse(frames.open(data)));
-  } catch {
-    return undefined;
   }
 }

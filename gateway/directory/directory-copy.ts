@@ -5,8 +5,9 @@
 // conversation goes back to the provider that may still hold its prompt cache when that one is idle.
 import { LRUCache } from "lru-cache";
 import { ProviderIndex, route } from "../routing/provider-index.ts";
+import { ApiError } from "../../src/errors.ts";
 import type { RouteRequest } from "../routing/routing.ts";
-import type { DirectoryEntry, ProviderRecord } from "../../src/wire/gateway.ts";
+import type { DirectoryEntry, ProviderRecord, QueueCaps } from "../../src/wire/gateway.ts";
 
 /** One provider of the copy, as the index reads it. */
 interface Copied {
@@ -26,6 +27,7 @@ export interface DirectoryDelta {
   put: DirectoryEntry[];
   gone: string[];
   placed?: string[];
+  queue?: QueueCaps;
 }
 
 /** Affinity keys remembered at most, least recently used out first: about 20 MB with 80-character keys. */
@@ -48,6 +50,8 @@ export class DirectoryCopy {
   /** Affinity key → the provider last chosen for it. Never listed nor logged: only routing reads it. */
   private readonly affinity: LRUCache<string, string>;
   private synced = false;
+  /** The coordinator's queue caps, once it has said them. */
+  private queue: QueueCaps | undefined;
 
   constructor({ maxKeys = AFFINITY_MAX_KEYS, ttlMs = AFFINITY_TTL_MS, now }: AffinityOptions = {}) {
     this.affinity = new LRUCache<string, string>({ max: maxKeys, ttl: ttlMs, ...(now ? { perf: { now } } : {}) });
@@ -59,7 +63,10 @@ export class DirectoryCopy {
   }
 
   apply(delta: DirectoryDelta): void {
-    if (delta.reset) this.clear();
+    if (delta.reset) {
+      this.clear();
+      this.queue = delta.queue;
+    }
     // the whole directory may come in parts: ready once its last part is in
     if (!delta.more) this.synced = true;
     for (const session of delta.placed ?? []) this.settle(session);
@@ -109,6 +116,20 @@ export class DirectoryCopy {
     this.index.put(chosen, load(chosen));
     this.pending.set(session, chosen.id);
     return chosen.entry;
+  }
+
+  /**
+   * Admission from the copy, before the request costs any work: 503 overloaded when even the least loaded
+   * eligible provider's queue is at the coordinator's cap; throws what routing throws when none is eligible.
+   * Counts nothing: the coordinator, where every gateway's placements meet, still decides at placement.
+   */
+  admit(request: RouteRequest, exclude: readonly string[]): void {
+    const chosen = route(this.index, request, exclude, view);
+    const cap = this.queue?.per_provider;
+    // of the sessions on a provider one runs; the rest wait in its queue
+    const queued = load(chosen) - 1;
+    if (cap === undefined || queued < cap) return;
+    throw new ApiError("overloaded", `The service is at capacity: provider ${chosen.id} already has ${queued} requests waiting; retry after the Retry-After interval.`);
   }
 
   /** The session's placement is over (refused, failed before it was sent, or counted by the coordinator). */

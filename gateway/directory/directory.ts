@@ -31,6 +31,9 @@ export interface SessionRequest {
   timing?: ServerTiming;
 }
 
+/** What admission reads of a request before any costly work: where it would go. */
+export type AdmissionRequest = Pick<SessionRequest, "entry" | "floor" | "pin">;
+
 export type SessionEvent =
   /** The provider chosen for the session (sent again if an unpinned request is re-routed before it starts). */
   | { type: "provider"; provider: ProviderRecord }
@@ -46,6 +49,12 @@ export interface Directory {
   list(): Promise<ProviderRecord[]>;
   /** The evidence provider `id` (a whole id) was last granted its rung for; undefined when it is not connected. */
   attestation(id: string): Promise<AttestationRecord | undefined>;
+  /**
+   * Admission before any costly work on the request (its schemas), from what is known now without waiting: throws
+   * 503 overloaded when every provider that could take it has a full queue. Advisory: the coordinator decides
+   * again at placement, where every other answer (no provider, a pin offline) is given as ever.
+   */
+  admit(request: AdmissionRequest): void;
   /**
    * Chooses a provider (SPEC §4.1 routing), waits in its queue, then streams its deltas and one `done`.
    * Aborting the signal leaves the queue or ends the session on the provider; failures are ApiErrors

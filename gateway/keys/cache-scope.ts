@@ -14,3 +14,10 @@ export function cacheScopes(gatewaySecret: string): ScopeOf {
   // JSON keeps the two apart: no key id and prompt_cache_key pair can spell another's
   return (keyId, promptCacheKey) => createHmac("sha256", key).update(JSON.stringify([keyId, promptCacheKey ?? null])).digest("hex");
 }
+
+/** The scope for a request body's `prompt_cache_key`, read before the body is parsed (the parse may run in a worker
+ * that holds no secret); a key that is not a string is the parser's 400, so it refines nothing. */
+export function bodyScope(scopeOf: ScopeOf, keyId: string, body: unknown): string {
+  const key = typeof body === "object" && body !== null ? (body as { prompt_cache_key?: unknown }).prompt_cache_key : undefined;
+  return scopeOf(keyId, typeof key === "string" ? key : undefined);
+}

@@ -20,7 +20,7 @@ export const DEFAULT_TEMPERATURE = 0.7;
 export const MIN_PIN_LENGTH = 8;
 /** OpenAI's `prompt_cache_key`: bounded, since it is hashed on every request. */
 export const MAX_PROMPT_CACHE_KEY_LENGTH = 1024;
-const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
+export const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
 const TEXT_PART_TYPES = ["text", "input_text"] as const;
 // `developer` is what newer OpenAI SDKs send in place of `system`; it renders as a system turn.
@@ -118,8 +118,8 @@ export interface ChatContext extends ToolingDefaults {
   nonce: string;
   /** The `x-svc-receipt-nonce` header as received, if any. */
   receiptNonce?: string | string[] | undefined;
-  /** The caller's prompt-cache scope for a `prompt_cache_key` (gateway/keys/cache-scope.ts); absent, no scope is sealed. */
-  cacheScope?: (promptCacheKey: string | undefined) => string;
+  /** The caller's prompt-cache scope for the body's `prompt_cache_key` (gateway/keys/cache-scope.ts); absent, no scope is sealed. */
+  cacheScope?: string;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -165,7 +165,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
   const entry = resolveModel(catalog, b.model ?? catalog.default);
-  const cacheScope = b.cache_prompt === false ? undefined : context.cacheScope?.(b.prompt_cache_key ?? undefined);
+  const cacheScope = b.cache_prompt === false ? undefined : context.cacheScope;
   return {
     body: {
       model: entry.alias,

@@ -3,7 +3,9 @@
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
-import { parseChatRequest, RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
+import { RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
+import { admitBeforeWork } from "./pre-admission.ts";
+import { bodyScope } from "../keys/cache-scope.ts";
 import type { SessionEvent } from "../directory/directory.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import {
@@ -22,15 +24,19 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { SseWriter } from "./sse.ts";
 
 export async function chatCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const { catalog, reasoningFormat, scopeOf } = ctx.gateway;
+  const { parser } = ctx.gateway;
+  // the queues' 503 before the schemas' work: a full service costs a hostile schema nothing to refuse
+  admitBeforeWork(body, ctx.gateway);
   const nonce = randomBytes(16).toString("hex");
-  const cacheScope = (promptCacheKey: string | undefined) => scopeOf(ctx.principal.keyId, promptCacheKey);
-  const request = parseChatRequest(body, { catalog, reasoningFormat, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope });
+  const request = await parser.parse(body, { nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope: cacheScopeOf(ctx, body) }, ctx.signal);
   const meta = newCompletionMeta(request.echo);
   const session = sessionOf(ctx, request);
   if (request.stream) await streamed(ctx, meta, session);
   else await whole(ctx, meta, session);
 }
+
+/** The caller's prompt-cache scope for this body (DESIGN §9). */
+export const cacheScopeOf = (ctx: RouteContext, body: unknown): string => bodyScope(ctx.gateway.scopeOf, ctx.principal.keyId, body);
 
 /** The session a parsed request opens, noted in the request's log line: the directory carries the parsed body
  * whole, beside what it needs to route the session and check its receipt. */

@@ -8,7 +8,7 @@ import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";
 import { RECEIPT_NONCE_HEADER } from "./chat-request.ts";
-import { run, sessionOf } from "./completions.ts";
+import { cacheScopeOf, run, sessionOf } from "./completions.ts";
 import { parseResponsesRequest, renamed, type ResponsesEcho } from "./responses-request.ts";
 import { itemsOfAnswer, ResponseLayout, type ResponseEvent } from "./responses-layout.ts";
 import { newResponseMeta, responseObject, type ResponseMeta } from "./responses-shapes.ts";
@@ -17,9 +17,8 @@ import { SseWriter } from "./sse.ts";
 
 export async function createResponse(ctx: RouteContext, body: unknown): Promise<void> {
   const nonce = randomBytes(16).toString("hex");
-  const { catalog, scopeOf } = ctx.gateway;
-  const cacheScope = (promptCacheKey: string | undefined) => scopeOf(ctx.principal.keyId, promptCacheKey);
-  const { chat: request, echo } = parseResponsesRequest(body, { catalog, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope });
+  const context = { catalog: ctx.gateway.catalog, nonce, receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope: cacheScopeOf(ctx, body) };
+  const { chat: request, echo } = parseResponsesRequest(body, context);
   const meta = newResponseMeta(request.echo);
   const session = sessionOf(ctx, request);
   if (request.stream) await streamed(ctx, meta, echo, session);

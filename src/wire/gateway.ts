@@ -11,6 +11,11 @@ export const GATEWAY_PATH = "/v1/gateway";
 export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
 /** The most providers one placement may exclude (those that already failed it). */
 export const MAX_EXCLUDED = 1000;
+/**
+ * The most sealed answer bytes the coordinator relays for one session whose placement names no `max_bytes`:
+ * above the bound a gateway derives for the longest answer (gateway/directory/answer-bounds.ts).
+ */
+export const MAX_SESSION_WIRE_BYTES = 64 * 1024 * 1024;
 
 /** SPEC §2.4's provider record, as the directory reports it (each gateway applies its own floor). */
 export interface ProviderRecord {
@@ -32,6 +37,11 @@ export interface ProviderEntry extends ProviderRecord {
 /** A directory entry as the gateways' copies hold it: with when it was last given a session, for routing's tie-break. */
 export interface DirectoryEntry extends ProviderEntry {
   last_assigned: number;
+}
+
+/** The coordinator's queue caps, as its gateways learn them (`--max-queue-per-provider`). */
+export interface QueueCaps {
+  per_provider: number;
 }
 
 export interface WireError {
@@ -66,6 +76,11 @@ export type FromGateway =
       ct: string;
       /** The caller takes the answer in one piece (not a stream), so it may come back in one frame. */
       whole?: true;
+      /**
+       * The sealed answer bytes the gateway will take for this session (its answer's bounds): the coordinator
+       * relays no more than this and one frame, then stops the provider, so an endless answer never piles up there.
+       */
+      max_bytes?: number;
     }
   | { t: "cancel"; id: string };
 
@@ -74,9 +89,10 @@ export type ToGateway =
    * The directory: the whole of it when `reset` (first on every link), otherwise what changed since the last
    * one: entries to put (new or changed: load, rung, aliases) and ids that left routing. `more`: the whole
    * directory continues in the next message. `placed`: this gateway's placements (and refusals) that `put`
-   * already counts, so its copy stops counting them itself.
+   * already counts, so its copy stops counting them itself. `queue` (on `reset`): the coordinator's queue caps, so
+   * a gateway can refuse from its copy, before any costly work, a request that only a full queue could take.
    */
-  | { t: "directory"; reset?: true; more?: true; put: DirectoryEntry[]; gone: string[]; placed?: string[] }
+  | { t: "directory"; reset?: true; more?: true; put: DirectoryEntry[]; gone: string[]; placed?: string[]; queue?: QueueCaps }
   /** null: no provider with that id is connected. */
   | { t: "attestation"; rid: number; record: AttestationRecord | null }
   /** The chosen provider no longer fits the request (left, changed, or another is less loaded): choose again. */
@@ -118,7 +134,8 @@ function object(data: unknown): Obj | undefined {
 
 function isPlacement(m: Obj): boolean {
   return isSessionId(m.id) && isStr(m.provider) && isStr(m.alias) && m.alias.length > 0 && m.alias.length <= MAX_ALIAS_LENGTH && isTrust(m.floor) && optional(m.pin, isStr) &&
-    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true);
+    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true) &&
+    optional(m.max_bytes, (b) => isNum(b) && b > 0);
 }
 
 /** A gateway's message at the coordinator; undefined for anything that is not one. */
@@ -137,7 +154,7 @@ function isEntry(e: unknown): boolean {
 function isToGateway(m: Obj): boolean {
   switch (m.t) {
     case "directory":
-      return Array.isArray(m.put) && m.put.every(isEntry) && isStrings(m.gone) && optional(m.placed, isStrings);
+      return Array.isArray(m.put) && m.put.every(isEntry) && isStrings(m.gone) && optional(m.placed, isStrings) && optional(m.queue, (q) => isObj(q) && isNum(q.per_provider));
     case "attestation":
       return Number.isInteger(m.rid) && (m.record === null || isObj(m.record));
     case "stale":

@@ -36,6 +36,10 @@ describe("npm run demo: an operator and a provider as two processes", () => {
     procs.push(ag);
     await waitForReady(ag, "svc-agent start");
     const key = gateway.env.SVC_OPERATOR_KEYS!;
+    // a key made for this run, never on a command line: the curl takes it from the environment through stdin
+    expect(key).toMatch(/^sk-svc_op_[A-Za-z0-9_-]{32}$/);
+    expect(printed.stdout).toContain(`export SVC_API_KEY=${key}`);
+    expect(printed.stdout).not.toContain(`Bearer ${key}`);
     await expect
       .poll(async () => {
         const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {

@@ -120,6 +120,16 @@ describe("Processes end together: a child whose parent dies exits by itself", ()
     await expect.poll(() => processesMentioning(dir), { timeout: GONE_MS, interval: 200 }).toEqual([]);
     for (const url of urls) expect(await refused(url)).toBe(true);
   }, 120_000);
+
+  it("npx svc-gateway serve, when npx is killed outright (SIGKILL): the shell npm ran it in and the gateway stop too", async () => {
+    const dir = freshDir();
+    const proc = startProcess(NPX, ["--no", "svc-gateway", "serve", "--port", "0", "--coordinator-port", "0", "--data-dir", dir], { cwd: ROOT, env: NPM_ENV, name: "npx svc-gateway serve" });
+    const ready = await waitForReady(proc, "svc-gateway serve");
+    expect(processesMentioning(dir).length).toBeGreaterThanOrEqual(2); // npx, (sh,) the gateway
+    await proc.kill("SIGKILL");
+    await expect.poll(() => processesMentioning(dir), { timeout: GONE_MS, interval: 200 }).toEqual([]);
+    for (const url of [ready.gateway, ready.coordinator]) expect(await refused(url)).toBe(true);
+  }, 120_000);
 });
 
 describe("Processes end together: a parent whose child fails exits non-zero", () => {

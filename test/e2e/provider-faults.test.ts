@@ -197,3 +197,35 @@ describe("DESIGN §8 Tool calls and error text a provider writes", () => {
     expect(sessions()).toBe(placed);
   }, 60_000);
 });
+
+describe("DESIGN §8 Re-routing before the first token: at most twice", () => {
+  let gw: GatewayProcess;
+  let faulty: AgentProcess[] = [];
+  beforeAll(async () => {
+    // no honest agent: four that each answer with an error of their own before any token; one fault rests a provider
+    gw = await startGateway({ agents: 0, args: ["--fault-threshold", "1", "--fault-window-ms", "5000", "--fault-rest-ms", "600000"] });
+    faulty = await Promise.all(Array.from({ length: 4 }, () => faultyAgent(gw, "error=invalid_api_key")));
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all(faulty.map((a) => a.stop()));
+    await gw?.stop();
+  });
+
+  it("an unpinned request tries three providers (two re-routes), each charged once, then gets the last one's 502; the fourth is never tried", async () => {
+    const res = await chat(gw, {});
+    const requestId = res.headers.get("x-request-id");
+    // the request's own log line comes after every fault it charged
+    await gw.waitForLog((l) => l.msg === "request" && l.id === requestId);
+    const charged = faulty.map((a) => faultsLogged(gw, a.providerId, "error"));
+    expect(charged.filter((n) => n === 1)).toHaveLength(3);
+    expect(charged.filter((n) => n === 0)).toHaveLength(1);
+    // the caller's answer is the fault of the third provider tried
+    const tried = gw.logs().filter((l) => l.request_id === requestId && l.fault === "error").map((l) => l.provider as string);
+    expect(tried).toHaveLength(3);
+    await expectProviderError(res, tried[2]!);
+    // the fault policy's flags: each provider tried rests after its one fault, for 600 s
+    for (const provider of tried) await gw.waitForLog((l) => l.provider === provider && l.msg === `provider ${provider} rests out of rotation for 600 s after 1 faults`);
+    const untried = faulty[charged.indexOf(0)]!;
+    expect(untried.stdout().split("\n").filter((line) => / start \(/.test(line))).toHaveLength(0);
+  }, 60_000);
+});

@@ -1,10 +1,10 @@
 // docs/api.md "Schema limits" end to end, against a real `svc-gateway serve` and a synthetic agent: every schema
-// of the attack corpus (test/fixtures/schema-attacks.ts) gets its 400 over HTTP, authentication and the key's
-// rate limits run before any schema work, and an honest caller is served all the while.
+// of the attack corpus (test/fixtures/schema-attacks.ts) gets its 400 over HTTP, authentication, the key's
+// rate limits and the queues' caps run before any schema work, and an honest caller is served all the while.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA_PARAM, schemaParam } from "../../src/schema/schema-fault.ts";
 import { SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
-import { OPERATOR_KEY, post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { OPERATOR_KEY, post, startGateway, waitForProvider, type GatewayProcess } from "../fixtures/gateway.ts";
 
 const ATTACK_KEY = "sk-svc_operator-attack-0123456789";
 const LIMITED_KEY = "sk-svc_operator-limited-0123456789";
@@ -57,4 +57,42 @@ describe("Schema limits: the attack corpus over HTTP", () => {
     expect(codes.slice(0, RPM).every((c) => c === "invalid_value")).toBe(true);
     expect(codes[RPM]).toBe("rate_limited");
   });
+});
+
+describe("Schema limits: queue admission comes before any schema work", () => {
+  let full: GatewayProcess;
+  beforeAll(async () => {
+    // one provider that never answers, and room for one request in its queue
+    full = await startGateway({ args: ["--max-queue-per-provider", "1"], agentArgs: ["--engine", "synthetic", "--test-fault", "first-token-delay-ms=600000"] });
+  }, 60_000);
+  afterAll(() => full?.stop());
+
+  it("with the queue full, a hostile schema gets the queue's 503 overloaded with Retry-After, not its schema's 400", async () => {
+    const hangUp = new AbortController();
+    const held = [0, 1].map(() => post(full, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 4 }, { signal: hangUp.signal }).catch((err: unknown) => err));
+    try {
+      await waitForProvider(full, full.providerId, (r) => r?.busy === true && r.waiting === 1);
+      const attack = SCHEMA_ATTACKS.find((a) => a.code === "schema_too_complex") ?? SCHEMA_ATTACKS[0]!;
+      const res = await fetch(`${full.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" },
+        body: attackBody(attack),
+      });
+      const error = await errorOf(res);
+      expect([res.status, error.code, res.headers.get("retry-after")]).toEqual([503, "overloaded", "1"]);
+      expect(error.message).toContain(`provider ${full.providerId} already has 1 requests waiting`);
+    } finally {
+      hangUp.abort();
+      await Promise.all(held);
+    }
+    // the queue drains once its callers hang up, and the same schema meets its own 400
+    await waitForProvider(full, full.providerId, (r) => r?.busy === false && r.waiting === 0);
+    const attack = SCHEMA_ATTACKS[0]!;
+    const res = await fetch(`${full.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" },
+      body: attackBody(attack),
+    });
+    expect([res.status, (await errorOf(res)).code]).toEqual([400, attack.code]);
+  }, 60_000);
 });

@@ -92,6 +92,19 @@ describe("§8 One sealed session at a time per provider", () => {
     expect(registry.entries()).toEqual([]);
   });
 
+  it("a session's frames are relayed within the placement's max_bytes: the one that crosses it goes, then the provider is stopped and the rest dropped", () => {
+    const { registry, gateway, gatewayInbox, agents } = setup([hex("a")]);
+    registry.place(gateway, { t: "place", id: "s_first001", provider: hex("a"), alias: "qwen3-4b", floor: "process", exclude: [], ...sealed, max_bytes: 20 });
+    const frame = "x".repeat(8);
+    for (let i = 0; i < 5; i++) registry.frame(hex("a"), "s_first001", frame);
+    // 8 and 16 bytes are within 20; the frame that makes 24 crosses it and still goes, so the gateway finds the breach
+    expect(gatewayInbox.filter((m) => m.t === "frame")).toHaveLength(3);
+    expect(agents.get(hex("a"))!.filter((m) => m.t === "cancel")).toEqual([{ t: "cancel", id: "s_first001" }]);
+    expect(registry.entries()[0]).toMatchObject({ busy: true });
+    registry.end(hex("a"), "s_first001", undefined);
+    expect(registry.entries()[0]).toMatchObject({ busy: false });
+  });
+
   it("a running session of which the gateway has seen no frame goes back unstarted, so it can run elsewhere", () => {
     const { registry, gatewayInbox, place, agents } = setup([hex("a")]);
     place("s_first001", hex("a"));
@@ -199,7 +212,8 @@ describe("DESIGN §7 The gateways' copies: the whole directory on link, then wha
     const inbox: ToGateway[] = [];
     const port = { send: (m: ToGateway) => inbox.push(m) };
     registry.feed.subscribe(port);
-    expect(inbox).toEqual([{ t: "directory", reset: true, put: [expect.objectContaining({ id: hex("a"), busy: false }), expect.objectContaining({ id: hex("b") })], gone: [] }]);
+    // the first part carries the queue caps, so the gateway can refuse before any costly work what only a full queue could take
+    expect(inbox).toEqual([{ t: "directory", reset: true, queue: { per_provider: 32 }, put: [expect.objectContaining({ id: hex("a"), busy: false }), expect.objectContaining({ id: hex("b") })], gone: [] }]);
     place("s_one00001", hex("a"));
     place("s_two00001", hex("b"));
     place("s_three001", hex("a"));

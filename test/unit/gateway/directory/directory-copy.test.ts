@@ -50,6 +50,22 @@ describe("DESIGN §7 A gateway's copy of the directory", () => {
     expect(copy.choose("s_two00001", request, []).id).toBe(hex("a"));
   });
 
+  it("admission reads the copy: 503 overloaded once even the least loaded provider's queue is at the coordinator's cap, counting nothing", () => {
+    const copy = new DirectoryCopy();
+    copy.apply({ reset: true, queue: { per_provider: 2 }, put: [entry("a", { busy: true, waiting: 2 }), entry("b", { busy: true, waiting: 1 })], gone: [] });
+    copy.admit(request, []);
+    // the copy's own placement on b fills its queue too
+    expect(copy.choose("s_one00001", request, []).id).toBe(hex("b"));
+    expect(() => copy.admit(request, [])).toThrow(expect.objectContaining({ code: "overloaded", status: 503, retryAfterS: 1 }));
+    copy.settle("s_one00001");
+    copy.admit(request, []);
+    // a pin reads its own machine's queue
+    expect(() => copy.admit({ ...request, pin: hex("a") }, [])).toThrow(/provider a{64} already has 2 requests waiting/);
+    // a coordinator that did not say its caps leaves admission to placement
+    copy.apply({ reset: true, put: [entry("a", { busy: true, waiting: 99 })], gone: [] });
+    copy.admit(request, []);
+  });
+
   it("gone providers leave routing and the listing; a reset replaces everything; a pin it cannot serve is the SPEC's 503", () => {
     const copy = new DirectoryCopy();
     copy.apply({ reset: true, put: [entry("a"), entry("b")], gone: [] });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
 import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
+import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
 import { callerError } from "../../../../gateway/directory/provider-errors.ts";
 import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
@@ -30,6 +31,8 @@ describe("DESIGN §8 What a provider may send back", () => {
 
   it("max_tokens past any model's context is held to MAX_ANSWER_TOKENS", () => {
     expect(answerLimits({ max_tokens: 1_000_000_000 }).tokens).toBe(MAX_ANSWER_TOKENS);
+    // the coordinator's own bound for a placement that names none is above any the gateway derives
+    expect(answerLimits({ max_tokens: 1_000_000_000 }).wireBytes).toBeLessThanOrEqual(MAX_SESSION_WIRE_BYTES);
   });
 
   it("an embeddings session: exactly the bytes of its vectors' canonical form, and no completion tokens", () => {

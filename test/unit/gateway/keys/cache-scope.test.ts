@@ -1,7 +1,7 @@
 // DESIGN §9's cache scope at the gateway: an HMAC of the key id (and prompt_cache_key) under the gateway secret,
 // sealed as cache_scope; prompt_cache_key and cache_prompt parsed at the boundary.
 import { describe, expect, it } from "vitest";
-import { cacheScopes } from "../../../../gateway/keys/cache-scope.ts";
+import { bodyScope, cacheScopes } from "../../../../gateway/keys/cache-scope.ts";
 import { MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../gateway/openai/chat-request.ts";
 import { parseSessionPlaintext } from "../../../../src/session/sealed-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
@@ -9,7 +9,8 @@ import { parse } from "../../../fixtures/chat-request.ts";
 
 const scopeOf = cacheScopes("the-gateway-secret");
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };
-const forKey = (keyId: string) => ({ cacheScope: (promptCacheKey: string | undefined) => scopeOf(keyId, promptCacheKey) });
+// as the route does: the scope is read off the body before the parse
+const parseFor = (body: Record<string, unknown>, keyId: string) => parse(body, { cacheScope: bodyScope(scopeOf, keyId, body) });
 
 describe("DESIGN §9 cache scope: an HMAC, never the key", () => {
   it("is 64 hex characters, the same for the same key id and prompt_cache_key, and names neither", () => {
@@ -36,25 +37,25 @@ describe("DESIGN §9 cache scope: an HMAC, never the key", () => {
 
 describe("§2.1 prompt_cache_key and cache_prompt", () => {
   it("the sealed request carries the caller's scope, which prompt_cache_key refines; the parsed request exports it", () => {
-    const plain = parse(base, forKey("key_1"));
+    const plain = parseFor(base, "key_1");
     expect(plain.body.cache_scope).toBe(scopeOf("key_1", undefined));
     expect(plain.cacheScope).toBe(plain.body.cache_scope);
-    expect(parse({ ...base, prompt_cache_key: "chat-7" }, forKey("key_1")).body.cache_scope).toBe(scopeOf("key_1", "chat-7"));
-    expect(parse({ ...base, prompt_cache_key: null }, forKey("key_1")).body.cache_scope).toBe(scopeOf("key_1", undefined));
+    expect(parseFor({ ...base, prompt_cache_key: "chat-7" }, "key_1").body.cache_scope).toBe(scopeOf("key_1", "chat-7"));
+    expect(parseFor({ ...base, prompt_cache_key: null }, "key_1").body.cache_scope).toBe(scopeOf("key_1", undefined));
     // and an agent reads it back
     expect(parseSessionPlaintext(JSON.parse(JSON.stringify(plain.body))).cache_scope).toBe(plain.body.cache_scope);
   });
 
   it("cache_prompt false seals no scope and cache_prompt: false; true is the default and seals nothing more", () => {
-    const off = parse({ ...base, cache_prompt: false }, forKey("key_1"));
+    const off = parseFor({ ...base, cache_prompt: false }, "key_1");
     expect(off.body).toMatchObject({ cache_prompt: false });
     expect(off.body).not.toHaveProperty("cache_scope");
     expect(off.cacheScope).toBeUndefined();
-    expect(parse({ ...base, cache_prompt: true }, forKey("key_1")).body).toEqual(parse(base, forKey("key_1")).body);
+    expect(parseFor({ ...base, cache_prompt: true }, "key_1").body).toEqual(parseFor(base, "key_1").body);
   });
 
   it("a prompt_cache_key past its bound, or of the wrong type, and a cache_prompt that is not a boolean are 400s naming the field", () => {
-    const long = catchApiError(() => parse({ ...base, prompt_cache_key: "k".repeat(MAX_PROMPT_CACHE_KEY_LENGTH + 1) }, forKey("key_1")));
+    const long = catchApiError(() => parseFor({ ...base, prompt_cache_key: "k".repeat(MAX_PROMPT_CACHE_KEY_LENGTH + 1) }, "key_1"));
     expect([long.status, long.code, long.param]).toEqual([400, "invalid_value", "prompt_cache_key"]);
     expect(catchApiError(() => parse({ ...base, prompt_cache_key: 7 })).param).toBe("prompt_cache_key");
     const flag = catchApiError(() => parse({ ...base, cache_prompt: "no" }));

@@ -14,6 +14,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
       { t: "attestation", rid: 7, id: KEY },
       place,
       { ...place, pin: "abcd", whole: true },
+      { ...place, max_bytes: 1_048_576 },
       { t: "cancel", id: "s_0123456789" },
     ];
     for (const message of sent) expect(readFromGateway(wire(message))).toEqual(message);
@@ -22,6 +23,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
   it("every message the coordinator sends reads back as itself", () => {
     const sent: ToGateway[] = [
       { t: "directory", reset: true, more: true, put: [entry, { ...entry, trust: "hardware", serial: "C02XYZ" }], gone: [] },
+      { t: "directory", reset: true, queue: { per_provider: 32 }, put: [], gone: [] },
       { t: "directory", put: [], gone: [KEY], placed: ["s_0123456789"] },
       { t: "attestation", rid: 3, record: null },
       { t: "stale", id: "s_0123456789" },
@@ -43,6 +45,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
     ["an alias over 128 characters", wire({ ...place, alias: "q".repeat(129) })],
     ["sealed bytes that are not a string", wire({ ...place, ct: 5 })],
     ["whole that is not true", wire({ ...place, whole: false })],
+    ["a byte bound that is not positive", wire({ ...place, max_bytes: 0 })],
     ["too many exclusions", wire({ ...place, exclude: Array.from({ length: MAX_EXCLUDED + 1 }, () => KEY) })],
     ["an exclusion that is not a string", wire({ ...place, exclude: [1] })],
     ["an attestation request without an integer rid", wire({ t: "attestation", rid: 1.5, id: KEY })],
@@ -58,6 +61,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
     ["a directory entry whose load is not a number", wire({ t: "directory", put: [{ ...entry, waiting: "1" }], gone: [] })],
     ["a directory entry at no rung", wire({ t: "directory", put: [{ ...entry, trust: "cloud" }], gone: [] })],
     ["gone ids that are not strings", wire({ t: "directory", put: [], gone: [1] })],
+    ["queue caps that are not a number", wire({ t: "directory", reset: true, queue: { per_provider: "32" }, put: [], gone: [] })],
     ["a rejection without its error's param", wire({ t: "rejected", id: "s_0123456789", error: { code: "x", message: "y" } })],
     ["a frame without data", wire({ t: "frame", id: "s_0123456789" })],
     ["a provider gone without saying whether it started", wire({ t: "gone", id: "s_0123456789", reason: "left" })],

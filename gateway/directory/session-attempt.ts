@@ -1,0 +1,160 @@
+// One provider's try at a session (DESIGN §8), for the coordinator client: choose, seal and place, relay the
+// frames it sends back within the answer's bounds and deadlines, and check its receipt against what was sealed
+// and relayed. It ends done, handed back to be re-routed, or stale; a fault is charged to the provider.
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { ApiError } from "../../src/errors.ts";
+import { AnswerRecord } from "../../src/receipt/answer-record.ts";
+import type { Receipt } from "../../src/receipt/index.ts";
+import type { FrameCipher } from "../../src/crypto/seal.ts";
+import { SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
+import type { DirectoryEntry } from "../../src/wire/gateway.ts";
+import { record } from "./directory-copy.ts";
+import type { SessionEvent, SessionRequest } from "./directory.ts";
+import { AnswerBounds } from "./answer-bounds.ts";
+import type { SessionDeadlines } from "./deadlines.ts";
+import { LiveSession, type SessionMessage } from "./live-session.ts";
+import type { Breach } from "./provider-faults.ts";
+import { callerError, rejection } from "./provider-errors.ts";
+import { checkReceipt, type Sealed } from "./receipt-check.ts";
+
+/**
+ * What a session attempt ends in: done; handed back to be re-routed away from a provider that left or faulted
+ * before starting; or a choice that no longer held, to be made again from the updated copy.
+ */
+export type Outcome = { done: true } | { done: false; leftBy: string; fault?: ApiError } | { done: false; stale: true };
+
+/** What an attempt needs of the client: its deadlines, its sessions in flight, its link and copy, its fault ledger. */
+export interface AttemptHost {
+  readonly deadlines: SessionDeadlines;
+  /** The sessions in flight, by id: where the coordinator's messages for each are handed. */
+  readonly sessions: Map<string, LiveSession>;
+  readonly log: Logger;
+  /** Chooses a provider from the copy, seals the request to it and places it there. */
+  place(id: string, request: SessionRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }>;
+  /** The copy stops counting session `id` on its provider. */
+  settle(id: string): void;
+  /** Gives the queue spot or the running session back. */
+  cancel(id: string): void;
+  charge(providerId: string, breach: Breach, requestId: string): void;
+}
+
+/** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
+export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
+  const id = `s_${randomBytes(12).toString("base64url")}`;
+  const bounds = new AnswerBounds(request.body);
+  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id));
+  host.sessions.set(id, live);
+  let finished = false;
+  let relayed = 0;
+  try {
+    const { provider, sealed } = await host.place(id, request, exclude, bounds.limits.wireBytes, signal);
+    yield { type: "provider", provider: record(provider) };
+    /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
+    const fault = ({ kind, why }: Breach): Outcome => {
+      host.charge(provider.id, { kind, why }, request.requestId);
+      const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
+      if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
+      throw error;
+    };
+    const answer = new AnswerRecord();
+    const sent = performance.now();
+    let firstFrame: number | undefined;
+    for (;;) {
+      let message: SessionMessage;
+      try {
+        message = await live.box.take(signal);
+      } catch (err) {
+        if (live.breach === undefined) throw err;
+        finished = true; // the breach cancelled it already
+        return fault(live.breach);
+      }
+      // whatever the coordinator said of the session, its own counts hold it now
+      host.settle(id);
+      if (message.t === "stale") {
+        finished = true;
+        return { done: false, stale: true };
+      }
+      if (message.t === "gone") {
+        finished = true;
+        // a pinned request never hops
+        if (!message.started && request.pin === undefined) return { done: false, leftBy: provider.id };
+        if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
+        throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
+      }
+      if (message.t === "end") {
+        finished = true;
+        return fault({ kind: "broken", why: "ended the session without a result" });
+      }
+      if (message.t === "rejected") {
+        // admission control dropped it from the queue (it waited too long)
+        finished = true;
+        throw rejection(message.error);
+      }
+      if (message.t !== "frame") continue;
+      firstFrame ??= performance.now() - sent;
+      const frame = openFrame(sealed.frames, message.data);
+      if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
+      if (frame.type === "error") {
+        const error = callerError(frame, provider.id, Object.keys(request.body), request.body.model);
+        if (error !== undefined) throw error;
+        return fault({ kind: "error", why: "reported an error of its own" });
+      }
+      // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
+      const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
+      for (const piece of pieces) {
+        const breach = bounds.piece(piece);
+        if (breach !== undefined) return fault(breach);
+        try {
+          answer.add(piece);
+        } catch (err) {
+          return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
+        }
+        relayed++;
+        yield piece;
+      }
+      if (frame.type === "done") {
+        finished = true;
+        // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
+        const agentMs = frame.first_token_ms ?? firstFrame;
+        request.timing?.add("provider", agentMs);
+        request.timing?.add("queue", firstFrame - agentMs);
+        const verifying = performance.now();
+        const receipt = verified(host, frame.receipt, { request, provider, sealed, answer });
+        request.timing?.add("verify", performance.now() - verifying);
+        const breach = bounds.done(receipt.usage.completion_tokens, receipt.finish_reason);
+        if (breach !== undefined) return fault(breach);
+        yield { type: "done", receipt, answer };
+        return { done: true };
+      }
+    }
+  } finally {
+    live.close();
+    host.sessions.delete(id);
+    host.settle(id);
+    // hung up, or failed on our side: the queue spot or the running session is given back at once
+    if (!finished) host.cancel(id);
+  }
+}
+
+/** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
+function verified(host: AttemptHost, raw: unknown, session: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
+  const { request, provider } = session;
+  const verdict = checkReceipt(raw, session);
+  if (verdict.valid && verdict.receipt) return verdict.receipt;
+  host.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
+  host.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
+  throw new ApiError(
+    "receipt_invalid",
+    `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,
+  );
+}
+
+/** A frame that opens under this session's key, in order, and holds a session frame; undefined for anything else. */
+function openFrame(frames: FrameCipher, data: string): SessionFrame | undefined {
+  try {
+    return SessionFrameSchema.parse(JSON.parse(frames.open(data)));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,25 @@
+// Processes end together (issue 29): under npm a process watches its parent and, when that parent is the shell npm
+// runs scripts in, npm above it, so a SIGKILLed npm (which passes nothing on) does not leave the shell and its child.
+// /proc is read through the function given, here a fake of it; test/e2e/lifecycle.test.ts kills a real npx.
+import { describe, expect, it } from "vitest";
+import { npmAncestors } from "../../../../src/process/parent-watch.ts";
+
+/** A /proc holding one process, `pid`, named `comm`, whose parent is `ppid`. */
+const proc = (pid: number, comm: string, ppid: number) => (asked: number, field: "comm" | "stat") =>
+  asked !== pid ? undefined : field === "comm" ? `${comm}\n` : `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560`;
+
+describe("Processes end together: what a process under npm watches", () => {
+  it("a parent that is the shell npm runs scripts in: the shell and npm above it", () => {
+    expect(npmAncestors(200, proc(200, "sh", 100))).toEqual([200, 100]);
+    expect(npmAncestors(200, proc(200, "dash", 100))).toEqual([200, 100]);
+  });
+
+  it("a parent that is no shell (npm itself), or no /proc to read: the parent alone", () => {
+    expect(npmAncestors(200, proc(200, "npm exec", 100))).toEqual([200]);
+    expect(npmAncestors(200, () => undefined)).toEqual([200]);
+  });
+
+  it("a shell whose parent is init (npm is already gone) adds nothing to watch", () => {
+    expect(npmAncestors(200, proc(200, "sh", 1))).toEqual([200]);
+  });
+});
