@@ -42,11 +42,13 @@ interface CoordinatorFlags {
   maxPendingPerAddress: number;
   heartbeatMs: number;
   rechallengeMs?: number;
+  nats?: string;
 }
 
 interface ServeFlags extends CoordinatorFlags {
   port: number;
-  coordinator?: string;
+  /** A URL with `--coordinator`; false with `--no-coordinator`. */
+  coordinator?: string | false;
   coordinatorPort: number;
   coordinatorHost: string;
   trustFloor: TrustLevel;
@@ -110,6 +112,7 @@ function coordinatorOptions(command: Command): Command {
     .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
     .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
+    .addOption(new Option("--nats <urls>", "NATS servers (nats://host:port, comma-separated) for replicas: gateways and coordinators meet there").env("SVC_NATS_URL"))
     .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
@@ -143,6 +146,7 @@ export function gatewayProgram(): Command {
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
       .option("--coordinator <url>", "use this remote coordinator instead of embedding one")
+      .option("--no-coordinator", "embed no coordinator: a gateway alone, serving the providers of every coordinator on --nats")
       .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
       .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
       .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
@@ -189,7 +193,9 @@ export function gatewayProgram(): Command {
     const running = await serve({
       host: flags.host,
       port: flags.port,
-      coordinatorUrl: flags.coordinator,
+      coordinatorUrl: flags.coordinator === false ? undefined : flags.coordinator,
+      nats: flags.nats,
+      noCoordinator: flags.coordinator === false,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
       gatewaySecret,
@@ -249,6 +255,7 @@ export function gatewayProgram(): Command {
   ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
     const { startCoordinator } = await import("./coordinator/start.ts");
     const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
+    const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator");
     const store = openStore(flags.dataDir);
     // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
     const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
@@ -267,6 +274,7 @@ export function gatewayProgram(): Command {
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
+      nats,
     });
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
     if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
@@ -275,6 +283,7 @@ export function gatewayProgram(): Command {
     console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
     onShutdownSignal(async () => {
       await running.close();
+      await nats?.close();
       store.close();
     });
   });

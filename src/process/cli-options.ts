@@ -105,7 +105,7 @@ function unknownOptionsFirst(program: Command): void {
   });
 }
 
-/** Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one line and exit 1. */
+/** Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one line and exit 1 (or the error's own exitCode). */
 export async function runProgram(program: Command, bin: string): Promise<void> {
   unknownOptionsFirst(program);
   try {
@@ -116,7 +116,9 @@ export async function runProgram(program: Command, bin: string): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : USAGE_EXIT;
     } else {
       console.error(`${bin}: ${(err as Error).message}`);
-      process.exitCode = 1;
+      // a service named by a flag that is unreachable at start-up says so with its own code (2)
+      const code = (err as { exitCode?: unknown }).exitCode;
+      process.exitCode = typeof code === "number" ? code : 1;
     }
   }
 }
