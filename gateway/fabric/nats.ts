@@ -3,7 +3,7 @@
 // "no responders" at once when none does), and what comes back arrives on this gateway's own subject. Bodies are
 // the WebSocket's JSON, sealed frames included, byte for byte.
 import { randomBytes } from "node:crypto";
-import { headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { headers, NoRespondersError, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { readToGateway, type FromGateway, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 import { CoordinatorFeeds } from "./nats-feeds.ts";
@@ -13,8 +13,11 @@ import {
 
 /** How long NATS may be away (a node of the cluster died, the client moves to another) before requests fail 502. */
 const DOWN_GRACE_MS = 2_000;
-/** A placement the coordinator has not even acknowledged in this long is given up by the session's own deadlines. */
-const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * A placement the coordinator has not acknowledged in this long was lost (a NATS node died with it in flight): it
+ * is cancelled there, in case it did arrive, and routed again, so no request waits on a message that never came.
+ */
+const REQUEST_TIMEOUT_MS = 5_000;
 
 /** A session this gateway placed: where it went, and whether any of its frames came back (then it may not hop). */
 interface Placed {
@@ -23,8 +26,8 @@ interface Placed {
   relayed: boolean;
 }
 
-const isNoResponders = (err: unknown): boolean =>
-  typeof (err as { isNoResponders?: unknown }).isNoResponders === "function" && (err as { isNoResponders(): boolean }).isNoResponders();
+/** NATS answered at once that no one listens on the subject (the error, or its cause, depending on the call's tracing). */
+const isNoResponders = (err: unknown): boolean => err instanceof NoRespondersError || (err as { cause?: unknown }).cause instanceof NoRespondersError;
 
 export class NatsFabric implements Fabric {
   /** This gateway's id: its subject is svc.g.<id>. */
@@ -51,14 +54,16 @@ export class NatsFabric implements Fabric {
     let closed = false;
     let downTimer: NodeJS.Timeout | undefined;
 
-    /** Coordinator `c` is gone: its providers leave the copy, its sessions end (re-routed when nothing was relayed). */
+    /** Session `sid` will hear nothing more: it ends here (re-routed when nothing was relayed), and is cancelled there. */
+    const end = (sid: string, s: Placed, reason: string) => {
+      sessions.delete(sid);
+      if (s.coordinator !== undefined) nc.publish(coordinatorSubject(s.coordinator), JSON.stringify({ t: "cancel", id: sid }), { headers: withAsk(from(), "cancel") });
+      handlers.message({ t: "gone", id: sid, started: s.relayed, reason });
+    };
+    /** Coordinator `c` is gone: its providers leave the copy, its sessions end. */
     const lose = (c: string, reason: string) => {
       feeds.forget(c);
-      for (const [sid, s] of [...sessions]) {
-        if (s.coordinator !== c) continue;
-        sessions.delete(sid);
-        handlers.message({ t: "gone", id: sid, started: s.relayed, reason });
-      }
+      for (const [sid, s] of [...sessions]) if (s.coordinator === c) end(sid, s, reason);
     };
     const up = () => {
       open = true;
@@ -120,9 +125,13 @@ export class NatsFabric implements Fabric {
           downTimer = setTimeout(() => down("NATS is unreachable"), DOWN_GRACE_MS);
         } else if (status.type === "reconnect") {
           clearTimeout(downTimer);
-          // whatever was missed meanwhile: the feeds' numbers skip and ask again; a new hello fetches them all
-          if (open) nc.publish(HELLO_SUBJECT, "", { headers: from() });
-          else up();
+          // whatever was missed meanwhile: the feeds' numbers skip and ask again, a new hello fetches them all, and
+          // a session that may have lost a message on this subject ends (re-routed when nothing of it was relayed)
+          if (!open) up();
+          else {
+            nc.publish(HELLO_SUBJECT, "", { headers: from() });
+            for (const [sid, s] of [...sessions]) end(sid, s, "this gateway's NATS connection dropped");
+          }
         }
       }
     })();
@@ -145,10 +154,10 @@ export class NatsFabric implements Fabric {
           if (placed) placed.coordinator = reply.headers?.get(H_FROM) ?? placed.coordinator;
         },
         (err: unknown) => {
-          if (!isNoResponders(err)) return;
-          // no coordinator holds that provider any more: the copy was behind
-          if (message.t === "attestation") return handlers.message({ t: "attestation", rid: message.rid, record: null });
-          if (sessions.delete(message.id)) handlers.message({ t: "gone", id: message.id, started: false, reason: "no coordinator holds the provider" });
+          // no responders: no coordinator holds that provider any more (the copy was behind); else the request was lost
+          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, record: null });
+          const s = sessions.get(message.id);
+          if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
         },
       );
     };
