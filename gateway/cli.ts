@@ -226,9 +226,12 @@ export function gatewayProgram(): Command {
       logger: await newLogger(),
     });
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
-    const where = running.embedded ? "embedded coordinator" : "remote coordinator";
-    console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
-    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
+    if (flags.coordinator === false) console.log(`svc-gateway: no coordinator here: this gateway serves the providers of every coordinator on NATS ${flags.nats}`);
+    else {
+      const where = running.embedded ? "embedded coordinator" : "remote coordinator";
+      console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${flags.nats}`}`);
+      console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
+    }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
     if (running.signIn) {
       console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);

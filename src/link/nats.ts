@@ -9,7 +9,7 @@ const unavailable = (message: string): Error => Object.assign(new Error(message)
 export async function connectNats(urls: string, name: string): Promise<NatsConnection> {
   const servers = urls.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
   for (const s of servers) {
-    if (!/^(nats|tls):\/\/[^/\s]+\/?$/.test(s)) throw unavailable(`--nats: ${s} is not a nats://host:port URL`);
+    if (!/^nats:\/\/[^/\s@]+\/?$/.test(s)) throw unavailable(`--nats: ${s} is not a nats://host:port URL`);
   }
   if (servers.length === 0) throw unavailable("--nats: no server URL given");
   try {

@@ -49,9 +49,9 @@ beforeAll(async () => {
     replicas.agent(`${c.coordinatorUrl},${d.coordinatorUrl}`, { args: SLOW }),
     replicas.agent(`${c.coordinatorUrl},${d.coordinatorUrl}`, { args: SLOW }),
   ]);
+  for (const gateway of [a, b, g]) for (const agent of [p, x1, x2]) await waitForProvider(gateway, agent.providerId);
   // each agent loads its model on its first session: done here, so the tests time sessions, not loads
   for (const agent of [p, x1, x2]) expect((await chat(g, { provider: agent.providerId, max_tokens: 1 })).status).toBe(200);
-  for (const gateway of [a, b, g]) for (const agent of [p, x1, x2]) await waitForProvider(gateway, agent.providerId);
 }, 180_000);
 
 afterAll(async () => {
@@ -118,14 +118,21 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
 });
 
 describe("DESIGN §7 Replicas on NATS: faults", () => {
-  it("kill -9 a coordinator mid-stream: the SPEC mid-stream error within 3 s; its agent is listed again through another within 5 s", async () => {
+  it("kill -9 a coordinator: its stream gets the SPEC mid-stream error within 3 s, a request before its first token moves to another provider, its agent is listed again through another coordinator within 5 s", async () => {
     // the test's tap on `>` would answer every request, so NATS could never say "no responders" for a dead coordinator
     await tap.close();
     // X1's coordinator is C, or D when it moved on a drop before: that one dies, and X1 moves to the other
     const onD = x1.stdout().lastIndexOf(`connected to ${d.coordinatorUrl}`) > x1.stdout().lastIndexOf(`connected to ${c.coordinatorUrl}`);
     const [victim, other] = onD ? [d, c] : [c, d];
+    // W, slow to its first token, on the same coordinator: the one idle provider once the others stream
+    const w = await replicas.agent(`${victim.coordinatorUrl},${other.coordinatorUrl}`, { args: ["--test-fault", "first-token-delay-ms=4000"] });
+    await waitForProvider(g, w.providerId);
     const stream = followSse(chat(g, { provider: x1.providerId, stream: true, max_tokens: 200 }));
-    await stream.firstContent;
+    const hold = new AbortController();
+    const busy = [p, x2].map((agent) => followSse(post(g, "/v1/chat/completions", { messages: [{ role: "user", content: "Hi" }], provider: agent.providerId, stream: true, max_tokens: 200 }, { signal: hold.signal })));
+    await Promise.all([stream.firstContent, ...busy.map((b) => b.firstContent)]);
+    const moved = chat(g);
+    await w.waitFor(/session \S+ start/);
     const reconnects = x1.stdout().split(`connected to ${other.coordinatorUrl}`).length;
     const killed = performance.now();
     await victim.kill("SIGKILL");
@@ -136,10 +143,15 @@ describe("DESIGN §7 Replicas on NATS: faults", () => {
     await vi.waitFor(async () => {
       expect(x1.stdout().split(`connected to ${other.coordinatorUrl}`).length).toBeGreaterThan(reconnects);
       expect((await listProviders(g)).map((r) => r.id)).toContain(x1.providerId);
-    }, { timeout: 5_000 - (performance.now() - killed), interval: 100 });
-    // an unpinned request finds a provider, wherever they went
-    expect((await chat(g)).status).toBe(200);
-  }, 60_000);
+    }, { timeout: Math.max(0, 5_000 - (performance.now() - killed)), interval: 100 });
+    // the request W never started answers from another provider (the providers held busy are let go for it)
+    hold.abort();
+    await Promise.allSettled(busy.map((b) => b.done));
+    const answer = await moved;
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("x-svc-provider")).not.toBe(w.providerId);
+    await w.stop();
+  }, 90_000);
 
   it("kill -9 a gateway replica: the others keep serving", async () => {
     await b.kill("SIGKILL");
