@@ -123,7 +123,7 @@ function linkSecret(dataDir: string, coordinatorUrl: string | undefined): string
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
-  if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the others'");
+  if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   const catalog = loadCatalog(options.catalogPath);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
