@@ -82,8 +82,10 @@ export class NatsFabric implements Fabric {
     const own = nc.subscribe(gatewaySubject(id), { callback: (_err, msg) => onOwn(msg) });
     const onOwn = (msg: Msg) => {
       const c = msg.headers?.get(H_FROM) ?? "";
+      // while down, nothing reaches the client: its copy and sessions were cleared, and come back with the link
+      if (!open) return;
       const message = readToGateway(msg.string());
-      if (!message || !open) return handlers.message(message);
+      if (!message) return handlers.message(undefined);
       feeds.heard(c, Date.now());
       if (message.t === "directory" && msg.headers?.get(H_ASK) === "snap") return feeds.snapshot(c, Number(msg.headers.get(H_SEQ)), message, Date.now());
       if (message.t !== "directory" && message.t !== "attestation") {
