@@ -163,14 +163,18 @@ describe("DESIGN §7 Replicas on NATS: faults", () => {
     for (const gateway of [a, g, a, g, a, g]) expect((await chat(gateway)).status).toBe(200);
   }, 60_000);
 
-  it("NATS gone at run time: 502 directory_unavailable with svc_action wait, never a hang", async () => {
+  it("NATS gone at run time: 502 directory_unavailable with svc_action wait, never a hang; back, everything recovers by itself", async () => {
     await Promise.all(nats.nodes.slice(1).map((n) => n.proc.kill("SIGKILL")));
     await vi.waitFor(async () => {
       const res = await chat(g);
       expect(res.status).toBe(502);
       expect(((await res.json()) as { error: Record<string, unknown> }).error).toMatchObject({ code: "directory_unavailable", svc_action: "wait" });
     }, { timeout: 20_000, interval: 250 });
-  }, 60_000);
+    for (const i of [0, 1, 2]) nats.restart(i);
+    await vi.waitFor(async () => {
+      for (const gateway of [a, g]) expect((await chat(gateway)).status).toBe(200);
+    }, { timeout: 30_000, interval: 500 });
+  }, 90_000);
 });
 
 describe("DESIGN §7 Replicas on NATS: start-up", () => {
