@@ -43,11 +43,13 @@ interface CoordinatorFlags {
   maxPendingPerAddress: number;
   heartbeatMs: number;
   rechallengeMs?: number;
+  nats?: string;
 }
 
 interface ServeFlags extends CoordinatorFlags {
   port: number;
-  coordinator?: string;
+  /** A URL with `--coordinator`; false with `--no-coordinator`. */
+  coordinator?: string | false;
   coordinatorPort: number;
   coordinatorHost: string;
   trustFloor: TrustLevel;
@@ -110,6 +112,7 @@ function coordinatorOptions(command: Command): Command {
     .addOption(databaseOption())
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
     .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
+    .addOption(new Option("--nats <urls>", "NATS servers (nats://host:port, comma-separated) for replicas: gateways and coordinators meet there").env("SVC_NATS_URL"))
     .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
@@ -143,6 +146,7 @@ export function gatewayProgram(): Command {
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .option("--port <port>", "gateway port (0 picks a free one)", port, 8080)
       .option("--coordinator <url>", "use this remote coordinator instead of embedding one")
+      .option("--no-coordinator", "embed no coordinator: a gateway alone, serving the providers of every coordinator on --nats")
       .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
       .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
       .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
@@ -192,7 +196,9 @@ export function gatewayProgram(): Command {
     const running = await serve({
       host: flags.host,
       port: flags.port,
-      coordinatorUrl: flags.coordinator,
+      coordinatorUrl: flags.coordinator === false ? undefined : flags.coordinator,
+      nats: flags.nats,
+      noCoordinator: flags.coordinator === false,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
       gatewaySecret,
@@ -225,9 +231,12 @@ export function gatewayProgram(): Command {
       logger: await newLogger(),
     });
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
-    const where = running.embedded ? "embedded coordinator" : "remote coordinator";
-    console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)`);
-    console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
+    if (flags.coordinator === false) console.log(`svc-gateway: no coordinator here: this gateway serves the providers of every coordinator on NATS ${flags.nats}`);
+    else {
+      const where = running.embedded ? "embedded coordinator" : "remote coordinator";
+      console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${flags.nats}`}`);
+      console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
+    }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
     if (running.signIn) {
       console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
@@ -254,6 +263,7 @@ export function gatewayProgram(): Command {
   ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
     const { startCoordinator } = await import("./coordinator/start.ts");
     const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
+    const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator");
     const store = await openKeyStore(flags);
     // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
     const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
@@ -272,6 +282,7 @@ export function gatewayProgram(): Command {
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
+      nats,
     });
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
     if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
@@ -280,6 +291,7 @@ export function gatewayProgram(): Command {
     console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
     onShutdownSignal(async () => {
       await running.close();
+      await nats?.close();
       await store.close();
     });
   });

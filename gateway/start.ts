@@ -11,6 +11,8 @@ import { Authenticator, OperatorKeys } from "./keys/auth.ts";
 import { BODY_LIMIT_BYTES } from "./http/body.ts";
 import { LocalFabric } from "./fabric/local.ts";
 import { WebSocketFabric } from "./fabric/websocket.ts";
+import { NatsFabric } from "./fabric/nats.ts";
+import { connectNats } from "../src/link/nats.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
@@ -41,6 +43,10 @@ export interface ServeOptions {
   port: number;
   /** A remote coordinator; without it one is embedded on `coordinatorPort`. */
   coordinatorUrl?: string;
+  /** `--nats URL[,URL]`: gateway and embedded coordinator both speak on this NATS cluster (gateway/fabric/nats.ts). */
+  nats?: string;
+  /** `--no-coordinator`: a gateway alone on the NATS fabric, serving the providers of every coordinator there. */
+  noCoordinator?: boolean;
   coordinatorPort: number;
   /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
   coordinatorHost?: string;
@@ -126,10 +132,13 @@ function linkSecret(dataDir: string, coordinatorUrl: string | undefined): string
 
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
+  if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
+  if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   const catalog = loadCatalog(options.catalogPath);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
+  const nats = options.nats === undefined ? undefined : await connectNats(options.nats, "svc-gateway serve");
   const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;
   const gatewaySecret = options.gatewaySecret ?? linkSecret(options.dataDir, options.coordinatorUrl);
@@ -137,7 +146,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
   }
   try {
-    if (options.coordinatorUrl === undefined) {
+    if (options.coordinatorUrl === undefined && !options.noCoordinator) {
       coordinator = await startCoordinator({
         host: options.coordinatorHost ?? "127.0.0.1",
         port: options.coordinatorPort,
@@ -153,19 +162,25 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,
+        nats,
       });
     }
   } catch (err) {
     await store.close();
+    await nats?.close();
     throw err;
   }
-  const coordinatorUrl = options.coordinatorUrl ?? coordinator!.url;
+  const coordinatorUrl = options.coordinatorUrl ?? coordinator?.url ?? options.nats!;
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
   const admins: Admins = new Admins(options.adminEmails ?? [], async (req) => (await limiter.authenticate(req, () => auth.authenticate(req.headers.authorization))).kind === "operator");
   const signIn = options.oidc && (await openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser));
-  // the embedded coordinator is reached in-process; a remote one over its WebSocket
-  const fabric = coordinator ? new LocalFabric(coordinator) : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
+  // on NATS every coordinator is reached there, its own too; else the embedded one in-process, a remote one over its WebSocket
+  const fabric = nats
+    ? new NatsFabric(nats, options.nats!)
+    : coordinator
+      ? new LocalFabric(coordinator)
+      : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
   const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
     deadlines: options.sessionDeadlines,
@@ -204,6 +219,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await parser.close();
     await directory.close();
     await coordinator?.close();
+    await nats?.close();
     await signIn?.users.close();
     await store.close();
   };

@@ -28,6 +28,8 @@ export interface ProcOptions {
   cwd?: string | URL;
   /** Open an IPC channel to the child, as npm start does to its agent (`child.disconnect()` closes it). */
   ipc?: boolean;
+  /** The script is an executable of its own (nats-server), not a Node script: run it without node. */
+  native?: boolean;
 }
 
 export interface Usage {
@@ -71,7 +73,7 @@ export function startProcess(script: string, args: string[], options: ProcOption
   const { logFile } = options;
   const name = options.name ?? [basename(script), args[0]].filter(Boolean).join(" ");
   const out = logFile === undefined ? "pipe" : openSync(logFile, "a");
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+  const child = spawn(options.native ? script : process.execPath, options.native ? args : [...(options.nodeArgs ?? []), script, ...args], {
     env: { ...process.env, ...options.env },
     cwd: options.cwd,
     stdio: ["ignore", out, out, ...(options.ipc ? (["ipc"] as const) : [])],

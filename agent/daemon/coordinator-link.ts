@@ -76,7 +76,7 @@ export class AgentDaemon {
           // sessions send on their own connection, so a frame of a dropped one never reaches the next
           this.connection = { send: connection.send };
           this.refusal = undefined;
-          log(`connected to ${coordinatorUrl}`);
+          log(`connected to ${this.link.url}`);
         },
         message: (message) => {
           if (!message) return log("the coordinator sent an invalid message; ignored");

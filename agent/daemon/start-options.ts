@@ -55,7 +55,7 @@ interface StartFlag {
 }
 
 const START_FLAGS: readonly StartFlag[] = [
-  { flags: "--coordinator <url>", help: "the coordinator, e.g. http://127.0.0.1:8081", required: true },
+  { flags: "--coordinator <url>", help: "the coordinator, e.g. http://127.0.0.1:8081; several, comma-separated: a dropped link moves to the next", required: true },
   { flags: "--catalog <file>", help: "catalog file instead of the bundled models.lock.json", doctor: true, path: true },
   {
     flags: "--model <alias=path>",

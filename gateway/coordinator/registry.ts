@@ -43,13 +43,18 @@ export class Registry {
 
   /** A freshly granted provider; one already connected under the same id is replaced (its sessions end, its link closes). */
   add(info: ProviderInfo, agent: AgentPort): void {
-    const previous = this.providers.get(info.id)?.agent;
-    this.remove(info.id, "the provider reconnected");
-    previous?.close("a newer connection presented the same keys");
+    this.evict(info.id, "the provider reconnected", "a newer connection presented the same keys");
     const provider: Provider = { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 };
     this.providers.set(info.id, provider);
     this.index.put(provider, 0);
     this.feed.touch(info.id);
+  }
+
+  /** Provider `id` leaves (`reason`, to its gateways) and its link is closed (`why`, to its agent). */
+  evict(id: string, reason: string, why: string): void {
+    const previous = this.providers.get(id)?.agent;
+    this.remove(id, reason);
+    previous?.close(why);
   }
 
   /** A re-answered challenge: the rung is what the latest evidence earned. */

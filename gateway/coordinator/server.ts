@@ -24,6 +24,8 @@ import { EnrollmentWatch } from "./enrollment-watch.ts";
 import { ConnectionGate, DEFAULT_GATE_LIMITS, type GateLimits } from "./connection-gate.ts";
 import { ConnectionLog } from "./connection-log.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
+import { serveGatewaysOnNats } from "./nats-gateways.ts";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { bearerKey } from "../http/bearer.ts";
 
 export const DEFAULT_RECHALLENGE_MS = 5 * 60_000;
@@ -38,6 +40,8 @@ export interface CoordinatorOptions {
   rechallengeMs?: number;
   /** Caps and the handshake deadline for connections not yet proven (default DEFAULT_GATE_LIMITS). */
   gate?: GateLimits;
+  /** `--nats`: gateways on the NATS fabric reach this coordinator too (gateway/coordinator/nats-gateways.ts). */
+  nats?: NatsConnection;
 }
 
 export interface CoordinatorServer {
@@ -63,11 +67,13 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
   const connections: ConnectionLog = new ConnectionLog(log, () => gate.size);
   const gate = new ConnectionGate(options.gate ?? DEFAULT_GATE_LIMITS, connections);
+  const onNats = options.nats && serveGatewaysOnNats(options.nats, { registry, attestations, log });
+  const gatewayCount = () => gateways.clients.size + localLinks.size + (onNats?.gateways ?? 0);
   const enrollments = new EnrollmentWatch(() => options.admission.liveEnrollments(), (err) => log.error({ err }, "could not read the live enrollments"));
 
   const ops: Ops = {
-    registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gateways.clients.size + localLinks.size })),
-    health: () => ({ ok: true, body: { status: "ok", providers: registry.entries().length, gateways: gateways.clients.size + localLinks.size } }),
+    registry: coordinatorMetrics(registry, () => ({ agents: agents.clients.size, gateways: gatewayCount() })),
+    health: () => ({ ok: true, body: { status: "ok", providers: registry.entries().length, gateways: gatewayCount() } }),
   };
 
   const routes = new Router<OpsHandler>(
@@ -112,6 +118,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
     }
   });
   const dropLinks = () => {
+    onNats?.close();
     enrollments.stop();
     gate.stop();
     connections.stop();

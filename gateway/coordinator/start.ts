@@ -1,5 +1,6 @@
 // Starts a coordinator on a port: what `svc-gateway coordinator` runs alone and `svc-gateway serve` embeds.
 import type { Logger } from "pino";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import type { Catalog } from "../../src/catalog.ts";
 import { loadRoots } from "../../src/trust/hardware-chain.ts";
@@ -33,6 +34,8 @@ export interface StartCoordinatorOptions {
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
+  /** `--nats`: gateways on the NATS fabric reach it too. */
+  nats?: NatsConnection;
 }
 
 export interface RunningCoordinator {
@@ -73,6 +76,7 @@ export async function startCoordinator(options: StartCoordinatorOptions): Promis
     logger: options.logger,
     heartbeatMs: options.heartbeatMs,
     rechallengeMs: options.rechallengeMs,
+    nats: options.nats,
   });
   const url = await listen(server, options.port, options.host, "coordinator");
   return {

@@ -1,5 +1,5 @@
 // What a gateway and a coordinator say to each other (src/wire/agent.ts's gateway messages), whatever carries it
-// (DESIGN §7): in-process objects to an embedded coordinator, a WebSocket to a remote one, NATS later.
+// (DESIGN §7): in-process objects to an embedded coordinator, a WebSocket to a remote one, or NATS to all of them.
 import type { FromGateway, ToGateway } from "../../src/wire/gateway.ts";
 
 export interface FabricClosed {

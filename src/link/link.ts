@@ -1,15 +1,16 @@
 // The one reconnecting WebSocket link to a coordinator, used by the agent daemon and the gateway's
 // coordinator client: connect, read each message with the protocol's reader, beat for the link's liveness (this
-// end is the one that pings, src/link/heartbeat.ts), and reconnect with jittered backoff whenever the connection drops.
+// end is the one that pings, src/link/heartbeat.ts), and reconnect with jittered backoff whenever the connection drops
+// (to the next coordinator, when it was given several).
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket } from "ws";
 import { Backoff } from "./backoff.ts";
 import { HANDSHAKE_TIMEOUT_MS, keepAlive, type KeepAlive } from "./heartbeat.ts";
 import { jsonSender } from "./ws-send.ts";
-import { wsUrl } from "./ws-url.ts";
+import { coordinatorUrls, wsUrl } from "./ws-url.ts";
 
 export interface LinkOptions<In> {
-  /** The coordinator's http(s) URL. */
+  /** The coordinator's http(s) URL, or several, comma-separated: a connection that drops moves to the next. */
   url: string;
   /** The WebSocket path on it (`/v1/agent`, `/v1/gateway`). */
   path: string;
@@ -57,12 +58,21 @@ export class Link<In, Out> {
   private readonly backoff: Backoff;
   private heartbeat?: KeepAlive;
   private working = false;
+  private readonly urls: string[];
+  /** Which of `urls` the current (or next) connection goes to. */
+  private at = 0;
 
   constructor(
     private readonly options: LinkOptions<In>,
     private readonly events: LinkEvents<In, Out>,
   ) {
     this.backoff = options.backoff ?? new Backoff();
+    this.urls = coordinatorUrls(options.url);
+  }
+
+  /** The coordinator the current (or next) connection is to. */
+  get url(): string {
+    return this.urls[this.at]!;
   }
 
   get connected(): boolean {
@@ -97,7 +107,8 @@ export class Link<In, Out> {
   }
 
   start(): void {
-    const { url, path, maxPayload, heartbeatMs, idleHeartbeatMs, askEvery, bearer } = this.options;
+    const { path, maxPayload, heartbeatMs, idleHeartbeatMs, askEvery, bearer } = this.options;
+    const url = this.url;
     const headers = bearer === undefined ? undefined : { authorization: `Bearer ${bearer}` };
     const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, headers });
     this.ws = ws;
@@ -138,6 +149,8 @@ export class Link<In, Out> {
       live = false;
       heartbeat.stop();
       const retryMs = this.stopped ? undefined : this.backoff.next();
+      // with several coordinators, the next connection (or attempt) goes to the next one
+      this.at = (this.at + 1) % this.urls.length;
       this.events.closed?.({ code, reason: reason.toString(), ...(error === undefined ? {} : { error }), wasOpen, ...(retryMs === undefined ? {} : { retryMs }) });
       if (retryMs !== undefined) this.retryTimer = setTimeout(() => this.start(), retryMs);
     });

@@ -1,0 +1,186 @@
+// The coordinator's side of the NATS fabric (DESIGN §7, gateway/fabric/nats.ts): its directory feed broadcast
+// on its own subject (a snapshot to a gateway that asks), placements taken on each held provider's subject, and
+// each gateway served by the same endpoint as a WebSocket or embedded one. A provider held here is claimed with
+// an epoch; when another coordinator claims it later, this one closes its own, older connection.
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { readFromGateway, type ToGateway } from "../../src/wire/gateway.ts";
+import {
+  ALL_CLAIMS, claimSubject, coordinatorSubject, FEED_BEAT_MS, feedSubject, gatewaySubject, GATEWAY_QUIET_MS, H_ASK, H_EPOCH, H_FROM, H_SEQ,
+  HELLO_SUBJECT, providerSubject, SUBJECT_TOKEN,
+} from "../../src/wire/nats.ts";
+import type { Attestations } from "./attestations.ts";
+import { gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
+import type { FeedPort } from "./directory-feed.ts";
+import type { Registry } from "./registry.ts";
+
+/** What the NATS side reaches of a coordinator. */
+export interface CoordinatorCore {
+  registry: Registry;
+  attestations: Attestations;
+  log: Logger;
+}
+
+export interface NatsGateways {
+  /** This coordinator's id on the fabric. */
+  readonly id: string;
+  /** Gateways it serves now. */
+  readonly gateways: number;
+  close(): void;
+}
+
+/** Claims are held to one queue group per provider subject, so a placement reaches one holder even mid-race. */
+const QUEUE = "svc";
+
+export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations, log }: CoordinatorCore): NatsGateways {
+  const id = `c_${randomBytes(9).toString("base64url")}`;
+  const hdrs = (extra: Record<string, string> = {}): MsgHdrs => {
+    const h = headers();
+    h.set(H_FROM, id);
+    for (const [k, v] of Object.entries(extra)) h.set(k, v);
+    return h;
+  };
+  let seq = 0;
+  /** Providers whose socket this coordinator holds: their claim's epoch and placement subscription. */
+  const held = new Map<string, { epoch: number; sub: Subscription }>();
+  const gateways = new Map<string, { endpoint: GatewayEndpoint; heard: number }>();
+  let lastEpoch = 0;
+
+  const claim = (pid: string, epoch: number) => nc.publish(claimSubject(pid), "", { headers: hdrs({ [H_EPOCH]: String(epoch) }) });
+  const hold = (pid: string) => {
+    if (held.has(pid) || !SUBJECT_TOKEN.test(pid)) return;
+    // strictly increasing here, and a time across coordinators: the connection made later wins
+    const epoch = (lastEpoch = Math.max(Date.now(), lastEpoch + 1));
+    held.set(pid, { epoch, sub: nc.subscribe(providerSubject(pid), { queue: QUEUE, callback: (_err, msg) => onPlacement(msg) }) });
+    claim(pid, epoch);
+  };
+  const release = (pid: string) => {
+    held.get(pid)?.sub.unsubscribe();
+    held.delete(pid);
+  };
+
+  // the broadcast: every gateway's copy learns each change once, from this coordinator's subject
+  let subscribing = true;
+  const broadcast: FeedPort = {
+    send: (message) => {
+      if (message.t !== "directory") return;
+      for (const e of message.put) hold(e.id);
+      for (const pid of message.gone) release(pid);
+      if (subscribing) return;
+      nc.publish(feedSubject(id), JSON.stringify(message), { headers: hdrs({ [H_SEQ]: String(++seq) }) });
+    },
+  };
+  registry.feed.subscribe(broadcast);
+  subscribing = false;
+
+  /** The whole directory, to one gateway that asked, numbered with the last delta it already holds. */
+  const snapshot = (g: string) => {
+    const port: FeedPort = {
+      send: (message) => nc.publish(gatewaySubject(g), JSON.stringify(message), { headers: hdrs({ [H_SEQ]: String(seq), [H_ASK]: "snap" }) }),
+    };
+    registry.feed.subscribe(port);
+    registry.feed.unsubscribe(port);
+  };
+
+  /** Gateway `g`'s endpoint: its sessions' messages go to its subject, and of the feed only its placed acks. */
+  const gateway = (g: string) => {
+    let known = gateways.get(g);
+    if (known) {
+      known.heard = Date.now();
+      return known.endpoint;
+    }
+    const send = (message: ToGateway) => {
+      if (message.t === "directory") {
+        if (message.placed === undefined) return;
+        message = { t: "directory", put: [], gone: [], placed: message.placed };
+      }
+      nc.publish(gatewaySubject(g), JSON.stringify(message), { headers: hdrs() });
+    };
+    known = { endpoint: gatewayEndpoint(send, registry, attestations, log.child({ gateway: g })), heard: Date.now() };
+    gateways.set(g, known);
+    log.info({ gateway: g }, "gateway linked over NATS");
+    return known.endpoint;
+  };
+
+  const sender = (msg: Msg): string | undefined => {
+    const g = msg.headers?.get(H_FROM);
+    return g !== undefined && SUBJECT_TOKEN.test(g) ? g : undefined;
+  };
+  function onPlacement(msg: Msg) {
+    const g = sender(msg);
+    const message = g === undefined ? undefined : readFromGateway(msg.string());
+    if (g === undefined || message === undefined || message.t === "cancel") return log.warn("a placement on NATS that is not one; dropped");
+    msg.respond("", { headers: hdrs() });
+    gateway(g).receive(message);
+  }
+
+  const subs = [
+    nc.subscribe(coordinatorSubject(id), {
+      callback: (_err, msg) => {
+        const g = sender(msg);
+        if (g === undefined) return;
+        const ask = msg.headers?.get(H_ASK);
+        if (ask === "ping") {
+          const known = gateways.get(g);
+          if (known) known.heard = Date.now();
+          msg.respond("");
+        } else if (ask === "snap") snapshot(g);
+        else if (ask === "cancel" && gateways.has(g)) {
+          const message = readFromGateway(msg.string());
+          if (message?.t === "cancel") gateway(g).receive(message);
+        }
+      },
+    }),
+    nc.subscribe(HELLO_SUBJECT, {
+      callback: (_err, msg) => {
+        const g = sender(msg);
+        if (g !== undefined) snapshot(g);
+      },
+    }),
+    nc.subscribe(ALL_CLAIMS, {
+      callback: (_err, msg) => {
+        const other = sender(msg);
+        const pid = msg.subject.slice(claimSubject("").length);
+        const mine = held.get(pid);
+        if (other === undefined || other === id || mine === undefined) return;
+        const theirs = Number(msg.headers?.get(H_EPOCH));
+        if (!Number.isFinite(theirs)) return;
+        if (mine.epoch < theirs || (mine.epoch === theirs && id < other)) {
+          log.info({ provider: pid, coordinator: other }, "provider claimed by a newer connection at another coordinator; closing ours");
+          release(pid);
+          registry.evict(pid, "the provider connected to another coordinator", "a newer connection to another coordinator holds this provider");
+        } else claim(pid, mine.epoch); // ours is newer: the other holder closes its own on hearing it
+      },
+    }),
+  ];
+
+  const beat = () => nc.publish(feedSubject(id), "", { headers: hdrs({ [H_SEQ]: String(seq) }) });
+  beat();
+  const timer = setInterval(() => {
+    beat();
+    const now = Date.now();
+    for (const [g, known] of [...gateways]) {
+      if (now - known.heard <= GATEWAY_QUIET_MS) continue;
+      gateways.delete(g);
+      known.endpoint.close();
+      log.info({ gateway: g }, "gateway went quiet on NATS; its sessions are cancelled");
+    }
+  }, FEED_BEAT_MS);
+  timer.unref();
+
+  return {
+    id,
+    get gateways() {
+      return gateways.size;
+    },
+    close: () => {
+      clearInterval(timer);
+      registry.feed.unsubscribe(broadcast);
+      for (const sub of subs) sub.unsubscribe();
+      for (const pid of [...held.keys()]) release(pid);
+      for (const { endpoint } of gateways.values()) endpoint.close();
+      gateways.clear();
+    },
+  };
+}

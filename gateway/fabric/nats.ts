@@ -1,0 +1,191 @@
+// The fabric to every coordinator on a NATS cluster (`--nats URL[,URL]`, DESIGN §7): the gateway's copy merges
+// all coordinators' directory feeds, a placement goes to the coordinator holding the chosen provider (NATS says
+// "no responders" at once when none does), and what comes back arrives on this gateway's own subject. Bodies are
+// the WebSocket's JSON, sealed frames included, byte for byte.
+import { randomBytes } from "node:crypto";
+import { headers, NoRespondersError, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { readToGateway, type FromGateway, type ToGateway } from "../../src/wire/gateway.ts";
+import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
+import { CoordinatorFeeds } from "./nats-feeds.ts";
+import {
+  ALL_FEEDS, coordinatorSubject, FEED_QUIET_MS, gatewaySubject, H_ASK, H_FROM, H_SEQ, HELLO_SUBJECT, PING_MS, providerSubject,
+} from "../../src/wire/nats.ts";
+
+/** How long NATS may be away (a node of the cluster died, the client moves to another) before requests fail 502. */
+const DOWN_GRACE_MS = 2_000;
+/**
+ * A placement the coordinator has not acknowledged in this long was lost (a NATS node died with it in flight): it
+ * is cancelled there, in case it did arrive, and routed again, so no request waits on a message that never came.
+ */
+const REQUEST_TIMEOUT_MS = 5_000;
+
+/** A session this gateway placed: where it went, and whether any of its frames came back (then it may not hop). */
+interface Placed {
+  provider: string;
+  coordinator?: string;
+  relayed: boolean;
+}
+
+/** NATS answered at once that no one listens on the subject (the error, or its cause, depending on the call's tracing). */
+const isNoResponders = (err: unknown): boolean => err instanceof NoRespondersError || (err as { cause?: unknown }).cause instanceof NoRespondersError;
+
+export class NatsFabric implements Fabric {
+  /** This gateway's id: its subject is svc.g.<id>. */
+  readonly id = `g_${randomBytes(9).toString("base64url")}`;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    readonly where: string,
+  ) {}
+
+  connect(handlers: FabricHandlers): FabricLink {
+    const { nc, id } = this;
+    const from = () => {
+      const h = headers();
+      h.set(H_FROM, id);
+      return h;
+    };
+    const sessions = new Map<string, Placed>();
+    const feeds = new CoordinatorFeeds({
+      emit: (message) => handlers.message(message),
+      ask: (c) => nc.publish(coordinatorSubject(c), "", { headers: withAsk(from(), "snap") }),
+    });
+    let open = false;
+    let closed = false;
+    let downTimer: NodeJS.Timeout | undefined;
+
+    /** Session `sid` will hear nothing more: it ends here (re-routed when nothing was relayed), and is cancelled there. */
+    const end = (sid: string, s: Placed, reason: string) => {
+      sessions.delete(sid);
+      if (s.coordinator !== undefined) nc.publish(coordinatorSubject(s.coordinator), JSON.stringify({ t: "cancel", id: sid }), { headers: withAsk(from(), "cancel") });
+      handlers.message({ t: "gone", id: sid, started: s.relayed, reason });
+    };
+    /** Coordinator `c` is gone: its providers leave the copy, its sessions end. */
+    const lose = (c: string, reason: string) => {
+      feeds.forget(c);
+      for (const [sid, s] of [...sessions]) if (s.coordinator === c) end(sid, s, reason);
+    };
+    const up = () => {
+      open = true;
+      handlers.open();
+      handlers.message({ t: "directory", reset: true, put: [], gone: [] });
+      nc.publish(HELLO_SUBJECT, "", { headers: from() });
+    };
+    const down = (error: string) => {
+      if (!open) return;
+      open = false;
+      feeds.clear();
+      sessions.clear();
+      handlers.closed({ error, wasOpen: true, ...(closed ? {} : { retryMs: DOWN_GRACE_MS }) });
+    };
+
+    const own = nc.subscribe(gatewaySubject(id), { callback: (_err, msg) => onOwn(msg) });
+    const onOwn = (msg: Msg) => {
+      const c = msg.headers?.get(H_FROM) ?? "";
+      // while down, nothing reaches the client: its copy and sessions were cleared, and come back with the link
+      if (!open) return;
+      const message = readToGateway(msg.string());
+      if (!message) return handlers.message(undefined);
+      feeds.heard(c, Date.now());
+      if (message.t === "directory" && msg.headers?.get(H_ASK) === "snap") return feeds.snapshot(c, Number(msg.headers.get(H_SEQ)), message, Date.now());
+      if (message.t !== "directory" && message.t !== "attestation") {
+        const s = sessions.get(message.id);
+        if (s && message.t === "frame") s.relayed = true;
+        else if (s && message.t !== "started") sessions.delete(message.id);
+      }
+      handlers.message(message);
+    };
+    const feed = nc.subscribe(ALL_FEEDS, {
+      callback: (_err, msg) => {
+        if (!open) return;
+        const c = msg.headers?.get(H_FROM) ?? "";
+        const seq = Number(msg.headers?.get(H_SEQ));
+        if (c === "" || !Number.isInteger(seq)) return;
+        if (msg.data.length === 0) return feeds.feed(c, seq, undefined, Date.now());
+        const message = readToGateway(msg.string());
+        if (message?.t !== "directory") return handlers.message(undefined);
+        feeds.feed(c, seq, message, Date.now());
+      },
+    });
+    // each ping proves this gateway alive to the coordinator; "no responders" proves the coordinator dead, at once
+    const pinger = setInterval(() => {
+      if (!open) return;
+      for (const c of feeds.quiet(Date.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
+      for (const c of feeds.coordinators()) {
+        nc.request(coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }).then(
+          () => feeds.heard(c, Date.now()),
+          (err: unknown) => isNoResponders(err) && lose(c, "its coordinator is gone"),
+        );
+      }
+    }, PING_MS);
+    pinger.unref();
+
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === "disconnect") {
+          clearTimeout(downTimer);
+          downTimer = setTimeout(() => down("NATS is unreachable"), DOWN_GRACE_MS);
+        } else if (status.type === "reconnect") {
+          clearTimeout(downTimer);
+          // whatever was missed meanwhile: the feeds' numbers skip and ask again, a new hello fetches them all, and
+          // a session that may have lost a message on this subject ends (re-routed when nothing of it was relayed)
+          if (!open) up();
+          else {
+            nc.publish(HELLO_SUBJECT, "", { headers: from() });
+            for (const [sid, s] of [...sessions]) end(sid, s, "this gateway's NATS connection dropped");
+          }
+        }
+      }
+    })();
+    void nc.closed().then(() => down("NATS connection closed"));
+    queueMicrotask(() => !closed && !nc.isClosed() && up());
+
+    const send = (message: FromGateway): void => {
+      const body = JSON.stringify(message);
+      if (message.t === "cancel") {
+        const s = sessions.get(message.id);
+        sessions.delete(message.id);
+        if (s?.coordinator !== undefined) nc.publish(coordinatorSubject(s.coordinator), body, { headers: withAsk(from(), "cancel") });
+        return;
+      }
+      const provider = message.t === "place" ? message.provider : message.id;
+      const placed: Placed | undefined = message.t === "place" ? { provider, coordinator: feeds.ownerOf(provider), relayed: false } : undefined;
+      if (placed) sessions.set(message.id, placed);
+      nc.request(providerSubject(provider), body, { timeout: REQUEST_TIMEOUT_MS, headers: from() }).then(
+        (reply) => {
+          if (placed) placed.coordinator = reply.headers?.get(H_FROM) ?? placed.coordinator;
+        },
+        (err: unknown) => {
+          // no responders: no coordinator holds that provider any more (the copy was behind); else the request was lost
+          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, record: null });
+          const s = sessions.get(message.id);
+          if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
+        },
+      );
+    };
+
+    return {
+      get connected() {
+        return open;
+      },
+      send: (message) => {
+        if (!open) return false;
+        send(message);
+        return true;
+      },
+      close: async () => {
+        closed = true;
+        clearInterval(pinger);
+        clearTimeout(downTimer);
+        own.unsubscribe();
+        feed.unsubscribe();
+        down("closed");
+      },
+    };
+  }
+}
+
+function withAsk(h: ReturnType<typeof headers>, ask: string): ReturnType<typeof headers> {
+  h.set(H_ASK, ask);
+  return h;
+}

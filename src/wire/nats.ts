@@ -1,0 +1,35 @@
+// The NATS subjects gateways and coordinators speak on (DESIGN §7, docs/architecture.md "Replicas on NATS"). A
+// message body is the very JSON the `/v1/gateway` WebSocket carries (src/wire/gateway.ts: so the sealed ciphertext
+// is the same bytes); who sent it, the feed's sequence number and what a control message asks ride in headers.
+
+/** To the coordinator holding provider `id`'s socket: `place` and `attestation` (a request: "no responders" when no one holds it). */
+export const providerSubject = (id: string): string => `svc.p.${id}`;
+/** Coordinator `c`'s directory feed: deltas, and a beat each FEED_BEAT_MS when nothing changed. */
+export const feedSubject = (c: string): string => `svc.dir.${c}`;
+/** Every coordinator's feed, as a gateway listens. */
+export const ALL_FEEDS = "svc.dir.*";
+/** Gateway `g`'s own subject: snapshots, placed acks, stale/rejected and the sealed frames of its sessions. */
+export const gatewaySubject = (g: string): string => `svc.g.${g}`;
+/** Coordinator `c` itself: a gateway's ping (a request, which also proves the gateway alive), snapshot ask and cancel. */
+export const coordinatorSubject = (c: string): string => `svc.c.${c}`;
+/** A gateway that just (re)connected asks every coordinator for its snapshot. */
+export const HELLO_SUBJECT = "svc.hello";
+/** A coordinator that took provider `id`'s socket says so; an older holder closes its own (the newer wins). */
+export const claimSubject = (id: string): string => `svc.claim.${id}`;
+export const ALL_CLAIMS = "svc.claim.*";
+
+/** Headers: the sender (gateway or coordinator id), the feed's sequence number, a claim's epoch, what a control message asks. */
+export const H_FROM = "svc-from";
+export const H_SEQ = "svc-seq";
+export const H_EPOCH = "svc-epoch";
+export const H_ASK = "svc-ask";
+
+/** A coordinator's feed beats this often when quiet; a gateway forgets a coordinator silent for FEED_QUIET_MS. */
+export const FEED_BEAT_MS = 1_000;
+export const FEED_QUIET_MS = 6_000;
+/** A gateway pings each coordinator this often; a coordinator drops a gateway silent for GATEWAY_QUIET_MS. */
+export const PING_MS = 1_000;
+export const GATEWAY_QUIET_MS = 6_000;
+
+/** An id that is one subject token: no dots, spaces or wildcards. */
+export const SUBJECT_TOKEN = /^[A-Za-z0-9_-]{1,128}$/;

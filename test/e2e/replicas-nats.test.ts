@@ -1,0 +1,187 @@
+// DESIGN §7 replicas on NATS, with real processes on a real three-node nats-server cluster: gateways alone,
+// replicas (gateway + coordinator) and a coordinator alone serve each other's providers; what NATS carries is the
+// WebSocket's ciphertext only; and the faults: a coordinator, a gateway, a NATS node and then NATS itself killed.
+import { randomBytes } from "node:crypto";
+import { cpSync } from "node:fs";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
+import { followSse } from "../../harness/sse.ts";
+import { freePort } from "../fixtures/ports.ts";
+import { listProviders, post, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
+import { startNatsCluster, type NatsCluster } from "../fixtures/nats.ts";
+import { Replicas, type Replica } from "../fixtures/replicas.ts";
+import { makeTinyCatalog, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
+
+const CANARY = `canary-${randomBytes(12).toString("hex")}`;
+/** Slow tokens, so a stream is still running when its coordinator dies. */
+const SLOW = ["--test-fault", "token-delay-ms=100"];
+let nats: NatsCluster;
+let tiny: TinyCatalog;
+let replicas: Replicas;
+let tap: NatsConnection;
+/** Every message NATS carried while the tests ran: its subject, and its body as text. */
+const carried: { subject: string; body: string }[] = [];
+/** Replicas A and B (gateway + coordinator), coordinators alone C and D, a gateway alone G. */
+let a: Replica;
+let b: Replica;
+let c: Proc & { coordinatorUrl: string };
+let d: Proc & { coordinatorUrl: string };
+let g: Replica;
+/** P on A; X1 and X2 on C, falling back to D. */
+let p: AgentProcess;
+let x1: AgentProcess;
+let x2: AgentProcess;
+
+const chat = (gateway: Replica, body: Record<string, unknown> = {}) =>
+  post(gateway, "/v1/chat/completions", { messages: [{ role: "user", content: "Hi" }], max_tokens: 4, ...body }, { signal: AbortSignal.timeout(30_000) });
+
+beforeAll(async () => {
+  nats = await startNatsCluster();
+  tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+  replicas = new Replicas(tiny, nats.urls);
+  tap = await connect({ servers: nats.nodes[2]!.url });
+  tap.subscribe(">", { callback: (_err, msg) => void carried.push({ subject: msg.subject, body: Buffer.from(msg.data).toString("latin1") }) });
+  await tap.flush();
+  [a, b, c, d, g] = await Promise.all([replicas.gateway(), replicas.gateway(), replicas.coordinator(), replicas.coordinator(), replicas.gateway({ alone: true })]);
+  [p, x1, x2] = await Promise.all([
+    replicas.agent(a.coordinatorUrl!, { args: SLOW }),
+    replicas.agent(`${c.coordinatorUrl},${d.coordinatorUrl}`, { args: SLOW }),
+    replicas.agent(`${c.coordinatorUrl},${d.coordinatorUrl}`, { args: SLOW }),
+  ]);
+  for (const gateway of [a, b, g]) for (const agent of [p, x1, x2]) await waitForProvider(gateway, agent.providerId);
+  // each agent loads its model on its first session: done here, so the tests time sessions, not loads
+  for (const agent of [p, x1, x2]) expect((await chat(g, { provider: agent.providerId, max_tokens: 1 })).status).toBe(200);
+}, 180_000);
+
+afterAll(async () => {
+  await tap?.close();
+  await replicas?.stop();
+  await nats?.stop();
+  tiny?.cleanup();
+});
+
+describe("DESIGN §7 Replicas on NATS: sealed end to end", () => {
+  it("a gateway alone serves a provider of another replica's coordinator, and no NATS message holds the canary prompt", async () => {
+    const res = await post(g, "/v1/chat/completions", {
+      messages: [{ role: "system", content: `Repeat ${CANARY}.` }, { role: "user", content: CANARY }],
+      max_tokens: 16,
+      provider: p.providerId,
+    });
+    expect(res.status).toBe(200);
+    const answer = ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+    // the session's `end` follows its last frame on the gateway's subject
+    await expect.poll(() => carried.some((m) => m.subject.startsWith("svc.g.") && m.body.includes('"t":"end"')), { timeout: 10_000 }).toBe(true);
+    const subjects = new Set(carried.map((m) => m.subject.split(".").slice(0, 2).join(".")));
+    for (const s of ["svc.p", "svc.dir", "svc.g", "svc.c", "svc.hello", "svc.claim"]) expect(subjects).toContain(s);
+    const bodies = carried.map((m) => m.body).join("\n");
+    for (const kind of ['"t":"directory"', '"t":"place"', '"t":"frame"', '"t":"end"']) expect(bodies).toContain(kind);
+    expect(bodies).not.toContain(CANARY);
+    if (answer.length >= 4) expect(bodies).not.toContain(JSON.stringify(answer).slice(1, -1));
+  });
+});
+
+describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replicas", () => {
+  it("concurrent requests at one gateway take the idle providers first, whichever coordinator holds them", async () => {
+    const answers = await Promise.all([0, 1, 2].map(() => chat(g)));
+    for (const res of answers) expect(res.status).toBe(200);
+    expect(new Set(answers.map((res) => res.headers.get("x-svc-provider")))).toEqual(new Set([p.providerId, x1.providerId, x2.providerId]));
+  }, 60_000);
+
+  it("a pin reaches its provider through any gateway, and one provider serves one session at a time", async () => {
+    for (const gateway of [a, b, g]) {
+      const res = await chat(gateway, { provider: x1.providerId });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-svc-provider")).toBe(x1.providerId);
+    }
+    // two pinned at once from two gateways: the second waits in the owning coordinator's queue
+    const listed = followSse(chat(a, { provider: x1.providerId, stream: true, max_tokens: 30 }));
+    await listed.firstContent;
+    await waitForProvider(b, x1.providerId, (r) => r?.busy === true);
+    const queued = chat(b, { provider: x1.providerId });
+    await waitForProvider(g, x1.providerId, (r) => r?.busy === true && r.waiting === 1);
+    expect((await queued).status).toBe(200);
+    expect((await listed.done).data.at(-1)).toBe("[DONE]");
+  }, 60_000);
+
+  it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {
+    const z = await replicas.agent(c.coordinatorUrl);
+    await waitForProvider(g, z.providerId);
+    // the same keys in another data dir (one agent holds a data dir's lock)
+    const twinDir = `${z.dataDir}-twin`;
+    cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
+    const twin = await replicas.agent(b.coordinatorUrl!, { dataDir: twinDir });
+    expect(twin.providerId).toBe(z.providerId);
+    await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
+    await Promise.all([z.stop(), twin.stop()]);
+  }, 60_000);
+});
+
+describe("DESIGN §7 Replicas on NATS: faults", () => {
+  it("kill -9 a coordinator: its stream gets the SPEC mid-stream error within 3 s, a request before its first token moves to another provider, its agent is listed again through another coordinator within 5 s", async () => {
+    // the test's tap on `>` would answer every request, so NATS could never say "no responders" for a dead coordinator
+    await tap.close();
+    // X1's coordinator is C, or D when it moved on a drop before: that one dies, and X1 moves to the other
+    const onD = x1.stdout().lastIndexOf(`connected to ${d.coordinatorUrl}`) > x1.stdout().lastIndexOf(`connected to ${c.coordinatorUrl}`);
+    const [victim, other] = onD ? [d, c] : [c, d];
+    // W, slow to its first token, on the same coordinator: the one idle provider once the others stream
+    const w = await replicas.agent(`${victim.coordinatorUrl},${other.coordinatorUrl}`, { args: ["--test-fault", "first-token-delay-ms=4000"] });
+    await waitForProvider(g, w.providerId);
+    const stream = followSse(chat(g, { provider: x1.providerId, stream: true, max_tokens: 200 }));
+    const hold = new AbortController();
+    const busy = [p, x2].map((agent) => followSse(post(g, "/v1/chat/completions", { messages: [{ role: "user", content: "Hi" }], provider: agent.providerId, stream: true, max_tokens: 200 }, { signal: hold.signal })));
+    await Promise.all([stream.firstContent, ...busy.map((b) => b.firstContent)]);
+    const moved = chat(g);
+    await w.waitFor(/session \S+ start/);
+    const reconnects = x1.stdout().split(`connected to ${other.coordinatorUrl}`).length;
+    const killed = performance.now();
+    await victim.kill("SIGKILL");
+    const done = await stream.done;
+    expect(performance.now() - killed).toBeLessThan(3_000);
+    expect(done.data).not.toContain("[DONE]");
+    expect((JSON.parse(done.data.at(-1)!) as { error: { code: string } }).error.code).toBe("provider_error");
+    await vi.waitFor(async () => {
+      expect(x1.stdout().split(`connected to ${other.coordinatorUrl}`).length).toBeGreaterThan(reconnects);
+      expect((await listProviders(g)).map((r) => r.id)).toContain(x1.providerId);
+    }, { timeout: Math.max(0, 5_000 - (performance.now() - killed)), interval: 100 });
+    // the request W never started answers from another provider (the providers held busy are let go for it)
+    hold.abort();
+    await Promise.allSettled(busy.map((b) => b.done));
+    const answer = await moved;
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("x-svc-provider")).not.toBe(w.providerId);
+    await w.stop();
+  }, 90_000);
+
+  it("kill -9 a gateway replica: the others keep serving", async () => {
+    await b.kill("SIGKILL");
+    for (const gateway of [a, g, a, g]) expect((await chat(gateway)).status).toBe(200);
+  }, 60_000);
+
+  it("kill one node of the three-node NATS cluster: requests after it still succeed", async () => {
+    await nats.nodes[0]!.proc.kill("SIGKILL");
+    for (const gateway of [a, g, a, g, a, g]) expect((await chat(gateway)).status).toBe(200);
+  }, 60_000);
+
+  it("NATS gone at run time: 502 directory_unavailable with svc_action wait, never a hang; back, everything recovers by itself", async () => {
+    await Promise.all(nats.nodes.slice(1).map((n) => n.proc.kill("SIGKILL")));
+    await vi.waitFor(async () => {
+      const res = await chat(g);
+      expect(res.status).toBe(502);
+      expect(((await res.json()) as { error: Record<string, unknown> }).error).toMatchObject({ code: "directory_unavailable", svc_action: "wait" });
+    }, { timeout: 20_000, interval: 250 });
+    for (const i of [0, 1, 2]) nats.restart(i);
+    await vi.waitFor(async () => {
+      for (const gateway of [a, g]) expect((await chat(gateway)).status).toBe(200);
+    }, { timeout: 30_000, interval: 500 });
+  }, 90_000);
+});
+
+describe("DESIGN §7 Replicas on NATS: start-up", () => {
+  it("an unreachable --nats is one line naming the flag, exit code 2", async () => {
+    const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator-port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/unreachable`, "--nats", `nats://127.0.0.1:${await freePort()}`]);
+    await proc.exited;
+    expect(proc.child.exitCode).toBe(2);
+    expect(proc.stderr()).toMatch(/^svc-gateway: --nats: cannot reach nats:\/\/127\.0\.0\.1:\d+ \([^\n]*\)\n$/);
+  }, 60_000);
+});
