@@ -47,6 +47,8 @@ export class ChatParser {
   private readonly waiting: Pending[] = [];
   private nextId = 0;
   private closed = false;
+  /** Parses a worker answered; tests use it to see the hand-off. */
+  workerAnswers = 0;
 
   constructor(
     private readonly catalog: Catalog,
@@ -110,6 +112,7 @@ export class ChatParser {
     const slot: Slot = { worker };
     this.slots.push(slot);
     worker.on("message", (answer: ParseAnswer) => {
+      this.workerAnswers++;
       const pending = slot.running;
       slot.running = undefined;
       if (pending !== undefined && pending.job.id === answer.id) this.settle(pending, answer);

@@ -1,7 +1,7 @@
 // POST /v1/completions (OpenAI's legacy completions, issue 31): a raw prompt, no chat template, run on the chat
 // machinery (routing, sealing, receipts) and answered as `text_completion` objects, whole or as SSE.
 import { randomBytes } from "node:crypto";
-import type { Receipt } from "../../src/receipt/receipt.ts";
+import { reportedUsage, type Receipt } from "../../src/receipt/receipt.ts";
 import type { RouteContext } from "../context.ts";
 import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
@@ -23,7 +23,7 @@ const object = (meta: Meta, text: string, finishReason: string | null) => ({ ...
 /** The last event of a stream, as chat's stop chunk: finish_reason, usage, the receipt and the verdict fields. */
 function stopEvent(meta: Meta, receipt: Receipt) {
   const verdict = verdictOf(receipt);
-  return { ...object(meta, "", receipt.finish_reason), usage: receipt.usage, svc_receipt: receipt, x_svc_trust: verdict.trust, x_svc_model: verdict.model, x_svc_provider: verdict.provider };
+  return { ...object(meta, "", receipt.finish_reason), usage: reportedUsage(receipt), svc_receipt: receipt, x_svc_trust: verdict.trust, x_svc_model: verdict.model, x_svc_provider: verdict.provider };
 }
 
 export async function legacyCompletions(ctx: RouteContext, body: unknown): Promise<void> {
@@ -38,7 +38,7 @@ export async function legacyCompletions(ctx: RouteContext, body: unknown): Promi
     const { receipt, answer } = await run(ctx, events, () => undefined);
     ctx.signal.throwIfAborted();
     const headers = { ...verdictHeaders(verdictOf(receipt)), "server-timing": ctx.timing.header() };
-    sendJson(ctx.res, 200, { ...object(meta, answer.content, receipt.finish_reason), usage: receipt.usage, svc_receipt: receipt }, headers);
+    sendJson(ctx.res, 200, { ...object(meta, answer.content, receipt.finish_reason), usage: reportedUsage(receipt), svc_receipt: receipt }, headers);
     return;
   }
   // as chat's stream: the head goes out before a provider is chosen, a failure is the envelope without [DONE]

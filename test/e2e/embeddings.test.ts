@@ -47,7 +47,7 @@ describe("POST /v1/embeddings: the openai SDK's embeddings.create", () => {
     // byte-level tokens: one per character
     expect(res.usage).toEqual({ prompt_tokens: 27, total_tokens: 27 });
     const receipt = (res as unknown as { svc_receipt: Receipt }).svc_receipt;
-    expect(receipt).toMatchObject({ version: 1, model_id: "tiny-embed", finish_reason: "stop", usage: { prompt_tokens: 27, completion_tokens: 0, total_tokens: 27 } });
+    expect(receipt).toMatchObject({ version: 3, cached_tokens: 0, model_id: "tiny-embed", finish_reason: "stop", usage: { prompt_tokens: 27, completion_tokens: 0, total_tokens: 27 } });
     expectReceiptCovers(receipt, res.data.map((d) => d.embedding));
   });
 

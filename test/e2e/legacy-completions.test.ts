@@ -25,8 +25,8 @@ describe("POST /v1/completions: the openai SDK's completions.create", () => {
     const [first] = res.choices;
     expect(first).toMatchObject({ index: 0, logprobs: null, finish_reason: "length" });
     // the tiny vocabulary has one token per byte and no merges: a raw prompt is exactly its length
-    expect(res.usage).toEqual({ prompt_tokens: prompt.length, completion_tokens: 16, total_tokens: prompt.length + 16 });
-    const verdict = verifyReceipt(receiptOf(res), { providerId: gw.providerId, content: first!.text, version: 1, usage: res.usage, finishReason: "length" });
+    expect(res.usage).toEqual({ prompt_tokens: prompt.length, completion_tokens: 16, total_tokens: prompt.length + 16, prompt_tokens_details: { cached_tokens: 0 } });
+    const verdict = verifyReceipt(receiptOf(res), { providerId: gw.providerId, content: first!.text, version: 3, usage: res.usage, finishReason: "length" });
     expect(verdict.problems).toEqual([]);
     expect(verdict.status).toBe("valid");
   });
@@ -48,7 +48,7 @@ describe("POST /v1/completions: the openai SDK's completions.create", () => {
       last = chunk;
     }
     expect(last?.choices[0]?.finish_reason).toBe("length");
-    expect(last?.usage).toEqual({ prompt_tokens: 3, completion_tokens: 6, total_tokens: 9 });
+    expect(last?.usage).toEqual({ prompt_tokens: 3, completion_tokens: 6, total_tokens: 9, prompt_tokens_details: { cached_tokens: 0 } });
     expect(verifyReceipt(receiptOf(last), { providerId: gw.providerId, content: text }).status).toBe("valid");
   });
 
