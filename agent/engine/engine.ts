@@ -1,39 +1,16 @@
 // The agent's inference engine on node-llama-cpp (llama.cpp: Metal on a Mac, CPU elsewhere): loads a catalog
 // alias's pinned GGUF lazily after checking its hash, runs one generation at a time, unloads when idle.
-import {
-  getLlama,
-  LlamaGrammarEvaluationState,
-  resolveChatWrapper,
-  type ChatWrapper,
-  type Llama,
-  type LlamaContext,
-  type LlamaGrammar,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { getLlama, resolveChatWrapper, type Llama, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
-import type { FinishReason } from "../../src/receipt/receipt.ts";
 import type { EmbeddingRequest, EmbeddingResult, Embeds, GenerateEvent, InferenceEngine } from "./inference.ts";
-import { defaultThreads } from "../daemon/machine.ts";
+import { defaultThreads, memoryGb } from "../daemon/machine.ts";
 import type { ModelStore } from "../models/store.ts";
 import { Slots } from "./slots.ts";
-import { JSON_GRAMMAR_END } from "./grammar/json-grammar.ts";
-import { jsonContent } from "./grammar/json-text.ts";
-import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
-import { AnswerStream } from "./answer/answer-stream.ts";
-import { penalised, samplerOptions } from "./sampler.ts";
-import { argumentTokenBan } from "./special-tokens.ts";
-import { TokenText } from "./answer/token-text.ts";
-import { renderTurnPrompt } from "./prompt.ts";
-import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
-import { answerTokenCap, noRoomMessage } from "../../src/session/sealed-request.ts";
 import { LoadedEmbedder } from "./embedder.ts";
-import type { PromptCache } from "./prompt-cache.ts";
-import { clearExpired, openSequence } from "./cached-sequence.ts";
+import { runTurn, type Loaded } from "./generation.ts";
+import { clearExpired } from "./cached-sequence.ts";
 import { createCachedContext } from "./cache-context.ts";
-import { memoryGb } from "../daemon/machine.ts";
 
 export type { ChatMessage } from "../../src/session/sealed-request.ts";
 export type { GenerateEvent } from "./inference.ts";
@@ -64,21 +41,6 @@ export interface EngineOptions {
   log?: (line: string) => void;
 }
 
-interface Loaded {
-  alias: string;
-  sha256: string;
-  model: LlamaModel;
-  /** Token ids run from 0 to this less one (what logit_bias may name). */
-  vocabularySize: number;
-  wrapper: ChatWrapper;
-  /** Markup tokens banned inside tool-call arguments, listed on first use. */
-  argumentBan?: Token[];
-  context: LlamaContext;
-  /** The context's sequences, each holding one caller scope's last conversation or nothing (DESIGN §9). */
-  cache: PromptCache<LlamaContextSequence>;
-  /** Whether conversations are kept at all (`--prompt-cache-gb 0`: never). */
-  keeps: boolean;
-}
 
 export class Engine implements InferenceEngine, Embeds {
   private llama?: Promise<Llama>;
@@ -127,7 +89,7 @@ export class Engine implements InferenceEngine, Embeds {
     try {
       const loaded = await this.load(turn.request.model);
       signal?.throwIfAborted();
-      yield* this.run(loaded, turn, signal);
+      yield* runTurn(loaded, turn, signal, (plan) => this.grammarFor(plan));
     } finally {
       release();
       this.scheduleUnload();
@@ -155,111 +117,6 @@ export class Engine implements InferenceEngine, Embeds {
     } finally {
       release();
       this.scheduleUnload();
-    }
-  }
-
-  private async *run(loaded: Loaded, turn: Turn, signal: AbortSignal | undefined): AsyncGenerator<GenerateEvent, void, void> {
-    const { model } = loaded;
-    const { request } = turn;
-    const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, turn);
-    const { contextSize } = loaded.context;
-    const room = contextSize - prompt.length;
-    if (room < 1) {
-      throw new ApiError(
-        "context_length_exceeded",
-        `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${contextSize} tokens of prompt and answer together.`,
-        { param: request.prompt === undefined ? "messages" : "prompt" },
-      );
-    }
-    // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit
-    if (request.max_tokens !== undefined && request.max_tokens > room) {
-      throw new ApiError(
-        "context_length_exceeded",
-        noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: contextSize }),
-        { param: "max_tokens" },
-      );
-    }
-    // unasked, the default yields to the context, as OpenAI fills what is left
-    const budget = Math.min(answerTokenCap(request), room);
-    const answer: Token[] = [];
-    const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
-    const options = samplerOptions(request, sampler);
-    const keepAnswer = penalised(request);
-    const text = new TokenText(model);
-    const parsed = turn.answer.parsedReasoning === true;
-    const stream = new AnswerStream(turn.answer);
-    loaded.argumentBan ??= turn.answer.tools ? argumentTokenBan(model) : undefined;
-    toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
-    let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
-    if (turn.grammar !== undefined) {
-      const grammar = await this.grammarFor(turn.grammar);
-      // a JSON answer's grammar and a forced turn's hold from the first token; "auto" waits for `<tool_call>`
-      if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
-      else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
-    }
-    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
-    let json = turn.grammar?.when === "json" ? "" : undefined;
-    let completion = 0;
-    let reasoningTokens = 0;
-    // evaluate() ends on its own only when the model samples an end-of-generation token
-    let finish: FinishReason = budget > 0 ? "stop" : "length";
-    // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
-    const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
-    const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt);
-    let ended = false;
-    try {
-      generation: if (budget > 0) {
-        for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
-          if (signal?.aborted || model.isEogToken(token)) break;
-          // like llama-server, the tokens that made up a stop sequence count as completion tokens
-          completion++;
-          if (keepAnswer) answer.push(token);
-          const piece = text.push(token);
-          if (json !== undefined) {
-            json += piece;
-            // the grammar's value is complete once its trailing newlines begin; it would only add more of them
-            if (json.endsWith(JSON_GRAMMAR_END)) break;
-          } else {
-            const wasReasoning = stream.inReasoning;
-            const events = stream.push(piece);
-            if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
-            trigger?.(piece, stream);
-            for (const event of events) {
-              if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
-              yield event;
-            }
-            if (stream.stopped) break;
-          }
-          if (completion >= budget) {
-            finish = "length";
-            break;
-          }
-        }
-      }
-      signal?.throwIfAborted();
-      if (json !== undefined) {
-        json += text.flush();
-        const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
-        if (content !== "") yield { type: "delta", text: content };
-      } else {
-        const rest = stream.stopped ? [] : stream.push(text.flush());
-        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
-        if (stream.stopped) finish = "stop";
-        if (finish === "stop" && stream.started > 0) finish = "tool_calls";
-      }
-      ended = true; // the conversation is whole now, whatever the consumer does with the record
-      yield {
-        type: "done",
-        prompt_tokens: prompt.length,
-        cached_tokens: cached,
-        completion_tokens: completion,
-        finish_reason: finish,
-        ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
-        model_sha256: loaded.sha256,
-      };
-    } finally {
-      // kept only for the same scope, and only whole: an aborted or failed session leaves nothing a later hit could read
-      await end(ended);
     }
   }
 

@@ -1,0 +1,143 @@
+// One generation on a loaded chat model (agent/engine/engine.ts holds the lock, loading and unloading): the turn's
+// prompt on the caller scope's cached sequence, the sampler and grammars, and the answer as events.
+import { LlamaGrammarEvaluationState, type ChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
+import { ApiError } from "../../src/errors.ts";
+import type { FinishReason } from "../../src/receipt/receipt.ts";
+import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
+import { answerTokenCap, noRoomMessage } from "../../src/session/sealed-request.ts";
+import type { GenerateEvent } from "./inference.ts";
+import { JSON_GRAMMAR_END } from "./grammar/json-grammar.ts";
+import { jsonContent } from "./grammar/json-text.ts";
+import { AnswerStream } from "./answer/answer-stream.ts";
+import { TokenText } from "./answer/token-text.ts";
+import { penalised, samplerOptions } from "./sampler.ts";
+import { argumentTokenBan } from "./special-tokens.ts";
+import { renderTurnPrompt } from "./prompt.ts";
+import { lazyGrammar, toolBias } from "./tool-turn.ts";
+import type { Turn, TurnGrammar } from "./turn.ts";
+import type { PromptCache } from "./prompt-cache.ts";
+import { openSequence } from "./cached-sequence.ts";
+
+/** A chat model loaded for sessions. */
+export interface Loaded {
+  alias: string;
+  sha256: string;
+  model: LlamaModel;
+  /** Token ids run from 0 to this less one (what logit_bias may name). */
+  vocabularySize: number;
+  wrapper: ChatWrapper;
+  /** Markup tokens banned inside tool-call arguments, listed on first use. */
+  argumentBan?: Token[];
+  context: LlamaContext;
+  /** The context's sequences, each holding one caller scope's last conversation or nothing (DESIGN §9). */
+  cache: PromptCache<LlamaContextSequence>;
+  /** Whether conversations are kept at all (`--prompt-cache-gb 0`: never). */
+  keeps: boolean;
+}
+
+/** One session on the loaded model: the prompt, checked against the room the context leaves, then its answer
+ * streamed as events and a `done` record; the scope's cached prefix is reused and kept only when the session ends whole. */
+export async function* runTurn(loaded: Loaded, turn: Turn, signal: AbortSignal | undefined, grammarFor: (plan: TurnGrammar) => Promise<LlamaGrammar>): AsyncGenerator<GenerateEvent, void, void> {
+  const { model } = loaded;
+  const { request } = turn;
+  const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, turn);
+  const { contextSize } = loaded.context;
+  const room = contextSize - prompt.length;
+  if (room < 1) {
+    throw new ApiError(
+      "context_length_exceeded",
+      `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${contextSize} tokens of prompt and answer together.`,
+      { param: request.prompt === undefined ? "messages" : "prompt" },
+    );
+  }
+  // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit
+  if (request.max_tokens !== undefined && request.max_tokens > room) {
+    throw new ApiError(
+      "context_length_exceeded",
+      noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: contextSize }),
+      { param: "max_tokens" },
+    );
+  }
+  // unasked, the default yields to the context, as OpenAI fills what is left
+  const budget = Math.min(answerTokenCap(request), room);
+  const answer: Token[] = [];
+  const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
+  const options = samplerOptions(request, sampler);
+  const keepAnswer = penalised(request);
+  const text = new TokenText(model);
+  const parsed = turn.answer.parsedReasoning === true;
+  const stream = new AnswerStream(turn.answer);
+  loaded.argumentBan ??= turn.answer.tools ? argumentTokenBan(model) : undefined;
+  toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
+  let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
+  if (turn.grammar !== undefined) {
+    const grammar = await grammarFor(turn.grammar);
+    // a JSON answer's grammar and a forced turn's hold from the first token; "auto" waits for `<tool_call>`
+    if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
+    else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
+  }
+  // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
+  let json = turn.grammar?.when === "json" ? "" : undefined;
+  let completion = 0;
+  let reasoningTokens = 0;
+  // evaluate() ends on its own only when the model samples an end-of-generation token
+  let finish: FinishReason = budget > 0 ? "stop" : "length";
+  // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
+  const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
+  const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt);
+  let ended = false;
+  try {
+    generation: if (budget > 0) {
+      for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
+        if (signal?.aborted || model.isEogToken(token)) break;
+        // like llama-server, the tokens that made up a stop sequence count as completion tokens
+        completion++;
+        if (keepAnswer) answer.push(token);
+        const piece = text.push(token);
+        if (json !== undefined) {
+          json += piece;
+          // the grammar's value is complete once its trailing newlines begin; it would only add more of them
+          if (json.endsWith(JSON_GRAMMAR_END)) break;
+        } else {
+          const wasReasoning = stream.inReasoning;
+          const events = stream.push(piece);
+          if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
+          trigger?.(piece, stream);
+          for (const event of events) {
+            if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
+            yield event;
+          }
+          if (stream.stopped) break;
+        }
+        if (completion >= budget) {
+          finish = "length";
+          break;
+        }
+      }
+    }
+    signal?.throwIfAborted();
+    if (json !== undefined) {
+      json += text.flush();
+      const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
+      if (content !== "") yield { type: "delta", text: content };
+    } else {
+      const rest = stream.stopped ? [] : stream.push(text.flush());
+      for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
+      if (stream.stopped) finish = "stop";
+      if (finish === "stop" && stream.started > 0) finish = "tool_calls";
+    }
+    ended = true; // the conversation is whole now, whatever the consumer does with the record
+    yield {
+      type: "done",
+      prompt_tokens: prompt.length,
+      cached_tokens: cached,
+      completion_tokens: completion,
+      finish_reason: finish,
+      ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
+      model_sha256: loaded.sha256,
+    };
+  } finally {
+    // kept only for the same scope, and only whole: an aborted or failed session leaves nothing a later hit could read
+    await end(ended);
+  }
+}
