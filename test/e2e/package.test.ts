@@ -150,7 +150,7 @@ describe("the installed tarball", () => {
     const catalog = spawnSync(bin("svc-agent"), ["catalog"], { encoding: "utf8" });
     expect([catalog.status, catalog.stderr]).toEqual([0, ""]);
     expect(catalog.stdout).toMatch(/^ALIAS +HUB ID/);
-    expect(catalog.stdout).toContain("qwen3-4b (default)  Qwen/Qwen3-4B-GGUF");
+    expect(catalog.stdout).toMatch(/^qwen3-4b \(default\) +Qwen\/Qwen3-4B-GGUF /m);
     const help = spawnSync(bin("svc-gateway"), ["--help"], { encoding: "utf8" });
     expect([help.status, help.stderr]).toEqual([0, ""]);
     expect(help.stdout).toMatch(/^Usage: svc-gateway \[options\] \[command\]/);
@@ -162,7 +162,7 @@ describe("the installed tarball", () => {
   it("`npx svc-agent catalog` in the project runs the installed bin", () => {
     const npx = npm(["exec", "--offline", "--", "svc-agent", "catalog"], { cwd: app });
     expect(npx.status, npx.stderr).toBe(0);
-    expect(npx.stdout).toContain("qwen3-4b (default)  Qwen/Qwen3-4B-GGUF");
+    expect(npx.stdout).toMatch(/^qwen3-4b \(default\) +Qwen\/Qwen3-4B-GGUF /m);
   });
 
   it("runs compiled JavaScript: the bins are dist/ files, and tsx is not installed", () => {
