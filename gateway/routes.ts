@@ -27,28 +27,17 @@ import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
+/** A POST route whose body is JSON, read within the gateway's body limit before the handler sees it. */
+const postJson = (handler: (ctx: RouteContext, body: unknown) => Promise<void>) => ({
+  POST: async (ctx: RouteContext) => handler(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)),
+});
+
 const API = new Router<Handler>(
   [
-    {
-      name: "/v1/chat/completions",
-      path: "/v1/chat/completions",
-      methods: { POST: async (ctx) => chatCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
-    },
-    {
-      name: "/v1/completions",
-      path: "/v1/completions",
-      methods: { POST: async (ctx) => legacyCompletions(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
-    },
-    {
-      name: "/v1/embeddings",
-      path: "/v1/embeddings",
-      methods: { POST: async (ctx) => embeddings(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
-    },
-    {
-      name: "/v1/responses",
-      path: "/v1/responses",
-      methods: { POST: async (ctx) => createResponse(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)) },
-    },
+    { name: "/v1/chat/completions", path: "/v1/chat/completions", methods: postJson(chatCompletions) },
+    { name: "/v1/completions", path: "/v1/completions", methods: postJson(legacyCompletions) },
+    { name: "/v1/embeddings", path: "/v1/embeddings", methods: postJson(embeddings) },
+    { name: "/v1/responses", path: "/v1/responses", methods: postJson(createResponse) },
     { name: "/v1/models", path: "/v1/models", methods: { GET: listModels } },
     { name: "/v1/models/{id}", path: /^\/v1\/models\/([^/]+)$/, methods: { GET: retrieveModel } },
     { name: "/v1/providers", path: "/v1/providers", methods: { GET: listProviders } },

@@ -10,21 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embeddingsContent, vectorBase64 } from "../../src/receipt/embedding-vectors.ts";
 import { verifyReceipt, type Receipt } from "../../src/receipt/receipt.ts";
 import { sha256Hex } from "../../src/receipt/sha256.ts";
-import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { post, openaiGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 const DIMS = 64;
 let gw: GatewayProcess;
 let client: OpenAI;
-beforeAll(async () => {
-  gw = await startGateway({
-    aliases: [
-      { alias: "qwen3-4b", seed: 1 },
-      { alias: "tiny-embed", seed: 3, kind: "embedding", matryoshka_min: 8 },
-      { alias: "tiny-embed-fixed", seed: 4, kind: "embedding" },
-    ],
-  });
-  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
-});
+beforeAll(async () => ({ gw, client } = await openaiGateway({
+  aliases: [
+    { alias: "qwen3-4b", seed: 1 },
+    { alias: "tiny-embed", seed: 3, kind: "embedding", matryoshka_min: 8 },
+    { alias: "tiny-embed-fixed", seed: 4, kind: "embedding" },
+  ],
+})));
 afterAll(() => gw.stop());
 
 const norm = (v: readonly number[]) => Math.hypot(...v);

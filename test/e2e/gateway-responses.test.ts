@@ -16,20 +16,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runCli } from "../../harness/cli.ts";
 import { verifySavedResponse } from "../../src/receipt/saved-response.ts";
-import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { post, openaiGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 let gw: GatewayProcess;
 let client: OpenAI;
-beforeAll(async () => {
-  gw = await startGateway({
-    aliases: [
-      { alias: "qwen3-4b", seed: 1 },
-      // writes `<think>` and `</think>` often, so a think block can be found
-      { alias: "thinker", seed: 6, thinkTags: true },
-    ],
-  });
-  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
-});
+beforeAll(async () => ({ gw, client } = await openaiGateway({
+  aliases: [
+    { alias: "qwen3-4b", seed: 1 },
+    // writes `<think>` and `</think>` often, so a think block can be found
+    { alias: "thinker", seed: 6, thinkTags: true },
+  ],
+})));
 afterAll(() => gw.stop());
 
 const WEATHER = { type: "object", properties: { city: { type: "string", maxLength: 12 } }, required: ["city"], additionalProperties: false };

@@ -5,14 +5,11 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validate } from "../../src/schema/validate.ts";
 import { verifyReceipt } from "../../src/receipt/receipt.ts";
-import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { openaiGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 let gw: GatewayProcess;
 let client: OpenAI;
-beforeAll(async () => {
-  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }] });
-  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
-});
+beforeAll(async () => ({ gw, client } = await openaiGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }] })));
 afterAll(() => gw.stop());
 
 const messages = [{ role: "user" as const, content: "Describe a person as JSON." }];

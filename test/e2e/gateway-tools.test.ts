@@ -8,22 +8,19 @@ import { splitThink } from "../../agent/engine/answer/think-splitter.ts";
 import { validate } from "../../src/schema/validate.ts";
 import { verifyReceipt, type Receipt } from "../../src/receipt/receipt.ts";
 import { verifySavedResponse } from "../../src/receipt/saved-response.ts";
-import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { openaiGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 let gw: GatewayProcess;
 let client: OpenAI;
-beforeAll(async () => {
-  gw = await startGateway({
-    aliases: [
-      { alias: "qwen3-4b", seed: 1 },
-      // writes `<tool_call>` on its own, so "auto" calls
-      { alias: "caller", seed: 3, toolTags: true },
-      // writes `<think>` and `</think>` often, so a think block can be found
-      { alias: "thinker", seed: 6, thinkTags: true },
-    ],
-  });
-  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
-});
+beforeAll(async () => ({ gw, client } = await openaiGateway({
+  aliases: [
+    { alias: "qwen3-4b", seed: 1 },
+    // writes `<tool_call>` on its own, so "auto" calls
+    { alias: "caller", seed: 3, toolTags: true },
+    // writes `<think>` and `</think>` often, so a think block can be found
+    { alias: "thinker", seed: 6, thinkTags: true },
+  ],
+})));
 afterAll(() => gw.stop());
 
 const WEATHER = { type: "object", properties: { city: { type: "string", maxLength: 12 }, days: { type: "integer" } }, required: ["city", "days"], additionalProperties: false };

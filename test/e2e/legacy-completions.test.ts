@@ -4,14 +4,11 @@ import { OpenAI as LangChainOpenAI } from "@langchain/openai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyReceipt, type Receipt } from "../../src/receipt/receipt.ts";
-import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { post, openaiGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
 let gw: GatewayProcess;
 let client: OpenAI;
-beforeAll(async () => {
-  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
-  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
-});
+beforeAll(async () => ({ gw, client } = await openaiGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] })));
 afterAll(() => gw.stop());
 
 const receiptOf = (value: unknown) => (value as { svc_receipt: Receipt }).svc_receipt;
