@@ -11,11 +11,8 @@ import { LoadClient, type Sample } from "./load.ts";
 import { OPERATOR_KEY, startAgent, startGateway } from "./procs.ts";
 import type { Table } from "./stats.ts";
 
-/**
- * The agent's flags in each configuration: the one place to change. The prompt cache's own flag turns it off
- * (`--prompt-cache-gb 0`); until the agent has a prompt cache both run alike, and the table shows 0 cached tokens.
- */
-export const CACHE_CONFIGS = { on: [] as string[], off: [] as string[] };
+/** The agent's flags in each configuration: the prompt cache at its default, and turned off (`--prompt-cache-gb 0`). */
+export const CACHE_CONFIGS = { on: [] as string[], off: ["--prompt-cache-gb", "0"] };
 
 const ANSWER_TOKENS = 8;
 /**
