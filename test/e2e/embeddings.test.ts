@@ -1,6 +1,8 @@
 // POST /v1/embeddings (issue 31 item 2) against a real gateway and agent on a tiny last-token-pooled qwen3 model:
 // the request as OpenAI defines it, routing and sealing as chat, a receipt over exactly the vectors returned, and
-// the clients RAG stacks use (openai SDK, Vercel AI SDK, LangChain, LlamaIndex), unchanged.
+// the clients RAG stacks use (openai SDK, Vercel AI SDK through @ai-sdk/openai and @ai-sdk/openai-compatible,
+// LangChain, LlamaIndex), unchanged.
+import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { OpenAIEmbeddings } from "@langchain/openai";
 import { OpenAIEmbedding } from "@llamaindex/openai";
@@ -126,6 +128,21 @@ describe("POST /v1/embeddings: RAG clients, unchanged", () => {
     const many = await embedMany({ model: svc.textEmbeddingModel("tiny-embed"), values: ["hello world", "other"], maxRetries: 0 });
     expect(many.embeddings).toHaveLength(2);
     expect(many.embeddings[0]).toEqual(one.embedding);
+  });
+
+  it("Vercel AI SDK embed and embedMany through the default @ai-sdk/openai provider's embedding model, with dimensions", async () => {
+    const openai = createOpenAI({ baseURL: gw.baseURL, apiKey: gw.key });
+    const float = await client.embeddings.create({ model: "tiny-embed", input: "hello world", encoding_format: "float" });
+    const one = await embed({ model: openai.embedding("tiny-embed"), value: "hello world", maxRetries: 0 });
+    expect(one.embedding).toEqual(float.data[0]!.embedding);
+    expect(one.usage.tokens).toBe(11);
+    const many = await embedMany({ model: openai.textEmbeddingModel("tiny-embed"), values: ["hello world", "other"], maxRetries: 0 });
+    expect(many.embeddings).toHaveLength(2);
+    expect(many.embeddings[0]).toEqual(one.embedding);
+    expect(many.embeddings[1]).toHaveLength(DIMS);
+    const short = await embed({ model: openai.embedding("tiny-embed"), value: "hello world", maxRetries: 0, providerOptions: { openai: { dimensions: 8 } } });
+    expect(short.embedding).toHaveLength(8);
+    expect(norm(short.embedding)).toBeCloseTo(1, 5);
   });
 
   it("LangChain OpenAIEmbeddings: embedQuery and embedDocuments", async () => {
