@@ -48,6 +48,9 @@ export class LeasedBucket {
   /** The shared bucket said empty: refuse here, with no round trip, until it holds a unit again. */
   private emptyUntil = -Infinity;
   private pending: Promise<void> | undefined;
+  /** Units promised to admissions about to take them, and requests waiting for a lease. */
+  private promised = 0;
+  private waiting = 0;
   /** Set while the database is away: this gateway's own share, counted locally. */
   private fallback: { bucket: TokenBucket; retryAt: number } | undefined;
 
@@ -72,8 +75,12 @@ export class LeasedBucket {
       return undefined;
     }
     this.expire(now);
-    if (this.held >= 1 || now < this.emptyUntil) return undefined;
-    return this.refill(now);
+    if (now < this.emptyUntil) return undefined;
+    if (this.hasUnit()) {
+      this.promise();
+      return undefined;
+    }
+    return this.waitForUnit(now);
   }
 
   available(now: number): number {
@@ -94,6 +101,7 @@ export class LeasedBucket {
       return;
     }
     this.held -= n;
+    if (this.kind === "rpm") this.promised = Math.max(0, this.promised - 1);
     // the next slice is asked for while half of this one is left, so the request path rarely waits for it
     if (this.held < sliceOf(this.capacity) / 2 && now >= this.emptyUntil) void this.refill(now);
   }
@@ -115,6 +123,35 @@ export class LeasedBucket {
     this.fallback?.bucket.resize(fallbackShare(capacity, this.gateways), now);
   }
 
+  /**
+   * Requests waiting together each need a unit of their own: each is promised one before its admission takes it
+   * (ready and take run in one turn of the event loop), and those beyond what is held lease again, all waiting
+   * asked for at once. Tokens per minute only need one token held, taken from receipts later.
+   */
+  private hasUnit(): boolean {
+    return this.kind === "tpm" ? this.held >= 1 : this.held - this.promised >= 1;
+  }
+
+  private promise(): void {
+    if (this.kind === "rpm") this.promised += 1;
+  }
+
+  private async waitForUnit(now: number): Promise<void> {
+    this.waiting += 1;
+    try {
+      for (;;) {
+        await this.refill(now);
+        if (this.fallback !== undefined || now < this.emptyUntil) return;
+        if (this.hasUnit()) {
+          this.promise();
+          return;
+        }
+      }
+    } finally {
+      this.waiting -= 1;
+    }
+  }
+
   /** A slice leased more than a minute ago is dropped: the shared bucket has refilled since, so using it would add to the limit. */
   private expire(now: number): void {
     if (now - this.leasedAt > MINUTE_MS && this.held > 0) this.held = 0;
@@ -131,8 +168,10 @@ export class LeasedBucket {
   private async lease(now: number): Promise<void> {
     const owe = Math.max(0, -this.held);
     try {
-      const grant = await this.source.lease(this.scope, this.kind, this.capacity, owe, sliceOf(this.capacity));
+      const grant = await this.source.lease(this.scope, this.kind, this.capacity, owe, Math.max(sliceOf(this.capacity), this.waiting));
       this.fallback = undefined;
+      // an answer arrives in a turn of its own: every promise made before it was taken, or its admission refused
+      this.promised = 0;
       this.held += owe + grant.granted;
       this.leasedAt = now;
       this.shared = grant.level;

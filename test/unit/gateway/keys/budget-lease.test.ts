@@ -56,6 +56,17 @@ describe("Rate limits across replicas: two gateways on one shared budget", () =>
     expect(source.calls).toBeLessThanOrEqual(60 / 3 + 2);
   });
 
+  it("requests arriving together at a gateway with no slice each get a unit: those beyond the slice lease again, all at once", async () => {
+    const source = new MemorySource();
+    const a = new RateLimits(leasedBudgets(source, () => undefined));
+    const together = await Promise.all(Array.from({ length: 10 }, () => admit(a, 60, T0)));
+    expect(together.filter((d) => d.admitted)).toHaveLength(10);
+    // the first slice (3), then one lease for the other 7 waiting; the last take's prefetch may add one more
+    expect(source.calls).toBeLessThanOrEqual(3);
+    const rest = await Promise.all(Array.from({ length: 60 }, () => admit(a, 60, T0)));
+    expect(rest.filter((d) => d.admitted)).toHaveLength(50);
+  });
+
   it("a refused request says when the shared budget holds a unit again, and the next slice is leased then", async () => {
     const source = new MemorySource();
     const a = new RateLimits(leasedBudgets(source, () => undefined));
