@@ -86,7 +86,7 @@ export class LeasedBucket {
   available(now: number): number {
     if (this.fallback !== undefined) return this.fallback.bucket.available(now);
     this.expire(now);
-    return this.held >= 1 || now < this.emptyUntil ? this.held : Math.min(this.held, 0);
+    return this.held;
   }
 
   /** The header's estimate: what is held here plus what the shared bucket had at the last lease. */
