@@ -85,6 +85,9 @@ async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, l
       const authStart = performance.now();
       const principal = await gateway.limiter.authenticate(req, () => gateway.auth.authenticate(req.headers.authorization))
         .finally(() => timing.add("auth", performance.now() - authStart));
+      // a shared budget (replicas on PostgreSQL) may lease a slice first; the gateway's own counters never wait
+      const lease = gateway.limiter.ready(principal);
+      if (lease !== undefined) await lease;
       const admission = gateway.limiter.admit(principal, res);
       const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission, timing };
       await handler(ctx, param);

@@ -31,6 +31,7 @@ import type { QueueLimits } from "./coordinator/registry.ts";
 import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
 import { DEFAULT_LIMIT_SETTINGS, Limiter, type LimitSettings } from "./keys/limiter.ts";
+import { leasedBudgets } from "./keys/budget-lease.ts";
 import { NewKeyFlash } from "./web/new-key-flash.ts";
 import { Admins } from "./web/admins.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
@@ -187,11 +188,12 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),
   });
+  const leases = store.budgetLeases?.();
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
     overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
     userOverrides: (userId) => signIn?.users.userLimits(userId),
     limited: (limit) => metrics.rateLimited(limit),
-  });
+  }, leases && leasedBudgets(leases, (err) => options.logger.warn({ err: (err as Error).message }, "rate limits: the shared budgets cannot be reached; each gateway counts its own share of every limit until they can")));
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
   const reasoningFormat = options.reasoningFormat ?? "none";
   const parser = new ChatParser(catalog, reasoningFormat);

@@ -1,6 +1,7 @@
 // Where the gateway keeps users, their API keys, sign-in sessions, usage, rate-limit overrides and provider
 // enrollment tokens. SQLite (sqlite-store.ts) is the default; PostgreSQL (postgres-store.ts) serves replicas
 // (DESIGN §7). Asynchronous, since a network database is; the request path reads UserKeys' cache instead.
+import type { LeaseSource } from "./budget-lease.ts";
 
 export interface UserClaims {
   issuer: string;
@@ -157,6 +158,8 @@ export interface KeyStore {
   exportRows(table: StoreTable): Promise<StoreRow[]>;
   /** Writes rows read by exportRows into an empty table of the same name, in one transaction. */
   importRows(table: StoreTable, rows: readonly StoreRow[]): Promise<void>;
+  /** Per-minute limits shared by every gateway on this store (PostgreSQL); absent, each gateway counts for itself. */
+  budgetLeases?(): LeaseSource;
   close(): Promise<void>;
 }
 

@@ -7,7 +7,7 @@ import type { Principal } from "./auth.ts";
 import { AuthFailures, clientAddress } from "./auth-failures.ts";
 import type { KeyLimits } from "./key-store.ts";
 import { rateLimitHeaders } from "./rate-limit-headers.ts";
-import { RateLimits, type LimitName, type Limits } from "./rate-limits.ts";
+import { RateLimits, type BudgetFactory, type LimitName, type Limits, type Scope } from "./rate-limits.ts";
 
 export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 20;
 
@@ -59,14 +59,17 @@ const WHY_USER: Record<LimitName, (value: number) => string> = {
 const userScope = (userId: number) => `user:${userId}`;
 
 export class Limiter {
-  private readonly keys = new RateLimits();
+  private readonly keys: RateLimits;
   private readonly failures: AuthFailures;
 
+  /** `budgets`: the per-minute counters shared by replicas (a PostgreSQL store's leases); absent, each gateway counts for itself. */
   constructor(
     private readonly settings: LimitSettings,
     private readonly hooks: LimiterHooks,
+    budgets?: BudgetFactory,
   ) {
     this.failures = new AuthFailures(settings.authFailuresPerMinute);
+    this.keys = new RateLimits(budgets);
   }
 
   /**
@@ -88,9 +91,16 @@ export class Limiter {
   }
 
   /** Admits the request under its key's and its user's limits or throws 429; its slots are freed whenever the answer ends. */
+  /**
+   * Undefined when `admit` can decide from memory, as always with this gateway's own counters; else the lease a
+   * shared budget with no slice in hand needs first (one round trip per slice, not per request): await it, then admit.
+   */
+  ready(principal: Principal): Promise<unknown> | undefined {
+    return this.keys.prepare(this.scopesOf(principal), Date.now());
+  }
+
   admit(principal: Principal, res: ServerResponse): Admission {
-    const scopes = [{ key: principal.keyId, limits: this.limitsOf(principal) }];
-    if (principal.kind === "user") scopes.push({ key: userScope(principal.userId), limits: this.userLimitsOf(principal.userId) });
+    const scopes = this.scopesOf(principal);
     const decision = this.keys.admitAll(scopes, Date.now());
     for (const [name, value] of Object.entries(rateLimitHeaders(decision.state))) res.setHeader(name, value);
     if (!decision.admitted) {
@@ -105,6 +115,13 @@ export class Limiter {
     res.once("close", () => ticket.release());
     if (res.destroyed) ticket.release();
     return { debit: (tokens) => ticket.debit(tokens, Date.now()) };
+  }
+
+  /** The key's counters, and its user's over all their keys. */
+  private scopesOf(principal: Principal): Scope[] {
+    const scopes = [{ key: principal.keyId, limits: this.limitsOf(principal) }];
+    if (principal.kind === "user") scopes.push({ key: userScope(principal.userId), limits: this.userLimitsOf(principal.userId) });
+    return scopes;
   }
 
   /** Each limit from the key's override when it has one, else the operator's default. */

@@ -75,6 +75,33 @@ const MIGRATIONS: readonly string[] = [
    END $$;
    CREATE TRIGGER api_keys_revoked AFTER UPDATE OF revoked_at ON api_keys
      FOR EACH ROW WHEN (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL) EXECUTE FUNCTION svc_key_revoked();`,
+  // per-minute limits shared by replicas (budget-lease.ts): one token bucket per key or user and limit, refilled
+  // on the database's clock, from which gateways lease slices; and who leased lately, for the fallback share
+  `CREATE TABLE rate_budgets (
+     scope TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     level DOUBLE PRECISION NOT NULL,
+     at_ms DOUBLE PRECISION NOT NULL,
+     PRIMARY KEY (scope, kind)
+   );
+   CREATE TABLE rate_lessees (gateway TEXT PRIMARY KEY, seen_ms DOUBLE PRECISION NOT NULL);
+   CREATE FUNCTION svc_lease(p_gateway TEXT, p_scope TEXT, p_kind TEXT, p_capacity DOUBLE PRECISION, p_period_ms DOUBLE PRECISION,
+                             p_owe DOUBLE PRECISION, p_want INTEGER)
+     RETURNS TABLE (granted INTEGER, level_after DOUBLE PRECISION, gateways INTEGER) LANGUAGE plpgsql AS $$
+   DECLARE
+     now_ms DOUBLE PRECISION := extract(epoch FROM clock_timestamp()) * 1000;
+     cur DOUBLE PRECISION;
+     got INTEGER;
+   BEGIN
+     INSERT INTO rate_budgets AS b (scope, kind, level, at_ms) VALUES (p_scope, p_kind, p_capacity, now_ms) ON CONFLICT DO NOTHING;
+     -- the row lock makes concurrent leases of one budget take turns: each sees what the one before left
+     SELECT LEAST(p_capacity, LEAST(p_capacity, b.level + GREATEST(0, now_ms - b.at_ms) * p_capacity / p_period_ms) - p_owe) INTO cur
+       FROM rate_budgets b WHERE b.scope = p_scope AND b.kind = p_kind FOR UPDATE;
+     got := GREATEST(0, LEAST(p_want, floor(cur)))::INTEGER;
+     UPDATE rate_budgets b SET level = cur - got, at_ms = GREATEST(b.at_ms, now_ms) WHERE b.scope = p_scope AND b.kind = p_kind;
+     INSERT INTO rate_lessees AS l (gateway, seen_ms) VALUES (p_gateway, now_ms) ON CONFLICT (gateway) DO UPDATE SET seen_ms = now_ms;
+     RETURN QUERY SELECT got, cur - got, (SELECT count(*)::INTEGER FROM rate_lessees l WHERE l.seen_ms > now_ms - 2 * p_period_ms);
+   END $$;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

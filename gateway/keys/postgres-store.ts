@@ -10,6 +10,8 @@ import {
   type DailyUsage, type KeyActivity, type KeyLimits, type KeyListing, type KeyOwner, type KeyRecord, type KeyStore, type ProviderToken,
   type StoreRow, type StoreTable, type User, type UserClaims, type UserListing,
 } from "./key-store.ts";
+import type { LeaseSource } from "./budget-lease.ts";
+import { PostgresBudgets } from "./postgres-budgets.ts";
 import { migrate } from "./postgres-schema.ts";
 import { RevocationListener } from "./postgres-revocations.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
@@ -296,6 +298,10 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
       // ids copied as they were: the next user made here must not collide with one of them
       if (table === "users") await query("SELECT setval(pg_get_serial_sequence('users', 'id'), GREATEST((SELECT max(id) FROM users), 1))");
     });
+  }
+
+  budgetLeases(): LeaseSource {
+    return new PostgresBudgets((text, params) => this.query(text, params));
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,7 @@
 // Rate limits per key and per user (docs/operator-guide.md "Rate limits"): requests in flight, requests per minute and
 // tokens per minute, each from an override or the operator's default. It decides and counts; the caller answers 429.
+// Each per-minute limit is a MinuteBudget: this gateway's own token bucket by default, or, on a shared PostgreSQL,
+// a slice leased from every replica's shared bucket (budget-lease.ts), made by the `budgets` factory.
 import { TokenBucket } from "./token-bucket.ts";
 
 /** A key's effective limits; an absent one is unlimited. */
@@ -41,7 +43,23 @@ export interface Scope {
   limits: Limits;
 }
 
+/** A per-minute limit's counter: TokenBucket's face, `remaining` for the headers, `ready` when it may need a round trip first. */
+export interface MinuteBudget {
+  readonly limit: number;
+  available(now: number): number;
+  remaining(now: number): number;
+  take(n: number, now: number): void;
+  msUntil(level: number, now: number): number;
+  msUntilFull(now: number): number;
+  resize(limit: number, now: number): void;
+  ready?(now: number): Promise<void> | undefined;
+}
+
+/** Makes the counter of one scope's per-minute limit. */
+export type BudgetFactory = (scope: string, kind: "rpm" | "tpm", limit: number, now: number) => MinuteBudget;
+
 const MINUTE_MS = 60_000;
+const localBudget: BudgetFactory = (_scope, _kind, limit, now) => new TokenBucket(limit, MINUTE_MS, now);
 /** Nothing says when a request in flight will end; a second is the shortest wait worth suggesting. */
 const CONCURRENCY_RETRY_MS = 1_000;
 /** Idle keys are forgotten every so many decisions, so the map holds only keys in recent use. */
@@ -49,13 +67,28 @@ const SWEEP_EVERY = 1_000;
 
 interface KeyState {
   inFlight: number;
-  requests?: TokenBucket;
-  tokens?: TokenBucket;
+  requests?: MinuteBudget;
+  tokens?: MinuteBudget;
 }
 
 export class RateLimits {
   private readonly keys = new Map<string, KeyState>();
   private decisions = 0;
+
+  constructor(private readonly budgets: BudgetFactory = localBudget) {}
+
+  /**
+   * What must happen before `admitAll` can decide from memory: a shared budget with no slice in hand leases one
+   * (one round trip, shared by concurrent requests). Undefined when nothing needs waiting for, as always with
+   * this gateway's own buckets.
+   */
+  prepare(scopes: readonly Scope[], now: number): Promise<unknown> | undefined {
+    const waits = scopes.flatMap(({ key, limits }) => {
+      const state = this.stateOf(key, limits, now);
+      return [state.requests?.ready?.(now), state.tokens?.ready?.(now)].filter((w) => w !== undefined);
+    });
+    return waits.length === 0 ? undefined : Promise.all(waits);
+  }
 
   /**
    * Admits a request for `key` under `limits`, or says which limit refuses it and when a retry can pass.
@@ -102,7 +135,7 @@ export class RateLimits {
   /** Forgets keys with nothing in flight and full buckets: remembering them would change no decision. */
   sweep(now: number): void {
     for (const [key, s] of this.keys) {
-      const full = (b?: TokenBucket) => b === undefined || b.msUntilFull(now) === 0;
+      const full = (b?: MinuteBudget) => b === undefined || b.msUntilFull(now) === 0;
       if (s.inFlight === 0 && full(s.requests) && full(s.tokens)) this.keys.delete(key);
     }
   }
@@ -113,9 +146,17 @@ export class RateLimits {
       state = { inFlight: 0 };
       this.keys.set(key, state);
     }
-    state.requests = fit(state.requests, limits.rpm, now);
-    state.tokens = fit(state.tokens, limits.tpm, now);
+    state.requests = this.fit(key, "rpm", state.requests, limits.rpm, now);
+    state.tokens = this.fit(key, "tpm", state.tokens, limits.tpm, now);
     return state;
+  }
+
+  /** The counter for a per-minute limit as configured now: made, resized, or dropped when unlimited. */
+  private fit(key: string, kind: "rpm" | "tpm", bucket: MinuteBudget | undefined, limit: number | undefined, now: number): MinuteBudget | undefined {
+    if (limit === undefined) return undefined;
+    if (bucket === undefined) return this.budgets(key, kind, limit, now);
+    bucket.resize(limit, now);
+    return bucket;
   }
 
   private refuse(scope: string, limit: LimitName, value: number, retryAfterMs: number, states: readonly { state: KeyState }[], now: number): Decision {
@@ -139,20 +180,13 @@ export class RateLimits {
   }
 }
 
-/** The bucket for a per-minute limit as configured now: made, resized, or dropped when unlimited. */
-function fit(bucket: TokenBucket | undefined, limit: number | undefined, now: number): TokenBucket | undefined {
-  if (limit === undefined) return undefined;
-  if (bucket === undefined) return new TokenBucket(limit, MINUTE_MS, now);
-  bucket.resize(limit, now);
-  return bucket;
-}
 
 /** Each per-minute quota from the scope with the fewest left: what a caller can really still send. */
 function scarcest(states: readonly { state: KeyState }[], now: number): LimitState {
-  const quota = (b: TokenBucket): Quota => ({ limit: b.limit, remaining: Math.max(0, Math.floor(b.available(now))), resetMs: b.msUntilFull(now) });
-  const pick = (buckets: (TokenBucket | undefined)[]): Quota | undefined =>
+  const quota = (b: MinuteBudget): Quota => ({ limit: b.limit, remaining: Math.max(0, Math.floor(b.remaining(now))), resetMs: b.msUntilFull(now) });
+  const pick = (buckets: (MinuteBudget | undefined)[]): Quota | undefined =>
     buckets
-      .filter((b): b is TokenBucket => b !== undefined)
+      .filter((b): b is MinuteBudget => b !== undefined)
       .map(quota)
       .reduce<Quota | undefined>((least, q) => (least === undefined || q.remaining < least.remaining ? q : least), undefined);
   const requests = pick(states.map(({ state }) => state.requests));

@@ -24,6 +24,11 @@ export class TokenBucket {
     return this.level;
   }
 
+  /** What x-ratelimit-remaining reports: the same as `available`. */
+  remaining(now: number): number {
+    return this.available(now);
+  }
+
   /** Takes `n` tokens whether or not they are there: callers decide first, then take. */
   take(n: number, now: number): void {
     this.refill(now);

@@ -1,8 +1,8 @@
 // docs/operator-guide.md "Running more than one gateway", the PostgreSQL half: two gateway processes on one real
 // PostgreSQL (`serve --database`). A key made anywhere works on both at once; one revoked on either, or with
 // `svc-gateway keys revoke`, is refused by both within a second; PostgreSQL restarted under them leaves cached keys
-// working, answers what needs the database with 503 key_store_unavailable (wait), and recovers by itself. And the
-// operator's `keys create/revoke/migrate` against --database, and a wrong or unreachable --database at start.
+// working, answers what needs the database with 503 key_store_unavailable (wait), and recovers by itself. A key's
+// requests per minute hold across both gateways (slices leased from the database). And the operator's `keys create/revoke/migrate` against --database, and a wrong or unreachable --database at start.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli.ts";
@@ -21,12 +21,15 @@ let database: string;
 let a: SettingsGateway;
 let b: SettingsGateway;
 let erin: { cookie: string; csrf: string };
+const KEY_RPM = 60;
 
 beforeAll(async () => {
   postgres = await startPostgres();
   database = await postgres.freshDatabase();
   // started together: both run the migrations at once, under the advisory lock
-  [a, b] = await Promise.all([startSettingsGateway({ args: ["--database", database] }), startSettingsGateway({ args: ["--database", database] })]);
+  // every key at 60 requests a minute, shared by both gateways through the database
+  const args = ["--database", database, "--key-rpm", String(KEY_RPM)];
+  [a, b] = await Promise.all([startSettingsGateway({ args }), startSettingsGateway({ args })]);
   erin = await browserSession(a.url, "erin");
 }, 180_000);
 
@@ -103,6 +106,38 @@ describe("Running more than one gateway: keys on PostgreSQL", () => {
     expect(await status(b, fresh.secret)).toBe(200);
     expect((await runCli("svc-gateway", ["keys", "revoke", fresh.id, "--database", database])).code).toBe(0);
     for (const gateway of [a, b]) await expect.poll(() => status(gateway, fresh.secret), { timeout: 1_000, interval: 50 }).toBe(401);
+  });
+});
+
+describe("Running more than one gateway: rate limits across replicas", () => {
+  it("a key at --key-rpm 60 gets about 60 of 120 requests spread alternately over both gateways; the rest 429 rate_limited", async () => {
+    const key = await createKey("rate-limited");
+    const started = performance.now();
+    const answers: Response[] = [];
+    for (let i = 0; i < 120; i++) answers.push(await fetch(`${(i % 2 === 0 ? a : b).url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } }));
+    const elapsedS = (performance.now() - started) / 1000;
+    const admitted = answers.filter((r) => r.status === 200).length;
+    // the limit is a bucket of 60 refilled at 1 a second: a loaded machine that takes longer earns that refill
+    expect(admitted, `${admitted} admitted in ${elapsedS.toFixed(1)} s`).toBeGreaterThanOrEqual(54);
+    expect(admitted, `${admitted} admitted in ${elapsedS.toFixed(1)} s`).toBeLessThanOrEqual(66 + Math.floor(elapsedS));
+    // both gateways admitted a share, and refused a share
+    for (const parity of [0, 1]) {
+      const own = answers.filter((_, i) => i % 2 === parity).map((r) => r.status);
+      expect(own).toContain(200);
+      expect(own).toContain(429);
+    }
+    for (const refused of answers.filter((r) => r.status !== 200)) {
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(((await refused.json()) as { error: unknown }).error).toEqual({
+        message: "This API key is over its limit of 60 requests per minute; retry after the Retry-After seconds.",
+        type: "rate_limit_error",
+        code: "rate_limited",
+        param: null,
+        svc_action: "wait",
+      });
+    }
+    for (const ok of answers.filter((r) => r.status === 200)) await ok.arrayBuffer();
   });
 });
 
