@@ -130,13 +130,20 @@ export interface AgentRow {
 export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
   const turns = quick ? 3 : 8;
   const interleaved = quick ? [2] : [2, 4];
-  const keys = [OPERATOR_KEY, ...[1, 2, 3].map((i) => `${OPERATOR_KEY}_${i}`)];
+  // each configuration's callers have keys of their own, so no configuration finds another's conversation in
+  // the cache (the same key is the same scope: its earlier identical turns would count as hits)
+  const configs = [
+    { name: "cache on, 1 caller", callers: 1, cache: "on" as const },
+    { name: "cache off, 1 caller", callers: 1, cache: "off" as const },
+    ...interleaved.map((n) => ({ name: `cache on, ${n} callers interleaved`, callers: n, cache: "on" as const })),
+  ];
+  const keysOf = (c: number) => Array.from({ length: configs[c]!.callers }, (_, i) => `${OPERATOR_KEY}_${c}_${i}`);
+  const keys = [OPERATOR_KEY, ...configs.flatMap((_, c) => keysOf(c))];
   const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "agent-gateway", operatorKeys: keys });
   const on = await startAgent(dir, "agent-cache-on", gateway.coordinatorUrl, tiny, CACHE_CONFIGS.on);
   const off = await startAgent(dir, "agent-cache-off", gateway.coordinatorUrl, tiny, CACHE_CONFIGS.off);
-  const clients = keys.map((key) => new LoadClient({ url: gateway.url, key, model: tiny.catalog.default }, 1));
-  // each agent loads the model first, so turn 1 times the turn and not the load
-  for (const agent of [on, off]) await clients[0]!.chat({ messages: [{ role: "user", content: "warm up" }], max_tokens: 1, provider: agent.id }, false);
+  const clientOf = (key: string) => new LoadClient({ url: gateway.url, key, model: tiny.catalog.default }, 1);
+  const clients: LoadClient[] = [];
   const rows: AgentRow[] = [];
   const add = (config: string, perTurn: Turn[][]) =>
     perTurn.forEach((callers, i) => {
@@ -146,9 +153,15 @@ export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: b
       rows.push({ config, turn: i + 1, ttftMs: mean((t) => t.ttftMs), prompt, cached, hitRatio: prompt > 0 ? cached / prompt : 0 });
     });
   try {
-    add("cache on, 1 caller", await converse(clients.slice(0, 1), on.id, turns));
-    add("cache off, 1 caller", await converse(clients.slice(0, 1), off.id, turns));
-    for (const n of interleaved) add(`cache on, ${n} callers interleaved`, await converse(clients.slice(0, n), on.id, turns));
+    // each agent loads the model first, so turn 1 times the turn and not the load
+    const warm = clientOf(OPERATOR_KEY);
+    clients.push(warm);
+    for (const agent of [on, off]) await warm.chat({ messages: [{ role: "user", content: "warm up" }], max_tokens: 1, provider: agent.id }, false);
+    for (const [c, config] of configs.entries()) {
+      const callers = keysOf(c).map(clientOf);
+      clients.push(...callers);
+      add(config.name, await converse(callers, (config.cache === "on" ? on : off).id, turns));
+    }
   } finally {
     for (const c of clients) c.close();
     await on.proc.stop();
