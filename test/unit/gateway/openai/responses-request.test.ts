@@ -71,6 +71,7 @@ describe("Responses: the request as chat", () => {
     expect(parse({ input: "x", text: { format: { type: "json_object" } } }).chat.body.response_format).toEqual({ type: "json_object" });
     expect(parse({ input: "x", stream: true, store: false, include: [], truncation: "disabled", service_tier: "auto" }).chat.stream).toBe(true);
   });
+
   it("prompt_cache_key and cache_prompt act as on chat: the scope the route read is sealed, none under cache_prompt false", () => {
     const scope = "ab".repeat(32);
     const scoped = parseResponsesRequest({ model: "qwen3-4b", input: "hi", prompt_cache_key: "conv-1" }, { catalog: CATALOG, nonce: NONCE, cacheScope: scope });
