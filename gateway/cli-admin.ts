@@ -13,7 +13,7 @@ import { copyStore, createUserKey, userRef, listKeys, listUsers, setKeyLimits, s
 import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
 import { usageReport } from "./keys/usage-report.ts";
 import { redactUrl } from "./keys/open-store.ts";
-import { STORE_FILE } from "./keys/sqlite-store.ts";
+import { STORE_FILE } from "./keys/sqlite-schema.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */

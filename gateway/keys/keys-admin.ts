@@ -7,7 +7,7 @@ import { InvalidArgumentError } from "commander";
 import { join } from "node:path";
 import { KeyCapReached, STORE_TABLES, type KeyLimits, type KeyRecord, type KeyStore, type StoreTable } from "./key-store.ts";
 import { openKeyStore, type StoreLocation } from "./open-store.ts";
-import { STORE_FILE } from "./sqlite-store.ts";
+import { STORE_FILE } from "./sqlite-schema.ts";
 
 /**
  * Opens the store for one command: PostgreSQL with `--database`, else the SQLite file under `--data-dir`. A

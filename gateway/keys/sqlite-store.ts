@@ -10,67 +10,10 @@ import {
   type UserClaims, type UserListing,
 } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
-import { openSqlite, pragmaValue, transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
-import { SqliteUsage, USAGE_MIGRATION } from "./sqlite-usage.ts";
+import { openSqlite, transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
+import { SqliteUsage } from "./sqlite-usage.ts";
+import { migrate, STORE_FILE } from "./sqlite-schema.ts";
 import { pollRevocations } from "./revocation-poll.ts";
-
-export const STORE_FILE = "keys.sqlite";
-
-/** Each entry moves the schema one version on; `PRAGMA user_version` says how many have run. */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE users (
-     id INTEGER PRIMARY KEY,
-     issuer TEXT NOT NULL,
-     subject TEXT NOT NULL,
-     email TEXT,
-     name TEXT,
-     created_at INTEGER NOT NULL,
-     UNIQUE (issuer, subject)
-   );
-   CREATE TABLE api_keys (
-     id TEXT PRIMARY KEY,
-     user_id INTEGER NOT NULL REFERENCES users(id),
-     name TEXT NOT NULL,
-     secret_sha256 TEXT NOT NULL UNIQUE,
-     prefix TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     last_used_at INTEGER,
-     revoked_at INTEGER,
-     requests INTEGER NOT NULL DEFAULT 0,
-     prompt_tokens INTEGER NOT NULL DEFAULT 0,
-     completion_tokens INTEGER NOT NULL DEFAULT 0
-   );
-   CREATE INDEX api_keys_by_user ON api_keys (user_id, created_at);
-   CREATE TABLE sessions (
-     id TEXT PRIMARY KEY,
-     user_id INTEGER NOT NULL REFERENCES users(id),
-     created_at INTEGER NOT NULL,
-     expires_at INTEGER NOT NULL
-   );`,
-  // provider enrollment tokens (only hashes, like API keys), and per-key overrides of the operator's
-  // default rate limits (NULL: the default applies)
-  `CREATE TABLE provider_tokens (
-     id TEXT PRIMARY KEY,
-     name TEXT NOT NULL,
-     secret_sha256 TEXT NOT NULL UNIQUE,
-     prefix TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     expires_at INTEGER,
-     revoked_at INTEGER,
-     last_used_at INTEGER
-   );
-   ALTER TABLE api_keys ADD COLUMN max_concurrency INTEGER;
-   ALTER TABLE api_keys ADD COLUMN rpm INTEGER;
-   ALTER TABLE api_keys ADD COLUMN tpm INTEGER;`,
-  // requests and tokens per key, provider and UTC day, for the usage charts and the operator's totals
-  USAGE_MIGRATION,
-  // per-user overrides of the operator's per-user rate limits, across all of a user's keys (NULL: the default)
-  `ALTER TABLE users ADD COLUMN max_concurrency INTEGER;
-   ALTER TABLE users ADD COLUMN rpm INTEGER;
-   ALTER TABLE users ADD COLUMN tpm INTEGER;`,
-  // revocations are polled by time (revocation-poll.ts), so another process's `keys revoke` reaches a gateway
-  "CREATE INDEX IF NOT EXISTS api_keys_by_revocation ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL;",
-];
 
 const TOKEN_COLUMNS = `id, name, prefix, created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt,
   last_used_at AS lastUsedAt`;
@@ -316,15 +259,4 @@ export class SqliteKeyStore extends OverridesByTable implements KeyStore {
     this.revocations?.stop();
     this.db.close();
   }
-}
-
-function migrate(db: SqlDatabase): void {
-  transaction(db, () => {
-    const version = pragmaValue(db, "user_version") as number;
-    if (version > MIGRATIONS.length) {
-      throw new Error(`${STORE_FILE} has schema version ${version}, newer than this gateway knows (${MIGRATIONS.length}); upgrade svc`);
-    }
-    for (const step of MIGRATIONS.slice(version)) db.exec(step);
-    db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-  }, "IMMEDIATE");
 }

@@ -62,7 +62,7 @@ export class ChatParser {
 
   /** parseChatRequest's answer for this body, its schemas worked off the event loop. */
   async parse(body: unknown, inputs: ParseInputs, signal: AbortSignal): Promise<ChatRequest> {
-    if (this.size === 0 || this.closed || !carriesSchema(body)) return parseChatRequest(body, { catalog: this.catalog, reasoningFormat: this.reasoningFormat, ...inputs });
+    if (this.size === 0 || this.closed || !carriesSchema(body)) return this.parseHere(body, inputs);
     if (this.waiting.length >= MAX_WAITING_PARSES) {
       throw new ApiError("overloaded", `The gateway is at capacity: ${this.waiting.length} requests' schemas are waiting to be checked; retry after the Retry-After interval.`);
     }
@@ -99,10 +99,15 @@ export class ChatParser {
   private inPlace({ job, resolve, reject }: Pending): void {
     try {
       const { id: _id, body, ...inputs } = job;
-      resolve(parseChatRequest(body, { catalog: this.catalog, reasoningFormat: this.reasoningFormat, ...inputs }));
+      resolve(this.parseHere(body, inputs));
     } catch (err) {
       reject(err);
     }
+  }
+
+  /** The parse on this thread: for bodies with no schema, and for those a worker cannot be handed. */
+  private parseHere(body: unknown, inputs: ParseInputs): ChatRequest {
+    return parseChatRequest(body, { catalog: this.catalog, reasoningFormat: this.reasoningFormat, ...inputs });
   }
 
   private spawn(): Slot {

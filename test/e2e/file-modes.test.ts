@@ -5,7 +5,8 @@ import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } fr
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { makePrivateDataDir, PRIVATE_FILES } from "../../gateway/keys/private-files.ts";
-import { SqliteKeyStore, STORE_FILE } from "../../gateway/keys/sqlite-store.ts";
+import { SqliteKeyStore } from "../../gateway/keys/sqlite-store.ts";
+import { STORE_FILE } from "../../gateway/keys/sqlite-schema.ts";
 import { loadCookieSecret } from "../../gateway/web/session.ts";
 import { dataDirGatewaySecret } from "../../gateway/keys/gateway-secret.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";

@@ -10,7 +10,8 @@ import { createUserKey, describeLimits, listKeys, listUsers, setKeyLimits, setUs
 import { KeyCapReached } from "../../../../gateway/keys/key-store.ts";
 import { displayPrefix, newSecret, secretHash } from "../../../../gateway/keys/secret.ts";
 import { openSqlite, pragmaValue } from "../../../../gateway/keys/sqlite-driver.ts";
-import { SqliteKeyStore, STORE_FILE } from "../../../../gateway/keys/sqlite-store.ts";
+import { SqliteKeyStore } from "../../../../gateway/keys/sqlite-store.ts";
+import { STORE_FILE } from "../../../../gateway/keys/sqlite-schema.ts";
 import { LIMITS_REFRESH_MS, UserKeys } from "../../../../gateway/keys/user-keys.ts";
 import { nodeSha256Hex } from "../../../../src/crypto/sha256-node.ts";
 
