@@ -19,6 +19,8 @@ describe("svc-agent catalog", () => {
       `qwen3-4b (default)    Qwen/Qwen3-4B-GGUF              bc64014   2.50 GB   10 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-4b --models-dir ${empty})`,
       `qwen3-8b              Qwen/Qwen3-8B-GGUF              7c41481   5.03 GB   14 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-8b --models-dir ${empty}); needs 14 GB of memory`,
       `qwen3-embedding-0.6b  Qwen/Qwen3-Embedding-0.6B-GGUF  370f27d   639.2 MB  2 GB        Apache-2.0  not downloaded (svc-agent pull qwen3-embedding-0.6b --models-dir ${empty})`,
+      `qwen3-embedding-4b    Qwen/Qwen3-Embedding-4B-GGUF    f460253   2.50 GB   6 GB        Apache-2.0  not downloaded (svc-agent pull qwen3-embedding-4b --models-dir ${empty})`,
+      `qwen3-embedding-8b    Qwen/Qwen3-Embedding-8B-GGUF    69d0e58   4.68 GB   10 GB       Apache-2.0  not downloaded (svc-agent pull qwen3-embedding-8b --models-dir ${empty})`,
     ]);
   });
 

@@ -16,11 +16,34 @@ const EMBEDDING_ENTRY = {
   embedding_dimensions: 1024,
   matryoshka_min: 32,
 };
+/** The larger embedding models: the same pins, from the hub's Qwen GGUF repositories. */
+const EMBEDDING_4B = {
+  ...EMBEDDING_ENTRY,
+  alias: "qwen3-embedding-4b",
+  hub_id: "Qwen/Qwen3-Embedding-4B-GGUF",
+  file: "Qwen3-Embedding-4B-Q4_K_M.gguf",
+  revision: "f4602530db1d980e16da9d7d3a70294cf5c190be",
+  sha256: "2b0cf8f17b4c723c27303015383c27ec4bf2d8314bb677d05e920dd70bb0f16b",
+  size_bytes: 2496703776,
+  min_memory_gb: 6,
+  embedding_dimensions: 2560,
+};
+const EMBEDDING_8B = {
+  ...EMBEDDING_ENTRY,
+  alias: "qwen3-embedding-8b",
+  hub_id: "Qwen/Qwen3-Embedding-8B-GGUF",
+  file: "Qwen3-Embedding-8B-Q4_K_M.gguf",
+  revision: "69d0e58a13e463cd99a9b83e3f5fee7c10265fab",
+  sha256: "3fcd3febec8b3fd64435204db75bf0dd73b91e8d0661e0331acfe7e7c3120b85",
+  size_bytes: 4676804928,
+  min_memory_gb: 10,
+  embedding_dimensions: 4096,
+};
 
 const bundled = loadCatalog();
 
 describe("SPEC §1 Catalog aliases: the bundled models.lock.json", () => {
-  it("pins qwen3-4b (default), qwen3-8b and the embedding model qwen3-embedding-0.6b to their exact files", () => {
+  it("pins qwen3-4b (default), qwen3-8b and the embedding models qwen3-embedding-0.6b, -4b and -8b to their exact files", () => {
     expect(bundled.default).toBe("qwen3-4b");
     expect(bundled.models).toEqual([
       {
@@ -44,6 +67,8 @@ describe("SPEC §1 Catalog aliases: the bundled models.lock.json", () => {
         license: "Apache-2.0",
       },
       EMBEDDING_ENTRY,
+      EMBEDDING_4B,
+      EMBEDDING_8B,
     ]);
   });
 
@@ -117,6 +142,8 @@ describe("DESIGN §3 catalog validation: hub_id and file are names a model hub a
       ["Qwen/Qwen3-4B-GGUF", "Qwen3-4B-Q4_K_M.gguf"],
       ["Qwen/Qwen3-8B-GGUF", "Qwen3-8B-Q4_K_M.gguf"],
       ["Qwen/Qwen3-Embedding-0.6B-GGUF", "Qwen3-Embedding-0.6B-Q8_0.gguf"],
+      ["Qwen/Qwen3-Embedding-4B-GGUF", "Qwen3-Embedding-4B-Q4_K_M.gguf"],
+      ["Qwen/Qwen3-Embedding-8B-GGUF", "Qwen3-Embedding-8B-Q4_K_M.gguf"],
     ]);
   });
 });
@@ -152,7 +179,7 @@ describe("SPEC §2.1 model: resolution", () => {
       expect(err.status).toBe(404);
       expect(err.toEnvelope()).toEqual({
         error: {
-          message: `The model '${requested}' does not exist. Available aliases: qwen3-4b, qwen3-8b, qwen3-embedding-0.6b.`,
+          message: `The model '${requested}' does not exist. Available aliases: qwen3-4b, qwen3-8b, qwen3-embedding-0.6b, qwen3-embedding-4b, qwen3-embedding-8b.`,
           type: "invalid_request_error",
           code: "model_not_found",
           param: "model",
@@ -176,7 +203,7 @@ describe("issue 31: a route takes only models of its kind", () => {
       },
     }]);
     const embedding = catchApiError(() => resolveModel(bundled, LOCAL_ALIAS, "embedding"));
-    expect(embedding.message).toBe("The model 'svc-local' is a chat model; POST /v1/chat/completions serves it. This route serves: qwen3-embedding-0.6b.");
+    expect(embedding.message).toBe("The model 'svc-local' is a chat model; POST /v1/chat/completions serves it. This route serves: qwen3-embedding-0.6b, qwen3-embedding-4b, qwen3-embedding-8b.");
     expect(resolveModel(bundled, "qwen3-embedding-0.6b", "embedding")).toEqual(EMBEDDING_ENTRY);
   });
 });
