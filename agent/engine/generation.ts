@@ -17,6 +17,7 @@ import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
 import type { PromptCache } from "./prompt-cache.ts";
 import { openSequence } from "./cached-sequence.ts";
+import { guardUtf8 } from "./utf8-guard.ts";
 
 /** A chat model loaded for sessions. */
 export interface Loaded {
@@ -76,6 +77,8 @@ export async function* runTurn(loaded: Loaded, turn: Turn, signal: AbortSignal |
     if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
     else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
   }
+  // llama.cpp's grammar passes some invalid UTF-8, which the answer would read as U+FFFD (utf8-guard.ts)
+  const utf8 = turn.grammar === undefined ? undefined : guardUtf8(model, options);
   // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
   let json = turn.grammar?.when === "json" ? "" : undefined;
   let completion = 0;
@@ -93,6 +96,7 @@ export async function* runTurn(loaded: Loaded, turn: Turn, signal: AbortSignal |
         // like llama-server, the tokens that made up a stop sequence count as completion tokens
         completion++;
         if (keepAnswer) answer.push(token);
+        utf8?.push(token);
         const piece = text.push(token);
         if (json !== undefined) {
           json += piece;

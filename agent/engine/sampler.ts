@@ -65,7 +65,7 @@ export function llamaSeed(seed: number | undefined, random: () => number): numbe
 /** TokenBias's internal map: its set() skips end-of-generation tokens, which OpenAI's logit_bias may name. */
 type BiasMap = { _biases: Map<Token, number> };
 
-function biasMap(bias: TokenBias): Map<Token, number> {
+export function biasMap(bias: TokenBias): Map<Token, number> {
   const map = (bias as unknown as Partial<BiasMap>)._biases;
   if (!(map instanceof Map)) throw new Error("node-llama-cpp's TokenBias no longer keeps _biases: logit_bias on end-of-turn tokens needs another way in");
   return map;

@@ -31,6 +31,9 @@ const KINDS: Record<SavedKind, string> = {
   stream: "an SSE transcript",
   responses: "a Responses API response",
   "responses-stream": "a Responses API event stream",
+  completion: "a legacy completions response",
+  "completion-stream": "a legacy completions SSE transcript",
+  embeddings: "an embeddings response",
 };
 
 const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional() }));

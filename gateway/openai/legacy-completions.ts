@@ -18,10 +18,10 @@ interface Meta {
 }
 
 const choice = (text: string, finishReason: string | null) => ({ text, index: 0, logprobs: null, finish_reason: finishReason });
-const object = (meta: Meta, text: string, finishReason: string | null) => ({ ...meta, object: "text_completion", choices: [choice(text, finishReason)] });
+export const object = (meta: Meta, text: string, finishReason: string | null) => ({ ...meta, object: "text_completion", choices: [choice(text, finishReason)] });
 
 /** The last event of a stream, as chat's stop chunk: finish_reason, usage, the receipt and the verdict fields. */
-function stopEvent(meta: Meta, receipt: Receipt) {
+export function stopEvent(meta: Meta, receipt: Receipt) {
   const verdict = verdictOf(receipt);
   return { ...object(meta, "", receipt.finish_reason), usage: reportedUsage(receipt), svc_receipt: receipt, x_svc_trust: verdict.trust, x_svc_model: verdict.model, x_svc_provider: verdict.provider };
 }

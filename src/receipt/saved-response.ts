@@ -6,15 +6,23 @@ import { describeError, isJsonOf, isObject, parseJson } from "./saved-json.ts";
 import { BodySchema, readShape, type Body } from "./saved-shapes.ts";
 import { fromStream } from "./saved-stream.ts";
 import { fromResponsesBody, fromResponsesStream, isResponsesBody, isResponsesStream } from "./saved-responses.ts";
+import { fromLegacyBody, fromLegacyStream, isLegacyBody, isLegacyStream } from "./saved-legacy.ts";
+import { fromEmbeddingsBody, isEmbeddingsBody } from "./saved-embeddings.ts";
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./types.ts";
 
 export type { SavedKind, SavedResponse } from "./types.ts";
 
-/** Throws an Error saying what the file is not when it is none of these (a chat or Responses body or stream, a receipt). */
+/**
+ * Throws an Error saying what the file is not when it is none of these: a chat, Responses or legacy completions body
+ * or stream, an embeddings body, a receipt.
+ */
 export function readSavedResponse(text: string): SavedResponse {
   const body = withoutHttpHead(text).trim();
   if (body.startsWith("{")) return fromJson(parseJson(body, "the file is neither valid JSON nor an SSE transcript"));
-  if (/^(data|event|id|retry):|^:/m.test(body)) return isResponsesStream(body) ? fromResponsesStream(body) : fromStream(body);
+  if (/^(data|event|id|retry):|^:/m.test(body)) {
+    if (isResponsesStream(body)) return fromResponsesStream(body);
+    return isLegacyStream(body) ? fromLegacyStream(body) : fromStream(body);
+  }
   throw new Error("the file is not a response body, a receipt or an SSE transcript");
 }
 
@@ -58,9 +66,11 @@ function fromJson(json: unknown): SavedResponse {
   if (!isObject(json)) throw new Error("the JSON in the file is not an object");
   if ("error" in json && json.error !== null) throw new Error(`the file holds an error response, which carries no receipt: ${describeError(json.error)}`);
   if (isResponsesBody(json)) return fromResponsesBody(json);
+  if (isLegacyBody(json)) return fromLegacyBody(json);
+  if (isEmbeddingsBody(json)) return fromEmbeddingsBody(json);
   if (!("choices" in json)) {
     if ("signature" in json) return { kind: "receipt", receipt: json, problems: [] };
-    throw new Error("the JSON is neither a chat completion, a Responses response nor a receipt");
+    throw new Error("the JSON is neither a chat completion, a Responses response, a legacy completion, an embeddings list nor a receipt");
   }
   const problems = "svc_receipt" in json ? [] : ["the response carries no svc_receipt"];
   const read = readShape(BodySchema, json);

@@ -51,6 +51,16 @@ const CallMoreSchema = z.strictObject({
 });
 export type CallDelta = z.infer<typeof CallStartSchema> | z.infer<typeof CallMoreSchema>;
 
+/** The stop chunk's own fields (SPEC §3 step 4), on chat's stream and the legacy one. */
+export const StopChunkFields = {
+  usage: ReportedUsageSchema.optional(),
+  svc_receipt: z.unknown().optional(),
+  x_svc_trust: z.string().optional(),
+  x_svc_model: z.string().optional(),
+  x_svc_provider: z.string().optional(),
+  x_svc_timing: z.record(z.string(), z.number().nonnegative()).optional(),
+};
+
 export const ChunkSchema = z.strictObject({
   ...Meta,
   object: z.literal("chat.completion.chunk"),
@@ -66,15 +76,25 @@ export const ChunkSchema = z.strictObject({
       finish_reason: z.enum(FINISH_REASONS).nullable(),
     }),
   ]),
-  // the stop chunk's own fields (SPEC §3 step 4)
-  usage: ReportedUsageSchema.optional(),
-  svc_receipt: z.unknown().optional(),
-  x_svc_trust: z.string().optional(),
-  x_svc_model: z.string().optional(),
-  x_svc_provider: z.string().optional(),
-  x_svc_timing: z.record(z.string(), z.number().nonnegative()).optional(),
+  ...StopChunkFields,
 });
 export type Chunk = z.infer<typeof ChunkSchema>;
+
+const STOP_FIELDS = ["usage", "x_svc_trust", "x_svc_model", "x_svc_provider", "x_svc_timing"] as const;
+const COVERED = [["x_svc_trust", "trust_level"], ["x_svc_model", "model_id"], ["x_svc_provider", "provider_id"]] as const;
+
+/** A stream's last chunk alone carries usage and the verdict fields, and those must be its receipt's (chat and legacy). */
+export function stopFieldsProblem(chunk: { [K in (typeof STOP_FIELDS)[number] | "svc_receipt"]?: unknown }, isStop: boolean): string | undefined {
+  if (!isStop) {
+    const present = STOP_FIELDS.filter((k) => k in chunk);
+    return present.length > 0 ? `${present.join(", ")} on a chunk without svc_receipt` : undefined;
+  }
+  const receipt = typeof chunk.svc_receipt === "object" && chunk.svc_receipt !== null ? (chunk.svc_receipt as Record<string, unknown>) : {};
+  for (const [field, covered] of COVERED) {
+    if (chunk[field] !== receipt[covered]) return `${field} is ${String(chunk[field])}, not the receipt's ${covered}`;
+  }
+  return undefined;
+}
 
 /** The value as the shape types it, or the first thing wrong with it, as `choices[0].index: …`. */
 export function readShape<T>(schema: z.ZodType<T>, value: unknown): { data: T; problem?: undefined } | { data?: undefined; problem: string } {

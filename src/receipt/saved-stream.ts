@@ -5,7 +5,7 @@
 import { createParser } from "eventsource-parser";
 import { AnswerRecord } from "./answer-record.ts";
 import { describeError, firstChoice, isObject, parseJson, type Json } from "./saved-json.ts";
-import { ChunkSchema, readShape, type CallDelta, type Chunk } from "./saved-shapes.ts";
+import { ChunkSchema, readShape, stopFieldsProblem, type CallDelta, type Chunk } from "./saved-shapes.ts";
 import type { SavedResponse } from "./types.ts";
 
 export function fromStream(text: string): SavedResponse {
@@ -76,18 +76,12 @@ class Rebuild {
     if (delta.role !== undefined) return "delta.role after the first chunk";
     if (!isStop) {
       if (finish_reason !== null) return "a finish_reason on a chunk without svc_receipt";
-      const stopFields = ["usage", "x_svc_trust", "x_svc_model", "x_svc_provider", "x_svc_timing"].filter((k) => k in chunk);
-      if (stopFields.length > 0) return `${stopFields.join(", ")} on a chunk without svc_receipt`;
-      return Object.keys(delta).length === 0 ? "an empty delta before the stop chunk" : undefined;
+      return stopFieldsProblem(chunk, false) ?? (Object.keys(delta).length === 0 ? "an empty delta before the stop chunk" : undefined);
     }
     if (finish_reason === null) return "the stop chunk has no finish_reason";
     if (chunk.usage === undefined) return "the stop chunk has no usage";
     if (Object.keys(delta).length > 0) return "the stop chunk carries a delta";
-    const receipt = isObject(chunk.svc_receipt) ? chunk.svc_receipt : {};
-    for (const [field, covered] of [["x_svc_trust", "trust_level"], ["x_svc_model", "model_id"], ["x_svc_provider", "provider_id"]] as const) {
-      if (chunk[field] !== receipt[covered]) return `${field} is ${String(chunk[field])}, not the receipt's ${covered}`;
-    }
-    return undefined;
+    return stopFieldsProblem(chunk, true);
   }
 
   private take(chunk: Chunk): string | undefined {

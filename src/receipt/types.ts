@@ -126,7 +126,7 @@ export interface ReceiptVerdict {
   problems: string[];
 }
 
-export type SavedKind = "response" | "receipt" | "stream" | "responses" | "responses-stream";
+export type SavedKind = "response" | "receipt" | "stream" | "responses" | "responses-stream" | "completion" | "completion-stream" | "embeddings";
 
 /** What `readSavedResponse` finds in a saved body, receipt or SSE transcript. */
 export interface SavedResponse {

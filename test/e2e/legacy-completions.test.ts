@@ -2,7 +2,11 @@
 // tiny model: a raw prompt read without a chat template, whole or streamed, with the same receipts as chat.
 import { OpenAI as LangChainOpenAI } from "@langchain/openai";
 import OpenAI from "openai";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../harness/cli.ts";
 import { verifyReceipt, type Receipt } from "../../src/receipt/receipt.ts";
 import { post, openaiGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
@@ -65,6 +69,50 @@ describe("POST /v1/completions: the openai SDK's completions.create", () => {
   it("LangChain's OpenAI (completions) model invokes it unchanged", async () => {
     const llm = new LangChainOpenAI({ model: "qwen3-4b", apiKey: gw.key, configuration: { baseURL: gw.baseURL }, maxTokens: 4, maxRetries: 0 });
     expect(typeof (await llm.invoke("Hello"))).toBe("string");
+  });
+});
+
+// the gateway of this file serves an embedding model too, so saved embeddings are checked here as well
+describe("svc-agent verify re-checks a saved legacy answer, and a saved embeddings answer", () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-legacy-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const save = async (name: string, path: string, body: Record<string, unknown>) => {
+    const res = await post(gw, path, body);
+    expect(res.status).toBe(200);
+    writeFileSync(join(dir, name), await res.text());
+    return join(dir, name);
+  };
+  const verify = (path: string) => runCli("svc-agent", ["verify", path, "--providers", gw.url, "--api-key", gw.key]);
+  const legacy = { model: "qwen3-4b", prompt: "Once upon a time", max_tokens: 8, temperature: 1, seed: 3 };
+  const embeddings = { model: "tiny-embed", input: ["red", "green"] };
+
+  it("a body and a stream of /v1/completions, and float and base64 bodies of /v1/embeddings, are VALID", async () => {
+    const saved = [
+      [await save("legacy.json", "/v1/completions", legacy), "a legacy completions response"],
+      [await save("legacy.sse", "/v1/completions", { ...legacy, stream: true }), "a legacy completions SSE transcript"],
+      [await save("float.json", "/v1/embeddings", embeddings), "an embeddings response"],
+      [await save("base64.json", "/v1/embeddings", { ...embeddings, encoding_format: "base64" }), "an embeddings response"],
+    ] as const;
+    for (const [path, kind] of saved) {
+      const result = await verify(path);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toContain(kind);
+      expect(result.stdout.trimEnd().split("\n").at(-1)).toMatch(/^VALID/);
+    }
+  });
+
+  it("a text or a vector changed after the fact is INVALID, naming response_sha256", async () => {
+    const body = JSON.parse(readFileSync(join(dir, "legacy.json"), "utf8")) as { choices: [{ text: string }] };
+    body.choices[0].text += "!";
+    writeFileSync(join(dir, "legacy-edited.json"), JSON.stringify(body));
+    const vectors = JSON.parse(readFileSync(join(dir, "float.json"), "utf8")) as { data: { embedding: number[] }[] };
+    vectors.data[1]!.embedding[0] = Math.fround(vectors.data[1]!.embedding[0]! / 2);
+    writeFileSync(join(dir, "float-edited.json"), JSON.stringify(vectors));
+    for (const name of ["legacy-edited.json", "float-edited.json"]) {
+      const result = await verify(join(dir, name));
+      expect(result.code, result.stdout).toBe(1);
+      expect(result.stdout).toMatch(/FAIL .*response_sha256/);
+    }
   });
 });
 

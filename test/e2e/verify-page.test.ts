@@ -17,7 +17,7 @@ let sse: string;
 const ask = { model: "qwen3-4b", messages: [{ role: "user", content: "Say hello." }], max_tokens: 12, temperature: 1, seed: 7 };
 
 beforeAll(async () => {
-  gateway = await startGateway();
+  gateway = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
   json = await (await post(gateway, "/v1/chat/completions", ask)).text();
   sse = (await readSse(await post(gateway, "/v1/chat/completions", { ...ask, stream: true }))).raw;
   browser = await launchBrowser();
@@ -123,6 +123,29 @@ describe("GET /verify: public, and no request leaves the browser", () => {
     await expect.poll(() => row(page, "tool_calls_sha256").textContent()).toMatch(/tool_calls_sha256 .* is [0-9a-f]{64}/);
     expect(await row(page, "tool_calls_sha256").getAttribute("data-result")).toBe("pass");
     expect(await verdict(page).getAttribute("data-status")).toBe("valid");
+    expect(requests).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe("GET /verify: saved answers of the other routes", () => {
+  it("a legacy completions transcript and an embeddings body are valid; a changed vector names response_sha256", async () => {
+    const legacy = (await readSse(await post(gateway, "/v1/completions", { model: "qwen3-4b", prompt: "Once", max_tokens: 6, seed: 2, stream: true }))).raw;
+    const embeddings = await (await post(gateway, "/v1/embeddings", { model: "tiny-embed", input: ["red", "green"] })).text();
+    const { page, requests, errors } = await openVerifyPage();
+    requests.length = 0;
+    for (const [text, kind] of [[legacy, "a legacy completions SSE transcript"], [embeddings, "an embeddings response"]] as const) {
+      await verifyText(page, text, gateway.providerId);
+      await expect.poll(() => row(page, "file").textContent()).toContain(kind);
+      expect(await verdict(page).getAttribute("data-status"), kind).toBe("valid");
+      expect(await row(page, "response_sha256").getAttribute("data-result")).toBe("pass");
+    }
+    const body = JSON.parse(embeddings) as { data: { embedding: number[] }[] };
+    body.data[0]!.embedding[0] = Math.fround(body.data[0]!.embedding[0]! / 2);
+    await verifyText(page, JSON.stringify(body), gateway.providerId);
+    await expect.poll(() => verdict(page).getAttribute("data-status")).toBe("invalid");
+    expect(await row(page, "response_sha256").getAttribute("data-result")).toBe("fail");
     expect(requests).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

@@ -40,6 +40,9 @@ const KINDS: Record<SavedKind, string> = {
   stream: "an SSE transcript",
   responses: "a Responses API response",
   "responses-stream": "a Responses API event stream",
+  completion: "a legacy completions response",
+  "completion-stream": "a legacy completions SSE transcript",
+  embeddings: "an embeddings response",
 };
 
 const LABELS: Record<string, string> = {
