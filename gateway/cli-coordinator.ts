@@ -4,8 +4,9 @@ import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limi
 import { DEFAULT_GATE_LIMITS, type GateLimits } from "./coordinator/connection-gate.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
+import { makePrivateDataDir } from "./keys/private-files.ts";
 import { databaseOption, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
-import { openKeyStore } from "./keys/open-store.ts";
+import { checkNatsDatabase, openKeyStore } from "./keys/open-store.ts";
 import { loadCatalog } from "../src/catalog.ts";
 import { port, positiveInteger } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
@@ -78,9 +79,12 @@ export function addCoordinatorCommand(program: Command): void {
   ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
     const { startCoordinator } = await import("./coordinator/start.ts");
     const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
+    if (flags.nats !== undefined) checkNatsDatabase(flags);
     const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator");
     const store = await openKeyStore(flags);
     // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
+    // (the data dir is made here too: with --database no store file made it)
+    if (given === undefined) makePrivateDataDir(flags.dataDir, (line) => console.error(`svc-gateway: ${line}`));
     const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
     const running = await startCoordinator({
       host: flags.host,
@@ -97,7 +101,7 @@ export function addCoordinatorCommand(program: Command): void {
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
-      nats,
+      nats: nats && { connection: nats, epochs: store.claimEpochs!() },
     });
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
     if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);

@@ -26,7 +26,7 @@ import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
-import { openKeyStore } from "./keys/open-store.ts";
+import { checkNatsDatabase, openKeyStore } from "./keys/open-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
 import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
@@ -135,6 +135,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
+  if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
   const catalog = loadCatalog(options.catalogPath);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -163,7 +164,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,
-        nats,
+        nats: nats && { connection: nats, epochs: store.claimEpochs!() },
       });
     }
   } catch (err) {

@@ -1,7 +1,7 @@
 // The KeyStore for replicas (DESIGN §7): PostgreSQL through `pg`, chosen by `--database postgres://…`. The same
 // tables and hashing as SQLite; migrations run at open under an advisory lock; revocations reach every replica
 // through LISTEN/NOTIFY (postgres-revocations.ts). The connection and its 503 while the database is away are in
-// postgres-pool.ts, usage in postgres-usage.ts, shared rate limits in postgres-budgets.ts.
+// postgres-pool.ts, usage in postgres-usage.ts, shared rate limits in postgres-budgets.ts, claim epochs in postgres-epochs.ts.
 import {
   KeyCapReached,
   OverridesByTable,
@@ -9,7 +9,9 @@ import {
   type StoreRow, type StoreTable, type User, type UserClaims, type UserListing,
 } from "./key-store.ts";
 import type { LeaseSource } from "./budget-lease.ts";
+import type { ClaimEpochs } from "../coordinator/claim-epochs.ts";
 import { PostgresBudgets } from "./postgres-budgets.ts";
+import { postgresEpochs } from "./postgres-epochs.ts";
 import { PostgresPool, TYPES } from "./postgres-pool.ts";
 import { RevocationListener } from "./postgres-revocations.ts";
 import { PostgresUsage } from "./postgres-usage.ts";
@@ -218,6 +220,10 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
 
   budgetLeases(): LeaseSource {
     return new PostgresBudgets((text, params) => this.query(text, params));
+  }
+
+  claimEpochs(): ClaimEpochs {
+    return postgresEpochs((text) => this.query(text));
   }
 
   async close(): Promise<void> {
