@@ -12,6 +12,7 @@ import { port, positiveInteger } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
+import type { NatsAccess } from "../src/link/nats.ts";
 import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
 
 export interface CoordinatorFlags {
@@ -31,6 +32,15 @@ export interface CoordinatorFlags {
   heartbeatMs: number;
   rechallengeMs?: number;
   nats?: string;
+  natsCreds?: string;
+  natsTlsCa?: string;
+  natsTlsCert?: string;
+  natsTlsKey?: string;
+}
+
+/** How this process proves itself to the NATS servers and checks them (src/link/nats.ts). */
+export function natsAccess(flags: CoordinatorFlags): NatsAccess {
+  return { creds: flags.natsCreds, tlsCa: flags.natsTlsCa, tlsCert: flags.natsTlsCert, tlsKey: flags.natsTlsKey };
 }
 
 export const newLogger = async () => {
@@ -56,7 +66,13 @@ export function coordinatorOptions(command: Command): Command {
     .addOption(databaseOption())
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
     .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
-    .addOption(new Option("--nats <urls>", "NATS servers (nats://host:port, comma-separated) for replicas: gateways and coordinators meet there").env("SVC_NATS_URL"))
+    .addOption(
+      new Option("--nats <urls>", "NATS servers (nats://host:port or tls://host:port, comma-separated; nats://user:password@… or nats://token@… where the servers ask) for replicas: gateways and coordinators meet there").env("SVC_NATS_URL"),
+    )
+    .option("--nats-creds <file>", "NATS credentials file (a user JWT and NKey seed, as nsc writes it), where the servers ask for one")
+    .option("--nats-tls-ca <file>", "CA certificates (PEM) that sign the NATS servers' TLS certificates; implies TLS")
+    .option("--nats-tls-cert <file>", "client certificate (PEM) for NATS servers that verify clients, with --nats-tls-key")
+    .option("--nats-tls-key <file>", "the private key (PEM) of --nats-tls-cert")
     .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
     .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
     .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
@@ -80,7 +96,7 @@ export function addCoordinatorCommand(program: Command): void {
     const { startCoordinator } = await import("./coordinator/start.ts");
     const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
     if (flags.nats !== undefined) checkNatsDatabase(flags);
-    const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator");
+    const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator", natsAccess(flags));
     const store = await openKeyStore(flags);
     // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
     // (the data dir is made here too: with --database no store file made it)

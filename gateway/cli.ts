@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
 import { addAdminCommands, addUserCommands } from "./cli-admin.ts";
-import { addCoordinatorCommand, coordinatorOptions, gateLimits, newLogger, queueLimits, type CoordinatorFlags } from "./cli-coordinator.ts";
+import { addCoordinatorCommand, coordinatorOptions, gateLimits, natsAccess, newLogger, queueLimits, type CoordinatorFlags } from "./cli-coordinator.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
@@ -125,7 +125,7 @@ export function gatewayProgram(): Command {
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
   ).action(async (flags: ServeFlags, command: Command) => {
-    const [{ serve }, { oidcSettings }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts")]);
+    const [{ serve }, { oidcSettings }, { redactNats }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts"), import("../src/link/nats.ts")]);
     const gatewaySecret = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
     const oidcClientSecret = takeSecret(command, "--oidc-client-secret", "SVC_OIDC_CLIENT_SECRET", "svc-gateway");
     const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
@@ -138,6 +138,7 @@ export function gatewayProgram(): Command {
       port: flags.port,
       coordinatorUrl: flags.coordinator === false ? undefined : flags.coordinator,
       nats: flags.nats,
+      natsAccess: natsAccess(flags),
       noCoordinator: flags.coordinator === false,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
@@ -171,10 +172,10 @@ export function gatewayProgram(): Command {
       logger: await newLogger(),
     });
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
-    if (flags.coordinator === false) console.log(`svc-gateway: no coordinator here: this gateway serves the providers of every coordinator on NATS ${flags.nats}`);
+    if (flags.coordinator === false) console.log(`svc-gateway: no coordinator here: this gateway serves the providers of every coordinator on NATS ${redactNats(flags.nats!)}`);
     else {
       const where = running.embedded ? "embedded coordinator" : "remote coordinator";
-      console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${flags.nats}`}`);
+      console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${redactNats(flags.nats)}`}`);
       console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
