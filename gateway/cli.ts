@@ -1,50 +1,23 @@
-// `svc-gateway`'s command line: serve and coordinator here, the store and release commands in cli-admin.ts;
+// `svc-gateway`'s command line: serve here, coordinator in cli-coordinator.ts, the store and release commands in cli-admin.ts;
 // built here so that bin/svc-gateway.ts stays a shim that parses argv, and scripts/config-reference.ts can read
 // the options to write docs/configuration.md. The servers, sign-in and logging load in their commands' actions,
 // so `--help` and the key commands start quickly.
 import { Command, InvalidArgumentError, Option } from "commander";
-import { join } from "node:path";
-import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { parseOperatorKeys } from "./keys/auth.ts";
-import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from "./coordinator/queue-limits.ts";
-import { DEFAULT_GATE_LIMITS, type GateLimits } from "./coordinator/connection-gate.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
-import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
-import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
-import { addAdminCommands, addUserCommands, databaseOption, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
-import { openKeyStore } from "./keys/open-store.ts";
+import { addAdminCommands, addUserCommands } from "./cli-admin.ts";
+import { addCoordinatorCommand, coordinatorOptions, gateLimits, natsAccess, newLogger, queueLimits, type CoordinatorFlags } from "./cli-coordinator.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
 import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
-import { loadCatalog } from "../src/catalog.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { DEFAULT_SESSION_DEADLINES } from "./directory/deadlines.ts";
 import { DEFAULT_FAULT_POLICY } from "./directory/provider-faults.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
-import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
 import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
-
-interface CoordinatorFlags {
-  host: string;
-  catalog?: string;
-  releaseKeys?: string;
-  attestationRoots?: string;
-  dataDir: string;
-  database?: string;
-  openEnrollment?: boolean;
-  maxQueuePerProvider: number;
-  maxQueuePerAlias: number;
-  maxQueuedMs: number;
-  handshakeTimeoutMs: number;
-  maxPendingConnections: number;
-  maxPendingPerAddress: number;
-  heartbeatMs: number;
-  rechallengeMs?: number;
-  nats?: string;
-}
 
 interface ServeFlags extends CoordinatorFlags {
   port: number;
@@ -80,10 +53,6 @@ interface ServeFlags extends CoordinatorFlags {
 }
 
 
-const newLogger = async () => {
-  const { pino } = await import("pino");
-  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
-};
 
 /** `--admin-emails`: a bad entry is a usage error naming it. */
 function adminEmails(value: string): string[] {
@@ -94,35 +63,6 @@ function adminEmails(value: string): string[] {
   }
 }
 
-function queueLimits(flags: CoordinatorFlags): Partial<QueueLimits> {
-  return { queuePerProvider: flags.maxQueuePerProvider, queuePerAlias: flags.maxQueuePerAlias, queuedMs: flags.maxQueuedMs };
-}
-
-function gateLimits(flags: CoordinatorFlags): GateLimits {
-  return { handshakeMs: flags.handshakeTimeoutMs, maxPending: flags.maxPendingConnections, maxPendingPerAddress: flags.maxPendingPerAddress };
-}
-
-/** The options a coordinator takes, whether it runs alone or embedded in `serve`. */
-function coordinatorOptions(command: Command): Command {
-  return command
-    .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
-    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
-    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
-    .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
-    .addOption(databaseOption())
-    .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
-    .addOption(new Option("--gateway-secret <secret>", "the secret gateways present to a shared coordinator").env("SVC_GATEWAY_SECRET"))
-    .addOption(new Option("--nats <urls>", "NATS servers (nats://host:port, comma-separated) for replicas: gateways and coordinators meet there").env("SVC_NATS_URL"))
-    .addOption(secretFileOption("--gateway-secret", "the gateway secret"))
-    .option("--max-queue-per-provider <n>", "requests that may wait in front of one provider before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerProvider)
-    .option("--max-queue-per-alias <n>", "requests that may wait for one model over all providers before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuePerAlias)
-    .option("--max-queued-ms <ms>", "the longest a request waits in a provider's queue before 503 overloaded", positiveInteger, DEFAULT_QUEUE_LIMITS.queuedMs)
-    .option("--handshake-timeout-ms <ms>", "coordinator port: a connection must prove itself (agent granted, gateway secret) within this", positiveInteger, DEFAULT_GATE_LIMITS.handshakeMs)
-    .option("--max-pending-connections <n>", "coordinator port: connections not yet proven, in total; more are answered 503 and closed", positiveInteger, DEFAULT_GATE_LIMITS.maxPending)
-    .option("--max-pending-per-address <n>", "coordinator port: connections not yet proven from one address (IPv6: a /64); more are answered 503 and closed", positiveInteger, DEFAULT_GATE_LIMITS.maxPendingPerAddress)
-    .addOption(new Option("--heartbeat-ms <ms>", `busy link heartbeat interval: this gateway's, and the one the coordinator expects (idle agents: ${IDLE_HEARTBEAT_FACTOR}x longer)`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
-    .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
-}
 
 /** The `svc-gateway` program, not yet parsed. */
 export function gatewayProgram(): Command {
@@ -185,7 +125,7 @@ export function gatewayProgram(): Command {
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
       .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
   ).action(async (flags: ServeFlags, command: Command) => {
-    const [{ serve }, { oidcSettings }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts")]);
+    const [{ serve }, { oidcSettings }, { redactNats }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts"), import("../src/link/nats.ts")]);
     const gatewaySecret = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
     const oidcClientSecret = takeSecret(command, "--oidc-client-secret", "SVC_OIDC_CLIENT_SECRET", "svc-gateway");
     const operatorKeys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
@@ -198,6 +138,7 @@ export function gatewayProgram(): Command {
       port: flags.port,
       coordinatorUrl: flags.coordinator === false ? undefined : flags.coordinator,
       nats: flags.nats,
+      natsAccess: natsAccess(flags),
       noCoordinator: flags.coordinator === false,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
@@ -231,10 +172,10 @@ export function gatewayProgram(): Command {
       logger: await newLogger(),
     });
     console.log(`svc-gateway: OpenAI routes at ${running.url}/v1 (trust floor: ${flags.trustFloor})`);
-    if (flags.coordinator === false) console.log(`svc-gateway: no coordinator here: this gateway serves the providers of every coordinator on NATS ${flags.nats}`);
+    if (flags.coordinator === false) console.log(`svc-gateway: no coordinator here: this gateway serves the providers of every coordinator on NATS ${redactNats(flags.nats!)}`);
     else {
       const where = running.embedded ? "embedded coordinator" : "remote coordinator";
-      console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${flags.nats}`}`);
+      console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${redactNats(flags.nats)}`}`);
       console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
@@ -254,47 +195,7 @@ export function gatewayProgram(): Command {
     });
   });
 
-  coordinatorOptions(
-    program
-      .command("coordinator")
-      .description("run a coordinator alone (catalog, provider directory, queues, sealed relay) for gateways to share")
-      .option("--host <host>", "address to listen on", "127.0.0.1")
-      .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
-  ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
-    const { startCoordinator } = await import("./coordinator/start.ts");
-    const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
-    const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator");
-    const store = await openKeyStore(flags);
-    // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
-    const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
-    const running = await startCoordinator({
-      host: flags.host,
-      port: flags.port,
-      catalog: loadCatalog(flags.catalog),
-      releaseKeysPath: flags.releaseKeys,
-      rootsDir: flags.attestationRoots,
-      enrollment: enrollmentLookup(store),
-      liveEnrollments: liveEnrollments(store),
-      openEnrollment: flags.openEnrollment,
-      gatewaySecret: given ?? made!.secret,
-      limits: queueLimits(flags),
-      gate: gateLimits(flags),
-      logger: await newLogger(),
-      heartbeatMs: flags.heartbeatMs,
-      rechallengeMs: flags.rechallengeMs,
-      nats,
-    });
-    console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
-    if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
-    console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
-    if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
-    console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
-    onShutdownSignal(async () => {
-      await running.close();
-      await nats?.close();
-      await store.close();
-    });
-  });
+  addCoordinatorCommand(program);
 
   addAdminCommands(program);
   addUserCommands(program);

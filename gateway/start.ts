@@ -12,7 +12,7 @@ import { BODY_LIMIT_BYTES } from "./http/body.ts";
 import { LocalFabric } from "./fabric/local.ts";
 import { WebSocketFabric } from "./fabric/websocket.ts";
 import { NatsFabric } from "./fabric/nats.ts";
-import { connectNats } from "../src/link/nats.ts";
+import { connectNats, redactNats, type NatsAccess } from "../src/link/nats.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
@@ -26,7 +26,7 @@ import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret, existingGatewaySecret, GATEWAY_SECRET_FILE } from "./keys/gateway-secret.ts";
-import { openKeyStore } from "./keys/open-store.ts";
+import { checkNatsDatabase, openKeyStore } from "./keys/open-store.ts";
 import type { QueueLimits } from "./coordinator/registry.ts";
 import type { GateLimits } from "./coordinator/connection-gate.ts";
 import { UserKeys } from "./keys/user-keys.ts";
@@ -46,6 +46,8 @@ export interface ServeOptions {
   coordinatorUrl?: string;
   /** `--nats URL[,URL]`: gateway and embedded coordinator both speak on this NATS cluster (gateway/fabric/nats.ts). */
   nats?: string;
+  /** `--nats-creds` and the `--nats-tls-*` files. */
+  natsAccess?: NatsAccess;
   /** `--no-coordinator`: a gateway alone on the NATS fabric, serving the providers of every coordinator there. */
   noCoordinator?: boolean;
   coordinatorPort: number;
@@ -135,11 +137,12 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
+  if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
   const catalog = loadCatalog(options.catalogPath);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
-  const nats = options.nats === undefined ? undefined : await connectNats(options.nats, "svc-gateway serve");
+  const nats = options.nats === undefined ? undefined : await connectNats(options.nats, "svc-gateway serve", options.natsAccess);
   const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;
   const gatewaySecret = options.gatewaySecret ?? linkSecret(options.dataDir, options.coordinatorUrl);
@@ -163,7 +166,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,
-        nats,
+        nats: nats && { connection: nats, epochs: store.claimEpochs!() },
       });
     }
   } catch (err) {
@@ -171,14 +174,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await nats?.close();
     throw err;
   }
-  const coordinatorUrl = options.coordinatorUrl ?? coordinator?.url ?? options.nats!;
+  const coordinatorUrl = options.coordinatorUrl ?? coordinator?.url ?? redactNats(options.nats!);
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
   const admins: Admins = new Admins(options.adminEmails ?? [], async (req) => (await limiter.authenticate(req, () => auth.authenticate(req.headers.authorization))).kind === "operator");
   const signIn = options.oidc && (await openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser));
   // on NATS every coordinator is reached there, its own too; else the embedded one in-process, a remote one over its WebSocket
   const fabric = nats
-    ? new NatsFabric(nats, options.nats!)
+    ? new NatsFabric(nats, redactNats(options.nats!))
     : coordinator
       ? new LocalFabric(coordinator)
       : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });

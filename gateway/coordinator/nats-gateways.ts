@@ -1,7 +1,9 @@
 // The coordinator's side of the NATS fabric (DESIGN §7, gateway/fabric/nats.ts): its directory feed broadcast
 // on its own subject (a snapshot to a gateway that asks), placements taken on each held provider's subject, and
 // each gateway served by the same endpoint as a WebSocket or embedded one. A provider held here is claimed with
-// an epoch; when another coordinator claims it later, this one closes its own, older connection.
+// an epoch from shared state (claim-epochs.ts), never a clock: when another coordinator claims it with a greater
+// one, this one closes its own, older connection. Until the epoch comes (the database away), the hold serves but
+// yields to any claim it hears, so it can never beat a connection that got its epoch.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
@@ -11,6 +13,7 @@ import {
   HELLO_SUBJECT, providerSubject, SUBJECT_TOKEN,
 } from "../../src/wire/nats.ts";
 import type { Attestations } from "./attestations.ts";
+import { EPOCH_RETRY_MAX_MS, EPOCH_RETRY_MS, yieldsTo, type ClaimEpochs } from "./claim-epochs.ts";
 import { gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
 import type { FeedPort } from "./directory-feed.ts";
 import type { Registry } from "./registry.ts";
@@ -20,6 +23,8 @@ export interface CoordinatorCore {
   registry: Registry;
   attestations: Attestations;
   log: Logger;
+  /** Orders claims across coordinators (the shared database). */
+  epochs: ClaimEpochs;
 }
 
 export interface NatsGateways {
@@ -30,10 +35,15 @@ export interface NatsGateways {
   close(): void;
 }
 
+interface Hold {
+  epoch: number | undefined;
+  sub: Subscription;
+}
+
 /** Claims are held to one queue group per provider subject, so a placement reaches one holder even mid-race. */
 const QUEUE = "svc";
 
-export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations, log }: CoordinatorCore): NatsGateways {
+export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations, log, epochs }: CoordinatorCore): NatsGateways {
   const id = `c_${randomBytes(9).toString("base64url")}`;
   const hdrs = (extra: Record<string, string> = {}): MsgHdrs => {
     const h = headers();
@@ -42,18 +52,32 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
     return h;
   };
   let seq = 0;
-  /** Providers whose socket this coordinator holds: their claim's epoch and placement subscription. */
-  const held = new Map<string, { epoch: number; sub: Subscription }>();
+  /** Providers whose socket this coordinator holds: their claim's epoch (none yet while it is being fetched) and placement subscription. */
+  const held = new Map<string, Hold>();
   const gateways = new Map<string, { endpoint: GatewayEndpoint; heard: number }>();
-  let lastEpoch = 0;
 
   const claim = (pid: string, epoch: number) => nc.publish(claimSubject(pid), "", { headers: hdrs({ [H_EPOCH]: String(epoch) }) });
+  /** Asks the shared state for this hold's epoch; while it is away, again, less often each time, as long as the hold lasts. */
+  const fetchEpoch = (pid: string, hold: Hold, wait = EPOCH_RETRY_MS) => {
+    epochs.next().then(
+      (epoch) => {
+        if (held.get(pid) !== hold) return;
+        hold.epoch = epoch;
+        claim(pid, epoch);
+      },
+      (err: unknown) => {
+        if (held.get(pid) !== hold) return;
+        if (wait === EPOCH_RETRY_MS) log.warn({ provider: pid, err: (err as Error).message }, "no claim epoch from the database yet; the provider is served and claimed once it answers");
+        // a closed hold is not held, so the timer then finds nothing to do
+        setTimeout(() => fetchEpoch(pid, hold, Math.min(wait * 2, EPOCH_RETRY_MAX_MS)), wait).unref();
+      },
+    );
+  };
   const hold = (pid: string) => {
     if (held.has(pid) || !SUBJECT_TOKEN.test(pid)) return;
-    // strictly increasing here, and a time across coordinators: the connection made later wins
-    const epoch = (lastEpoch = Math.max(Date.now(), lastEpoch + 1));
-    held.set(pid, { epoch, sub: nc.subscribe(providerSubject(pid), { queue: QUEUE, callback: (_err, msg) => onPlacement(msg) }) });
-    claim(pid, epoch);
+    const entry: Hold = { epoch: undefined, sub: nc.subscribe(providerSubject(pid), { queue: QUEUE, callback: (_err, msg) => onPlacement(msg) }) };
+    held.set(pid, entry);
+    fetchEpoch(pid, entry);
   };
   const release = (pid: string) => {
     held.get(pid)?.sub.unsubscribe();
@@ -146,11 +170,11 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
         if (other === undefined || other === id || mine === undefined) return;
         const theirs = Number(msg.headers?.get(H_EPOCH));
         if (!Number.isFinite(theirs)) return;
-        if (mine.epoch < theirs || (mine.epoch === theirs && id < other)) {
+        if (yieldsTo(mine.epoch, theirs, id, other)) {
           log.info({ provider: pid, coordinator: other }, "provider claimed by a newer connection at another coordinator; closing ours");
           release(pid);
           registry.evict(pid, "the provider connected to another coordinator", "a newer connection to another coordinator holds this provider");
-        } else claim(pid, mine.epoch); // ours is newer: the other holder closes its own on hearing it
+        } else if (mine.epoch !== undefined) claim(pid, mine.epoch); // ours is newer: the other holder closes its own on hearing it
       },
     }),
   ];

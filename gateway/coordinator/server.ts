@@ -25,6 +25,7 @@ import { ConnectionGate, DEFAULT_GATE_LIMITS, type GateLimits } from "./connecti
 import { ConnectionLog } from "./connection-log.ts";
 import { Registry, type QueueLimits } from "./registry.ts";
 import { serveGatewaysOnNats } from "./nats-gateways.ts";
+import type { ClaimEpochs } from "./claim-epochs.ts";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { bearerKey } from "../http/bearer.ts";
 
@@ -41,7 +42,13 @@ export interface CoordinatorOptions {
   /** Caps and the handshake deadline for connections not yet proven (default DEFAULT_GATE_LIMITS). */
   gate?: GateLimits;
   /** `--nats`: gateways on the NATS fabric reach this coordinator too (gateway/coordinator/nats-gateways.ts). */
-  nats?: NatsConnection;
+  nats?: NatsSide;
+}
+
+/** A coordinator's place on NATS: the connection, and the shared epochs its claims are ordered by. */
+export interface NatsSide {
+  connection: NatsConnection;
+  epochs: ClaimEpochs;
 }
 
 export interface CoordinatorServer {
@@ -67,7 +74,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
   const connections: ConnectionLog = new ConnectionLog(log, () => gate.size);
   const gate = new ConnectionGate(options.gate ?? DEFAULT_GATE_LIMITS, connections);
-  const onNats = options.nats && serveGatewaysOnNats(options.nats, { registry, attestations, log });
+  const onNats = options.nats && serveGatewaysOnNats(options.nats.connection, { registry, attestations, log, epochs: options.nats.epochs });
   const gatewayCount = () => gateways.clients.size + localLinks.size + (onNats?.gateways ?? 0);
   const enrollments = new EnrollmentWatch(() => options.admission.liveEnrollments(), (err) => log.error({ err }, "could not read the live enrollments"));
 

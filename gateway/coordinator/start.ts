@@ -1,6 +1,5 @@
 // Starts a coordinator on a port: what `svc-gateway coordinator` runs alone and `svc-gateway serve` embeds.
 import type { Logger } from "pino";
-import type { NatsConnection } from "@nats-io/transport-node";
 import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import type { Catalog } from "../../src/catalog.ts";
 import { loadRoots } from "../../src/trust/hardware-chain.ts";
@@ -10,7 +9,7 @@ import { closeServer, listen } from "../http/listen.ts";
 import type { Enrollment } from "./admission.ts";
 import type { QueueLimits } from "./registry.ts";
 import type { GateLimits } from "./connection-gate.ts";
-import { createCoordinatorServer, type CoordinatorServer } from "./server.ts";
+import { createCoordinatorServer, type CoordinatorServer, type NatsSide } from "./server.ts";
 
 export interface StartCoordinatorOptions {
   host: string;
@@ -34,8 +33,8 @@ export interface StartCoordinatorOptions {
   logger: Logger;
   heartbeatMs?: number;
   rechallengeMs?: number;
-  /** `--nats`: gateways on the NATS fabric reach it too. */
-  nats?: NatsConnection;
+  /** `--nats`: gateways on the NATS fabric reach it too; claims of its providers are ordered by `epochs`. */
+  nats?: NatsSide;
 }
 
 export interface RunningCoordinator {

@@ -2,6 +2,7 @@
 // enrollment tokens. SQLite (sqlite-store.ts) is the default; PostgreSQL (postgres-store.ts) serves replicas
 // (DESIGN §7). Asynchronous, since a network database is; the request path reads UserKeys' cache instead.
 import type { LeaseSource } from "./budget-lease.ts";
+import type { ClaimEpochs } from "../coordinator/claim-epochs.ts";
 
 export interface UserClaims {
   issuer: string;
@@ -160,6 +161,8 @@ export interface KeyStore {
   importRows(table: StoreTable, rows: readonly StoreRow[]): Promise<void>;
   /** Per-minute limits shared by every gateway on this store (PostgreSQL); absent, each gateway counts for itself. */
   budgetLeases?(): LeaseSource;
+  /** The order of coordinators' claims on providers over NATS (PostgreSQL); absent, no coordinator may run on NATS. */
+  claimEpochs?(): ClaimEpochs;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 // Which KeyStore a command uses: PostgreSQL when `--database URL` (or SVC_DATABASE_URL) names one, else the SQLite
 // file under --data-dir. A database that is not a postgres:// URL, or that cannot be reached, is one line naming
 // --database and exit code 2, before anything listens.
+import { USAGE_EXIT } from "../../src/process/cli-options.ts";
 import { makePrivateDataDir } from "./private-files.ts";
 import type { KeyStore } from "./key-store.ts";
 import { SqliteKeyStore } from "./sqlite-store.ts";
@@ -25,6 +26,16 @@ export function redactUrl(url: string): string {
   } catch {
     return "(not a URL)";
   }
+}
+
+/** A coordinator on NATS (`serve --nats` with its coordinator, `coordinator --nats`) settles which coordinator holds a
+ * provider by epochs from the shared database (gateway/coordinator/claim-epochs.ts): without --database it cannot. */
+export function checkNatsDatabase(where: StoreLocation): void {
+  if (where.database !== undefined) return;
+  throw Object.assign(
+    new Error("--nats: a coordinator on NATS needs --database postgres://… (the shared database orders which coordinator holds a provider); a gateway alone takes --no-coordinator"),
+    { exitCode: USAGE_EXIT },
+  );
 }
 
 /** Opens (creating, for SQLite) the store; `onError` hears a PostgreSQL connection dropped while idle. */

@@ -102,6 +102,9 @@ const MIGRATIONS: readonly string[] = [
      INSERT INTO rate_lessees AS l (gateway, seen_ms) VALUES (p_gateway, now_ms) ON CONFLICT (gateway) DO UPDATE SET seen_ms = now_ms;
      RETURN QUERY SELECT got, cur - got, (SELECT count(*)::INTEGER FROM rate_lessees l WHERE l.seen_ms > now_ms - 2 * p_period_ms);
    END $$;`,
+  // provider ownership across coordinators on NATS (postgres-epochs.ts): each claim takes the next number, so the
+  // later claim is the greater whatever the coordinators' clocks say
+  `CREATE SEQUENCE svc_claim_epoch AS BIGINT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

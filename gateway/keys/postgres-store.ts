@@ -1,9 +1,7 @@
 // The KeyStore for replicas (DESIGN §7): PostgreSQL through `pg`, chosen by `--database postgres://…`. The same
 // tables and hashing as SQLite; migrations run at open under an advisory lock; revocations reach every replica
-// through LISTEN/NOTIFY (postgres-revocations.ts). While the database is away every call fails fast with
-// 503 key_store_unavailable, which the request path only meets for a key not yet in its cache.
-import pg from "pg";
-import { ApiError } from "../../src/errors.ts";
+// through LISTEN/NOTIFY (postgres-revocations.ts). The connection and its 503 while the database is away are in
+// postgres-pool.ts, usage in postgres-usage.ts, shared rate limits in postgres-budgets.ts, claim epochs in postgres-epochs.ts.
 import {
   KeyCapReached,
   OverridesByTable,
@@ -11,9 +9,12 @@ import {
   type StoreRow, type StoreTable, type User, type UserClaims, type UserListing,
 } from "./key-store.ts";
 import type { LeaseSource } from "./budget-lease.ts";
+import type { ClaimEpochs } from "../coordinator/claim-epochs.ts";
 import { PostgresBudgets } from "./postgres-budgets.ts";
-import { migrate } from "./postgres-schema.ts";
+import { postgresEpochs } from "./postgres-epochs.ts";
+import { PostgresPool, TYPES } from "./postgres-pool.ts";
 import { RevocationListener } from "./postgres-revocations.ts";
+import { PostgresUsage } from "./postgres-usage.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 
 const TOKEN_COLUMNS = `id, name, prefix, created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt",
@@ -22,85 +23,24 @@ const KEY_COLUMNS = `id, name, prefix, created_at AS "createdAt", last_used_at A
   requests, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens"`;
 const LIMIT_COLUMNS = `max_concurrency AS "maxConcurrency", rpm, tpm`;
 const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_concurrency", rpm: "rpm", tpm: "tpm" };
-const USAGE_COLUMNS = `day, key_id AS "keyId", provider_id AS "providerId", requests, prompt_tokens AS "promptTokens",
-  completion_tokens AS "completionTokens"`;
-
-/** BIGINT columns (times in ms, counters) come back as numbers: every one of ours fits in 2^53. */
-const TYPES = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
-
-/** How long a call waits for a connection before the database counts as away. */
-const CONNECT_TIMEOUT_MS = 2_000;
-
-/** A failure of the connection, not of the statement: the database is away (SQLSTATE classes 08, 53, 57P). */
-export function isUnreachable(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === "string" && /^(08|53|57P)/.test(code)) return true;
-  return !(err instanceof pg.DatabaseError);
-}
-
-export const unavailable = () =>
-  new ApiError("key_store_unavailable", "The gateway's key store (PostgreSQL) cannot be reached just now; keys already in use keep working; retry shortly.");
 
 export class PostgresKeyStore extends OverridesByTable implements KeyStore {
   private listener: RevocationListener | undefined;
+  private readonly query;
+  private readonly usage: PostgresUsage;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: PostgresPool,
     private readonly url: string,
   ) {
     super();
+    this.query = pool.query;
+    this.usage = new PostgresUsage(pool);
   }
 
   /** Connects and migrates; throws the driver's error when the database cannot be reached or refuses us. */
   static async open(url: string, onError: (err: Error) => void = () => undefined): Promise<PostgresKeyStore> {
-    const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: 30_000, types: TYPES });
-    // an idle connection dropped by a restarting server is reported here; without a listener it would end the process
-    pool.on("error", onError);
-    try {
-      const client = await pool.connect();
-      try {
-        await migrate(client);
-      } finally {
-        client.release();
-      }
-    } catch (err) {
-      await pool.end();
-      throw err;
-    }
-    return new PostgresKeyStore(pool, url);
-  }
-
-  /** One statement; a lost connection becomes 503 key_store_unavailable, anything else stays itself. */
-  private async query<R extends object = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, params)).rows;
-    } catch (err) {
-      throw isUnreachable(err) ? unavailable() : err;
-    }
-  }
-
-  /** Several statements in one transaction on one connection. */
-  private async transaction<T>(body: (query: (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch {
-      throw unavailable();
-    }
-    try {
-      await client.query("BEGIN");
-      const result = await body(async (text, params = []) => (await client.query(text, params)).rows);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err instanceof ApiError || err instanceof KeyCapReached || !isUnreachable(err) ? err : unavailable();
-    } finally {
-      client.release();
-    }
+    return new PostgresKeyStore(await PostgresPool.open(url, onError), url);
   }
 
   async upsertUser(claims: UserClaims, now = Date.now()): Promise<number> {
@@ -115,7 +55,7 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
   async createKey(userId: number, name: string, now = Date.now(), maxLiveKeys = Infinity): Promise<{ key: KeyRecord; secret: string }> {
     const secret = newSecret();
     const key: KeyRecord = { id: newKeyId(), name, prefix: displayPrefix(secret), createdAt: now, lastUsedAt: null, revokedAt: null, requests: 0, promptTokens: 0, completionTokens: 0 };
-    await this.transaction(async (query) => {
+    await this.pool.transaction(async (query) => {
       // the user's row is locked first, so two replicas counting at once cannot both pass the cap
       await query("SELECT id FROM users WHERE id = $1 FOR UPDATE", [userId]);
       const [{ n }] = (await query("SELECT COUNT(*) AS n FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL", [userId])) as [{ n: number }];
@@ -166,38 +106,16 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
     return rows[0];
   }
 
-  async recordActivity(batch: ReadonlyMap<string, KeyActivity>): Promise<void> {
-    await this.transaction(async (query) => {
-      for (const [keyId, a] of batch) {
-        await query(
-          `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, 0), $1), requests = requests + $2,
-             prompt_tokens = prompt_tokens + $3, completion_tokens = completion_tokens + $4 WHERE id = $5`,
-          [a.lastUsedAt, a.requests, a.promptTokens, a.completionTokens, keyId],
-        );
-      }
-    });
+  recordActivity(batch: ReadonlyMap<string, KeyActivity>): Promise<void> {
+    return this.usage.recordActivity(batch);
   }
 
-  async recordDailyUsage(batch: readonly DailyUsage[]): Promise<void> {
-    await this.transaction(async (query) => {
-      for (const u of batch) {
-        await query(
-          `INSERT INTO usage_days (day, key_id, provider_id, requests, prompt_tokens, completion_tokens) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (day, key_id, provider_id) DO UPDATE SET requests = usage_days.requests + excluded.requests,
-             prompt_tokens = usage_days.prompt_tokens + excluded.prompt_tokens, completion_tokens = usage_days.completion_tokens + excluded.completion_tokens`,
-          [u.day, u.keyId, u.providerId, u.requests, u.promptTokens, u.completionTokens],
-        );
-      }
-    });
+  recordDailyUsage(batch: readonly DailyUsage[]): Promise<void> {
+    return this.usage.recordDailyUsage(batch);
   }
 
-  async dailyUsage(sinceDay: string, userId?: number): Promise<DailyUsage[]> {
-    if (userId === undefined) return this.query<DailyUsage>(`SELECT ${USAGE_COLUMNS} FROM usage_days WHERE day >= $1 ORDER BY day, key_id, provider_id`, [sinceDay]);
-    return this.query<DailyUsage>(
-      `SELECT ${USAGE_COLUMNS} FROM usage_days WHERE day >= $1 AND key_id IN (SELECT id FROM api_keys WHERE user_id = $2)
-       ORDER BY day, key_id, provider_id`,
-      [sinceDay, userId],
-    );
+  dailyUsage(sinceDay: string, userId?: number): Promise<DailyUsage[]> {
+    return this.usage.dailyUsage(sinceDay, userId);
   }
 
   /** `table` is one of the two literals, never input; a user id that is not an integer finds no row. */
@@ -290,7 +208,7 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
   }
 
   async importRows(table: StoreTable, rows: readonly StoreRow[]): Promise<void> {
-    await this.transaction(async (query) => {
+    await this.pool.transaction(async (query) => {
       for (const row of rows) {
         const columns = Object.keys(row);
         await query(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})`, Object.values(row));
@@ -302,6 +220,10 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
 
   budgetLeases(): LeaseSource {
     return new PostgresBudgets((text, params) => this.query(text, params));
+  }
+
+  claimEpochs(): ClaimEpochs {
+    return postgresEpochs((text) => this.query(text));
   }
 
   async close(): Promise<void> {

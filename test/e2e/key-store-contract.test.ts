@@ -1,7 +1,7 @@
 // SPEC §5's key store as a contract (DESIGN §7): one describe, run against both implementations, the SQLite file
 // under a temp dir and a real PostgreSQL started for this file. Whatever sits above the seam sees the same answers:
 // users, keys by owner and by hash, revocation heard by a watcher, sessions, usage, overrides, enrollment tokens,
-// and the rows `keys migrate` copies.
+// and the rows `keys migrate` copies. And the claim epochs only the shared database gives (coordinators on NATS).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -160,5 +160,24 @@ describe.each(IMPLEMENTATIONS)("§5 the KeyStore contract: %s", (_name, open) =>
       await to.close();
     }
     await from.close();
+  });
+});
+
+describe("Replicas on NATS: claim epochs from the shared database", () => {
+  it("two coordinators' stores on one database take epochs in the order they ask, never the same twice; SQLite gives none", async () => {
+    const database = await postgres.freshDatabase();
+    const [one, two] = [await PostgresKeyStore.open(database), await PostgresKeyStore.open(database)];
+    const [first, second] = [one.claimEpochs(), two.claimEpochs()];
+    const taken: number[] = [];
+    for (let i = 0; i < 5; i++) taken.push(await first.next(), await second.next());
+    expect(taken).toEqual([...taken].sort((x, y) => x - y));
+    expect(new Set(taken).size).toBe(taken.length);
+    const together = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? first : second).next()));
+    expect(new Set([...taken, ...together]).size).toBe(30);
+    expect(Math.min(...together)).toBeGreaterThan(Math.max(...taken));
+    await Promise.all([one.close(), two.close()]);
+    const sqlite = await openKeyStore({ dataDir: join(dir, String(++dirs)) });
+    expect(sqlite.claimEpochs).toBeUndefined();
+    await sqlite.close();
   });
 });

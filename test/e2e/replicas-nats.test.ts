@@ -1,8 +1,10 @@
-// DESIGN §7 replicas on NATS, with real processes on a real three-node nats-server cluster: gateways alone,
-// replicas (gateway + coordinator) and a coordinator alone serve each other's providers; what NATS carries is the
-// WebSocket's ciphertext only; and the faults: a coordinator, a gateway, a NATS node and then NATS itself killed.
+// DESIGN §7 replicas on NATS, with real processes on a real three-node nats-server cluster and a real PostgreSQL:
+// gateways alone, replicas (gateway + coordinator) and a coordinator alone serve each other's providers; what NATS
+// carries is the WebSocket's ciphertext only; the newer of two connections wins, whatever the coordinators' clocks say;
+// and the faults: a coordinator, a gateway, a NATS node and then NATS itself killed.
 import { randomBytes } from "node:crypto";
 import { cpSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
@@ -10,13 +12,18 @@ import { followSse } from "../../harness/sse.ts";
 import { freePort } from "../fixtures/ports.ts";
 import { listProviders, post, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
 import { startNatsCluster, type NatsCluster } from "../fixtures/nats.ts";
+import { startPostgres, type Postgres } from "../fixtures/postgres.ts";
 import { Replicas, type Replica } from "../fixtures/replicas.ts";
 import { makeTinyCatalog, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 const CANARY = `canary-${randomBytes(12).toString("hex")}`;
 /** Slow tokens, so a stream is still running when its coordinator dies. */
 const SLOW = ["--test-fault", "token-delay-ms=100"];
+/** Preloaded into a coordinator whose wall clock is an hour behind. */
+const CLOCK_BEHIND = fileURLToPath(new URL("../fixtures/clock-behind.mjs", import.meta.url));
 let nats: NatsCluster;
+let postgres: Postgres;
+let database: string;
 let tiny: TinyCatalog;
 let replicas: Replicas;
 let tap: NatsConnection;
@@ -37,9 +44,10 @@ const chat = (gateway: Replica, body: Record<string, unknown> = {}) =>
   post(gateway, "/v1/chat/completions", { messages: [{ role: "user", content: "Hi" }], max_tokens: 4, ...body }, { signal: AbortSignal.timeout(30_000) });
 
 beforeAll(async () => {
-  nats = await startNatsCluster();
+  [nats, postgres] = await Promise.all([startNatsCluster(), startPostgres()]);
+  database = await postgres.freshDatabase();
   tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
-  replicas = new Replicas(tiny, nats.urls);
+  replicas = new Replicas(tiny, nats.urls, database);
   tap = await connect({ servers: nats.nodes[2]!.url });
   tap.subscribe(">", { callback: (_err, msg) => void carried.push({ subject: msg.subject, body: Buffer.from(msg.data).toString("latin1") }) });
   await tap.flush();
@@ -57,7 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await tap?.close();
   await replicas?.stop();
-  await nats?.stop();
+  await Promise.all([nats?.stop(), postgres?.stop()]);
   tiny?.cleanup();
 });
 
@@ -114,6 +122,20 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
     expect(twin.providerId).toBe(z.providerId);
     await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
     await Promise.all([z.stop(), twin.stop()]);
+  }, 60_000);
+
+  it("the newer connection wins though its coordinator's clock is an hour behind: the epoch is the database's, no clock's", async () => {
+    const behind = await replicas.coordinator({ nodeArgs: ["--import", CLOCK_BEHIND] });
+    const z = await replicas.agent(c.coordinatorUrl);
+    await waitForProvider(g, z.providerId);
+    const twinDir = `${z.dataDir}-twin`;
+    cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
+    // connected after z: by a wall-clock epoch its claim would be an hour older than z's, and lose
+    const twin = await replicas.agent(behind.coordinatorUrl, { dataDir: twinDir });
+    // (with a wall-clock epoch, `behind` would close the twin each time instead, and c never this)
+    await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
+    await Promise.all([z.stop(), twin.stop()]);
+    await behind.stop();
   }, 60_000);
 });
 
@@ -178,8 +200,17 @@ describe("DESIGN §7 Replicas on NATS: faults", () => {
 });
 
 describe("DESIGN §7 Replicas on NATS: start-up", () => {
+  it("a coordinator on NATS without --database is one line naming the flags, exit code 64", async () => {
+    const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/no-database`, "--nats", nats.urls]);
+    await proc.exited;
+    expect(proc.child.exitCode).toBe(64);
+    expect(proc.stderr()).toBe(
+      "svc-gateway: --nats: a coordinator on NATS needs --database postgres://… (the shared database orders which coordinator holds a provider); a gateway alone takes --no-coordinator\n",
+    );
+  });
+
   it("an unreachable --nats is one line naming the flag, exit code 2", async () => {
-    const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator-port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/unreachable`, "--nats", `nats://127.0.0.1:${await freePort()}`]);
+    const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--no-coordinator", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/unreachable`, "--nats", `nats://127.0.0.1:${await freePort()}`]);
     await proc.exited;
     expect(proc.child.exitCode).toBe(2);
     expect(proc.stderr()).toMatch(/^svc-gateway: --nats: cannot reach nats:\/\/127\.0\.0\.1:\d+ \([^\n]*\)\n$/);
