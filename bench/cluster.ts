@@ -17,6 +17,7 @@ const EMBEDDED = "embedded gateway (SQLite)";
 const CLUSTER = "2 gateways + 2 coordinators (NATS, PostgreSQL)";
 
 export interface ManyAgents {
+  path: string;
   agents: number;
   /** Both swarms started together until every agent of both advertises. */
   connectMs: number;
@@ -35,7 +36,16 @@ export interface ManyAgents {
   swarmCpuMs: number[];
 }
 
-export type ClusterResult = { skipped: string } | { rows: RoundRow[]; many: ManyAgents };
+export type ClusterResult = { skipped: string } | { rows: RoundRow[]; many: ManyAgents[] };
+
+/** Where the many agents go: the gateways that must list them, a coordinator URL for each of the two swarms. */
+interface Layout {
+  path: string;
+  gateways: { proc: Measurable; url: string }[];
+  coordinators: string[];
+  /** The layout's other processes whose memory is reported. */
+  others: Record<string, Measurable>;
+}
 
 export async function clusterBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean): Promise<{ results: ClusterResult; tables: Table[] }> {
   const missing = clusterMissing();
@@ -52,7 +62,19 @@ export async function clusterBench(dir: string, tiny: WrittenTinyCatalog, quick:
   };
   try {
     const rows = await sideBySide(dir, tiny, quick, procs, client);
-    const many = await manyAgents(dir, tiny, quick ? 1_000 : 10_000, quick, procs, client);
+    const agents = quick ? 1_000 : 10_000;
+    // the same swarms on the embedded gateway first, in the same run: "as before" measured beside the replicas
+    const layouts: Layout[] = [
+      { path: EMBEDDED, gateways: [procs.embedded], coordinators: [procs.embedded.coordinatorUrl, procs.embedded.coordinatorUrl], others: {} },
+      {
+        path: CLUSTER,
+        gateways: procs.gateways,
+        coordinators: procs.coordinators.map((c) => c.url),
+        others: { ...Object.fromEntries(procs.coordinators.map((c, i) => [`coordinator ${i + 1}`, c.proc])), ...Object.fromEntries(procs.nats.nodes.map((n, i) => [`nats ${i + 1}`, n.proc])), postgres: procs.postgres },
+      },
+    ];
+    const many: ManyAgents[] = [];
+    for (const layout of layouts) many.push(await manyAgents(dir, tiny, agents, quick, layout, client));
     return { results: { rows, many }, tables: tables(rows, many) };
   } finally {
     for (const c of clients) c.close();
@@ -104,31 +126,29 @@ async function sideBySide(dir: string, tiny: WrittenTinyCatalog, quick: boolean,
   }
 }
 
-/** `agents` synthetic agents, half on each coordinator: connected, listed in full by both gateways, routed through both. */
-async function manyAgents(dir: string, tiny: WrittenTinyCatalog, agents: number, quick: boolean, procs: ClusterProcs, client: (url: string) => LoadClient): Promise<ManyAgents> {
-  for (const g of procs.gateways) await waitListed(g.url, 0);
+/** `agents` synthetic agents in two swarms, one per coordinator URL: connected, listed in full by every gateway, routed through all. */
+async function manyAgents(dir: string, tiny: WrittenTinyCatalog, agents: number, quick: boolean, layout: Layout, client: (url: string) => LoadClient): Promise<ManyAgents> {
+  for (const g of layout.gateways) await waitListed(g.url, 0);
   const started = performance.now();
-  const swarms = await Promise.all(procs.coordinators.map((c, i) => startSwarm(dir, c.url, tiny.catalogPath, agents / 2, 16, 0, `cluster-many-${i + 1}`)));
+  const swarms = await Promise.all(layout.coordinators.map((url, i) => startSwarm(dir, url, tiny.catalogPath, agents / 2, 16, 0, `many-${layout.gateways.length}-${i + 1}`)));
   try {
     const connectMs = Math.max(...swarms.map((s) => s.connectMs));
-    for (const g of procs.gateways) await waitListed(g.url, agents, 120_000);
+    for (const g of layout.gateways) await waitListed(g.url, agents, 120_000);
     const listedMs = performance.now() - started;
     const lists = [];
-    for (const g of procs.gateways) lists.push(await listMs(g.url));
+    for (const g of layout.gateways) lists.push(await listMs(g.url));
     const rssMb: Record<string, number> = {};
-    procs.gateways.forEach((g, i) => (rssMb[`gateway ${i + 1}`] = g.proc.usage().rssMb));
-    procs.coordinators.forEach((c, i) => (rssMb[`coordinator ${i + 1}`] = c.proc.usage().rssMb));
+    layout.gateways.forEach((g, i) => (rssMb[`gateway ${i + 1}`] = g.proc.usage().rssMb));
+    for (const [name, p] of Object.entries(layout.others)) rssMb[name] = p.usage().rssMb;
     swarms.forEach((s, i) => (rssMb[`swarm ${i + 1}`] = s.proc.usage().rssMb));
-    procs.nats.nodes.forEach((n, i) => (rssMb[`nats ${i + 1}`] = n.proc.usage().rssMb));
-    rssMb.postgres = procs.postgres.usage().rssMb;
-    const clusterClients = procs.gateways.map((g) => client(g.url));
     const before = swarms.map((s) => s.proc.usage().cpuMs);
     const requests = quick ? 400 : 4_000;
-    const result = await closedLoopOver(clusterClients, BODY, { concurrency: 32, requests });
-    if (result.firstError) console.error(`cluster: ${agents} agents: ${result.errors} failed, the first with: ${result.firstError.slice(0, 300)}`);
+    const result = await closedLoopOver(layout.gateways.map((g) => client(g.url)), BODY, { concurrency: 32, requests });
+    if (result.firstError) console.error(`cluster: ${layout.path}, ${agents} agents: ${result.errors} failed, the first with: ${result.firstError.slice(0, 300)}`);
     const ok = result.samples.filter((s) => s.ok);
     const lat = summarize(ok.map((s) => s.ms));
     return {
+      path: layout.path,
       agents,
       connectMs,
       listedMs,
@@ -148,7 +168,7 @@ async function manyAgents(dir: string, tiny: WrittenTinyCatalog, agents: number,
 
 const dash = (v: number | undefined) => v ?? "-";
 
-function tables(rows: RoundRow[], many: ManyAgents): Table[] {
+function tables(rows: RoundRow[], many: ManyAgents[]): Table[] {
   const cpu = (r: RoundRow, k: string) => dash(r.cpuMsPerRequest[k]);
   const total = (r: RoundRow) => Object.values(r.cpuMsPerRequest).reduce((a, b) => a + b, 0);
   return [
@@ -162,10 +182,14 @@ function tables(rows: RoundRow[], many: ManyAgents): Table[] {
       ].join("\n"),
     },
     {
-      title: `8. Replicas: ${many.agents.toLocaleString("en")} synthetic agents over 2 coordinators, listed and routed through both gateways`,
-      columns: ["agents", "connect ms", "listed by both ms", "list ms gw 1 / 2", "listed gw 1 / 2", "requests", "errors", "req/s", "p50 ms", "p99 ms", "swarm CPU ms 1 / 2"],
-      rows: [[many.agents, many.connectMs, many.listedMs, many.lists.map((l) => fmt(l.ms)).join(" / "), many.lists.map((l) => l.count).join(" / "), many.requests, many.errors, many.reqPerS, many.p50Ms, many.p99Ms, many.swarmCpuMs.map(fmt).join(" / ")]],
-      note: `Two swarm processes of ${(many.agents / 2).toLocaleString("en")}, one per coordinator, started together. connect: until every agent of both advertises; listed by both: until both gateways list all of them; requests: closed loop at concurrency 32 over both gateways in turn; swarm CPU: each swarm's CPU over those requests (both coordinators' agents served). RSS MiB: ${Object.entries(many.rssMb).map(([k, v]) => `${k} ${fmt(v)}`).join(", ")} (postgres: the postmaster and its backends summed, so its shared buffers count once per process).`,
+      title: `8. Replicas: ${many[0]?.agents.toLocaleString("en")} synthetic agents in two swarms, listed and routed through every gateway`,
+      columns: ["path", "agents", "connect ms", "listed by all ms", "list ms per gateway", "listed per gateway", "requests", "errors", "req/s", "p50 ms", "p99 ms", "swarm CPU ms 1 / 2"],
+      rows: many.map((m) => [m.path, m.agents, m.connectMs, m.listedMs, m.lists.map((l) => fmt(l.ms)).join(" / "), m.lists.map((l) => l.count).join(" / "), m.requests, m.errors, m.reqPerS, m.p50Ms, m.p99Ms, m.swarmCpuMs.map(fmt).join(" / ")]),
+      note: [
+        "Two swarm processes of half the agents each, started together: on the replicas one per coordinator, on the embedded gateway both on its coordinator, one layout after the other. connect: until every agent of both advertises; listed by all: until every gateway lists all of them; requests: closed loop at concurrency 32 over the gateways in turn; swarm CPU: each swarm's CPU over those requests (on the replicas: both coordinators' agents served).",
+        ...many.map((m) => `RSS MiB, ${m.path}: ${Object.entries(m.rssMb).map(([k, v]) => `${k} ${fmt(v)}`).join(", ")}.`),
+        "postgres: the postmaster and its backends summed, so its shared buffers count once per process.",
+      ].join("\n"),
     },
   ];
 }
