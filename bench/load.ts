@@ -40,6 +40,34 @@ export interface RunResult {
   firstError?: string;
 }
 
+export interface LoopOptions {
+  concurrency: number;
+  durationMs?: number;
+  requests?: number;
+  stream?: boolean;
+}
+
+/**
+ * `concurrency` callers, each sending its next request as soon as the last one is answered, to the clients in
+ * turn (request by request, as a round-robin load balancer spreads them over gateways).
+ */
+export async function closedLoopOver(clients: LoadClient[], body: Record<string, unknown>, options: LoopOptions): Promise<RunResult> {
+  const samples: Sample[] = [];
+  let firstError: string | undefined;
+  const started = performance.now();
+  const deadline = options.durationMs === undefined ? Infinity : started + options.durationMs;
+  let budget = options.requests ?? Infinity;
+  let turn = 0;
+  const worker = async () => {
+    while (performance.now() < deadline && budget-- > 0) {
+      const client = clients[turn++ % clients.length]!;
+      samples.push(await client.chat(body, options.stream ?? false, (why) => (firstError ??= why)));
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  return { samples, elapsedMs: performance.now() - started, errors: samples.filter((s) => !s.ok).length, firstError };
+}
+
 export class LoadClient {
   private readonly agent: Agent;
 
@@ -99,19 +127,8 @@ export class LoadClient {
   }
 
   /** `concurrency` callers, each sending its next request as soon as the last one is answered. */
-  async closedLoop(body: Record<string, unknown>, options: { concurrency: number; durationMs?: number; requests?: number; stream?: boolean }): Promise<RunResult> {
-    const samples: Sample[] = [];
-    let firstError: string | undefined;
-    const started = performance.now();
-    const deadline = options.durationMs === undefined ? Infinity : started + options.durationMs;
-    let budget = options.requests ?? Infinity;
-    const worker = async () => {
-      while (performance.now() < deadline && budget-- > 0) {
-        samples.push(await this.chat(body, options.stream ?? false, (why) => (firstError ??= why)));
-      }
-    };
-    await Promise.all(Array.from({ length: options.concurrency }, worker));
-    return { samples, elapsedMs: performance.now() - started, errors: samples.filter((s) => !s.ok).length, firstError };
+  closedLoop(body: Record<string, unknown>, options: LoopOptions): Promise<RunResult> {
+    return closedLoopOver([this], body, options);
   }
 
   close(): void {

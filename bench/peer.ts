@@ -5,11 +5,12 @@ import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
 import type { Proc } from "../harness/process.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { directSample } from "./direct.ts";
-import { LoadClient, type RunResult, type Sample, type Target } from "./load.ts";
+import { LoadClient, type Sample, type Target } from "./load.ts";
 import { MOCK_TOKENS } from "./mock-upstream.ts";
 import { startPortkey, startUpstreamProcess } from "./peer-procs.ts";
 import { OPERATOR_KEY, startCoordinator, startGateway, startSwarm } from "./procs.ts";
-import { summarize, type Table } from "./stats.ts";
+import { interleavedRounds, type RoundRow, type Side } from "./rounds.ts";
+import type { Table } from "./stats.ts";
 
 const MESSAGES = [{ role: "user" as const, content: "Write one sentence about the sea." }];
 const BODY = { messages: MESSAGES, max_tokens: MOCK_TOKENS, temperature: 0 };
@@ -17,37 +18,8 @@ const CONCURRENCY = [1, 10, 50];
 /** One synthetic agent per caller at the highest concurrency, as the mock upstream serves every caller at once. */
 const AGENTS = 50;
 
-interface Side {
-  path: string;
-  /** The side whose latency is subtracted from this one's ("added"); none for the baselines themselves. */
-  baseline?: string;
-  procs: Record<string, Proc>;
-  run(concurrency: number, stream: boolean, durationMs: number): Promise<RunResult>;
-}
-
-interface Tally {
-  samples: Sample[];
-  elapsedMs: number;
-  errors: number;
-  firstError?: string;
-  cpuMs: Record<string, number>;
-}
-
-export interface PeerRow {
-  path: string;
-  mode: "non-stream" | "stream";
-  concurrency: number;
-  n: number;
-  errors: number;
-  reqPerS: number;
-  p50Ms: number;
-  p99Ms: number;
-  addedP50Ms?: number;
-  addedP99Ms?: number;
-  ttftP50Ms?: number;
-  /** CPU per request, ms, by process: gateway, coordinator, agents or upstream. */
-  cpuMsPerRequest: Record<string, number>;
-}
+/** A row of the peer's table. */
+export type PeerRow = RoundRow;
 
 function httpSide(path: string, client: LoadClient, procs: Record<string, Proc>, baseline?: string): Side {
   return { path, baseline, procs, run: (concurrency, stream, durationMs) => client.closedLoop(BODY, { concurrency, durationMs, stream }) };
@@ -71,8 +43,6 @@ function engineSide(): Side {
     },
   };
 }
-
-const cpuNow = (procs: Record<string, Proc>) => Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.usage().cpuMs]));
 
 export async function peerBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean): Promise<{ rows: PeerRow[]; tables: Table[]; peer: string }> {
   const rounds = quick ? 2 : 4;
@@ -118,58 +88,13 @@ export async function peerBench(dir: string, tiny: WrittenTinyCatalog, quick: bo
     // warm every path (JIT, connections, the swarm's sessions) before anything is counted
     for (const side of sides) for (const stream of [false, true]) await side.run(10, stream, quick ? 150 : 400);
 
-    const rows: PeerRow[] = [];
-    for (const stream of [false, true]) {
-      for (const concurrency of CONCURRENCY) {
-        const tallies = new Map(sides.map((s) => [s, { samples: [], elapsedMs: 0, errors: 0, cpuMs: {} } as Tally]));
-        for (let round = 0; round < rounds; round++) {
-          // each round starts with a different side, so no side always follows the same one
-          for (let i = 0; i < sides.length; i++) {
-            const side = sides[(i + round) % sides.length]!;
-            const tally = tallies.get(side)!;
-            const before = cpuNow(side.procs);
-            const result = await side.run(concurrency, stream, side.baseline ? roundMs : baselineMs);
-            const after = cpuNow(side.procs);
-            for (const k of Object.keys(after)) tally.cpuMs[k] = (tally.cpuMs[k] ?? 0) + after[k]! - before[k]!;
-            tally.samples.push(...result.samples);
-            tally.elapsedMs += result.elapsedMs;
-            tally.errors += result.errors;
-            tally.firstError ??= result.firstError;
-          }
-        }
-        rows.push(...cell(sides, tallies, stream, concurrency));
-      }
-    }
+    const rows = await interleavedRounds(sides, { label: "peer", rounds, concurrency: CONCURRENCY, streams: [false, true], roundMs: (side) => (side.baseline ? roundMs : baselineMs) });
     const peer = "why" in portkey ? `Portkey left out: ${portkey.why}` : `Portkey ${portkey.version}`;
     return { rows, tables: tables(rows, peer), peer };
   } finally {
     for (const c of clients) c.close();
     for (const stop of stops.reverse()) await stop();
   }
-}
-
-function cell(sides: Side[], tallies: Map<Side, Tally>, stream: boolean, concurrency: number): PeerRow[] {
-  const summaries = new Map(sides.map((s) => [s.path, summarize(tallies.get(s)!.samples.filter((x) => x.ok).map((x) => x.ms))]));
-  return sides.map((side) => {
-    const t = tallies.get(side)!;
-    if (t.firstError) console.error(`peer: ${side.path}, c=${concurrency}${stream ? ", stream" : ""}: ${t.errors} failed, the first with: ${t.firstError.slice(0, 300)}`);
-    const ok = t.samples.filter((x) => x.ok);
-    const own = summaries.get(side.path)!;
-    const base = side.baseline ? summaries.get(side.baseline) : undefined;
-    return {
-      path: side.path,
-      mode: stream ? "stream" : "non-stream",
-      concurrency,
-      n: ok.length,
-      errors: t.errors,
-      reqPerS: (ok.length / t.elapsedMs) * 1000,
-      p50Ms: own.p50,
-      p99Ms: own.p99,
-      ...(base ? { addedP50Ms: own.p50 - base.p50, addedP99Ms: own.p99 - base.p99 } : {}),
-      ...(stream ? { ttftP50Ms: summarize(ok.map((x) => x.ttftMs ?? NaN)).p50 } : {}),
-      cpuMsPerRequest: Object.fromEntries(Object.entries(t.cpuMs).map(([k, ms]) => [k, ms / Math.max(1, t.samples.length)])),
-    };
-  });
 }
 
 const dash = (v: number | undefined) => v ?? "-";

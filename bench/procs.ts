@@ -2,6 +2,7 @@
 // started through the one ready-line starter, each one's output sent to a file in the run's folder (so reading
 // logs costs the load generator nothing), and optionally a V8 CPU profile of each.
 import { join } from "node:path";
+import { makeDirs } from "../src/process/make-dir.ts";
 import { startProcess, type Proc, type ProcOptions } from "../harness/process.ts";
 import { startReady } from "../harness/ready.ts";
 import { startSwarm as startSwarmProcess } from "../harness/swarm.ts";
@@ -38,11 +39,14 @@ export function startBenchProcess(dir: string, name: string, script: string, arg
 }
 
 /** `svc-gateway coordinator` alone, so its memory and CPU are measured apart from the gateway's. */
-export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator"): Promise<{ proc: Proc; url: string; secretFile: string }> {
-  const args = ["--port", "0", "--data-dir", join(dir, `${name}-data`), ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : [])];
+export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator", extra: string[] = []): Promise<{ proc: Proc; url: string; secretFile: string }> {
+  // made here: with --database no key store makes it, and the coordinator writes its gateway secret there
+  const dataDir = join(dir, `${name}-data`);
+  makeDirs(dataDir);
+  const args = ["--port", "0", "--data-dir", dataDir, ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : []), ...extra];
   const proc = await startReady("svc-gateway coordinator", args, benchOptions(dir, name));
   // given no --gateway-secret, the coordinator made one in its data dir: its gateways present it
-  return { proc, url: proc.ready.coordinator, secretFile: join(dir, `${name}-data`, "gateway-secret") };
+  return { proc, url: proc.ready.coordinator, secretFile: join(dataDir, "gateway-secret") };
 }
 
 /** `svc-gateway serve`, with the given coordinator, or an embedded one when none is given. */
@@ -68,6 +72,8 @@ export async function startAgent(dir: string, name: string, coordinatorUrl: stri
 /** N synthetic agents in one process (bench/swarm.ts), each with its own keys and WebSocket. */
 export async function startSwarm(dir: string, coordinatorUrl: string, catalogPath: string, agents: number, tokens: number, tokenMs: number, name = "swarm") {
   const started = performance.now();
-  const proc = await startSwarmProcess(coordinatorUrl, catalogPath, agents, tokens, tokenMs, { ...benchOptions(dir, name), timeoutMs: 120_000 });
+  // thousands of agents attest one by one: give a big swarm on a busy box time in proportion
+  const timeoutMs = Math.max(120_000, agents * 40);
+  const proc = await startSwarmProcess(coordinatorUrl, catalogPath, agents, tokens, tokenMs, { ...benchOptions(dir, name), timeoutMs });
   return { proc, agents, connectMs: performance.now() - started };
 }

@@ -1,7 +1,8 @@
-// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup,attack,agent]`: measures the gateway path against
-// the direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp, svc
-// next to a peer gateway, the bins' startup compiled against through tsx, and an honest caller beside a
-// hostile-schema attack, and an agent's growing conversation, all in one run on this machine;
+// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup,attack,agent,cluster]`: measures the gateway
+// path against the direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp,
+// svc next to a peer gateway, the bins' startup compiled against through tsx, an honest caller beside a
+// hostile-schema attack, an agent's growing conversation, and replicas on NATS and PostgreSQL against one embedded
+// gateway, all in one run on this machine;
 // prints the tables and saves them as JSON and Markdown in bench/results/local/ (ignored by git), or in --out DIR:
 // `--out bench/results` records a run beside the ones bench/README.md cites.
 import { Command } from "commander";
@@ -11,9 +12,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildDist } from "../harness/build.ts";
 import { agentBench } from "./agent-turns.ts";
+import { clusterBench } from "./cluster.ts";
 import { attackBench } from "./attack.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
-import { writeTinyCatalog } from "../tiny-model/catalog.ts";
+import { writeTinyCatalog, type WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
 import { peerBench } from "./peer.ts";
@@ -22,8 +24,10 @@ import { scaleBench } from "./scale.ts";
 import { startupBench } from "./startup.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "scale", "engine", "peer", "startup", "attack", "agent"] as const;
+const SECTIONS = ["overhead", "scale", "engine", "peer", "startup", "attack", "agent", "cluster"] as const;
 type Section = (typeof SECTIONS)[number];
+/** A section's run: what it keeps in the results file, and its tables. */
+type Run = (dir: string, tiny: WrittenTinyCatalog, quick: boolean) => Promise<{ result: unknown; tables: Table[] }>;
 
 const opts = new Command("npm run bench")
   .option("--quick", "fewer samples and steps: under a minute")
@@ -34,11 +38,30 @@ const opts = new Command("npm run bench")
   .parse()
   .opts<{ quick?: boolean; only?: string; cpuProf?: string; agents?: string; out: string }>();
 
+const only = new Set((opts.only ?? SECTIONS.join(",")).split(","));
+const unknown = [...only].filter((name) => !(SECTIONS as readonly string[]).includes(name));
+if (unknown.length > 0) {
+  console.error(`npm run bench: --only: no section ${unknown.join(", ")} (the sections: ${SECTIONS.join(",")})`);
+  process.exit(2);
+}
 if (opts.cpuProf) profileInto(opts.cpuProf);
 // every section runs the compiled bins (dist/), as installed; unchanged sources leave dist/ as it is
 buildDist();
 
-const only = new Set((opts.only ?? SECTIONS.join(",")).split(",") as Section[]);
+const keepRows = (r: { rows: unknown; tables: Table[] }) => ({ result: r.rows, tables: r.tables });
+const keepResults = (r: { results: unknown; tables: Table[] }) => ({ result: r.results, tables: r.tables });
+/** The sections, in the order they run. */
+const RUNS: Record<Section, Run> = {
+  overhead: async (dir, tiny, quick) => keepRows(await gatewayOverhead(dir, tiny, quick)),
+  scale: async (dir, tiny, quick) => keepResults(await scaleBench(dir, tiny, quick, opts.agents?.split(",").map(Number))),
+  engine: async (dir, tiny, quick) => keepResults(await engineBench(dir, tiny, quick)),
+  peer: async (dir, tiny, quick) => peerBench(dir, tiny, quick).then((r) => ({ result: { peer: r.peer, rows: r.rows }, tables: r.tables })),
+  startup: async (_dir, _tiny, quick) => keepRows(startupBench(quick)),
+  attack: async (dir, tiny, quick) => keepRows(await attackBench(dir, tiny, quick)),
+  agent: async (dir, tiny, quick) => keepRows(await agentBench(dir, tiny, quick)),
+  cluster: async (dir, tiny, quick) => keepResults(await clusterBench(dir, tiny, quick)),
+};
+
 const quick = opts.quick === true;
 const dir = mkdtempSync(join(os.tmpdir(), "svc-bench-"));
 const started = new Date();
@@ -53,40 +76,10 @@ console.log(`svc bench ${quick ? "(quick) " : ""}on ${os.cpus().length} cores, $
 try {
   // every section uses the same tiny random-weight qwen3; "never" ends turns early, so answers run to max_tokens
   const tiny = writeTinyCatalog(join(dir, "tiny"), [{ alias: "tiny-random", seed: 7, endOfTurn: "never" }], "svc-bench");
-  if (only.has("overhead")) {
-    const overhead = await gatewayOverhead(dir, tiny, quick);
-    results.overhead = overhead.rows;
-    print(overhead.tables);
-  }
-  if (only.has("scale")) {
-    const scale = await scaleBench(dir, tiny, quick, opts.agents?.split(",").map(Number));
-    results.scale = scale.results;
-    print(scale.tables);
-  }
-  if (only.has("engine")) {
-    const engine = await engineBench(dir, tiny, quick);
-    results.engine = engine.results;
-    print(engine.tables);
-  }
-  if (only.has("peer")) {
-    const peer = await peerBench(dir, tiny, quick);
-    results.peer = { peer: peer.peer, rows: peer.rows };
-    print(peer.tables);
-  }
-  if (only.has("startup")) {
-    const startup = startupBench(quick);
-    results.startup = startup.rows;
-    print(startup.tables);
-  }
-  if (only.has("attack")) {
-    const attack = await attackBench(dir, tiny, quick);
-    results.attack = attack.rows;
-    print(attack.tables);
-  }
-  if (only.has("agent")) {
-    const agent = await agentBench(dir, tiny, quick);
-    results.agent = agent.rows;
-    print(agent.tables);
+  for (const section of SECTIONS.filter((name) => only.has(name))) {
+    const { result, tables: made } = await RUNS[section](dir, tiny, quick);
+    results[section] = result;
+    print(made);
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   const resultsDir = opts.out;

@@ -64,7 +64,8 @@ async function measured(procs: Record<string, Proc>, load: () => Promise<RunResu
   return { reqPerS: (ok.length / result.elapsedMs) * 1000, p50Ms: lat.p50, p99Ms: lat.p99, errors: result.errors, cpuMsPerRequest, result };
 }
 
-function listMs(url: string): Promise<{ ms: number; count: number }> {
+/** One `GET /v1/providers`: how long it took and how many providers it listed. */
+export function listMs(url: string): Promise<{ ms: number; count: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     get(`${url}/v1/providers`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } }, (res) => {
@@ -75,13 +76,17 @@ function listMs(url: string): Promise<{ ms: number; count: number }> {
   });
 }
 
-async function waitListed(url: string, n: number): Promise<number> {
-  for (let i = 0; i < 600; i++) {
+/** Polls the listing until it holds exactly `n` providers. */
+export async function waitListed(url: string, n: number, timeoutMs = 30_000): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  let last = -1;
+  while (performance.now() < deadline) {
     const { ms, count } = await listMs(url);
     if (count === n) return ms;
+    last = count;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`the gateway never listed ${n} providers`);
+  throw new Error(`${url} did not list ${n} providers within ${timeoutMs} ms (the last listing held ${last})`);
 }
 
 export async function scaleBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean, only?: number[]) {

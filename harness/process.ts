@@ -164,14 +164,39 @@ function jsonLines(text: string): Record<string, unknown>[] {
     });
 }
 
-function usageOf(pid: number): Usage {
+/** /proc/PID/stat's fields after the command name: [1] is the parent, [11..14] utime, stime, cutime, cstime in ticks. */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+function usageOf(pid: number, withReapedChildren = false): Usage {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
-  // /proc/PID/stat: fields 14 and 15 are utime and stime in clock ticks (100 per second on Linux)
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  // utime and stime in clock ticks (100 per second on Linux); cutime and cstime: children it has waited for
+  const fields = statFields(pid);
+  const ticks = Number(fields[11]) + Number(fields[12]) + (withReapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
   return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, cpuMs: ticks * 10 };
+}
+
+/**
+ * A server that forks a process per client (PostgreSQL): the parent and its live children summed, with the CPU of
+ * the children that have exited (the parent waited for them). Peak is the parent's own.
+ */
+export function treeUsage(pid: number): Usage {
+  const total = usageOf(pid, true);
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (Number(statFields(name)[1]) !== pid) continue;
+      const child = usageOf(Number(name));
+      total.rssMb += child.rssMb;
+      total.cpuMs += child.cpuMs;
+    } catch {
+      // it exited while we looked: its CPU is in the parent's cutime from now on
+    }
+  }
+  return total;
 }
 
 /** Live processes (Linux /proc) whose command line mentions `text`: a test's own data dir finds every layer it started. */

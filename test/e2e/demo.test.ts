@@ -3,7 +3,7 @@
 // prints (through the same bins), on free ports instead of 8080/8081, and gets an answer from them.
 import { afterAll, describe, expect, it } from "vitest";
 import { runNode } from "../../harness/cli.ts";
-import { freePort } from "../fixtures/ports.ts";
+import { freePort } from "../../harness/ports.ts";
 import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
 import { waitForReady } from "../../harness/ready.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";

@@ -10,7 +10,7 @@ import { loadOrCreateKeys } from "../../agent/daemon/identity.ts";
 import { Signer } from "../../src/crypto/signing.ts";
 import { runCli } from "../../harness/cli.ts";
 import { startCluster, type Cluster } from "../fixtures/cluster.ts";
-import { freePort } from "../fixtures/ports.ts";
+import { freePort } from "../../harness/ports.ts";
 import { makeTinyCatalog, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 let cluster: Cluster;

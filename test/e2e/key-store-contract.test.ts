@@ -10,7 +10,7 @@ import { KeyCapReached, STORE_TABLES, type KeyStore } from "../../gateway/keys/k
 import { PostgresKeyStore } from "../../gateway/keys/postgres-store.ts";
 import { newSecret, secretHash } from "../../gateway/keys/secret.ts";
 import { openKeyStore } from "../../gateway/keys/open-store.ts";
-import { startPostgres, type Postgres } from "../fixtures/postgres.ts";
+import { startPostgres, type Postgres } from "../../harness/postgres.ts";
 
 let postgres: Postgres;
 const dir = mkdtempSync(join(tmpdir(), "svc-contract-"));

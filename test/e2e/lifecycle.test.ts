@@ -10,7 +10,7 @@ import { processesMentioning, startProcess, TSX, type Proc } from "../../harness
 import { startReady, waitForReady } from "../../harness/ready.ts";
 import { tokenFor } from "../fixtures/enroll.ts";
 import { listProviders, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
-import { freePort } from "../fixtures/ports.ts";
+import { freePort } from "../../harness/ports.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GATEWAY_BIN, startProcess } from "../../harness/process.ts";
 import { startReady } from "../../harness/ready.ts";
-import { startNatsServer, type NatsNode } from "../fixtures/nats.ts";
+import { startNatsServer, type NatsNode } from "../../harness/nats.ts";
 
 const TOKEN = "tok-a8f3c1e9d2b7";
 const USER = "replica";

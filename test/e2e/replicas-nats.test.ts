@@ -9,10 +9,10 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
 import { followSse } from "../../harness/sse.ts";
-import { freePort } from "../fixtures/ports.ts";
+import { freePort } from "../../harness/ports.ts";
 import { listProviders, post, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
-import { startNatsCluster, type NatsCluster } from "../fixtures/nats.ts";
-import { startPostgres, type Postgres } from "../fixtures/postgres.ts";
+import { startNatsCluster, type NatsCluster } from "../../harness/nats.ts";
+import { startPostgres, type Postgres } from "../../harness/postgres.ts";
 import { Replicas, type Replica } from "../fixtures/replicas.ts";
 import { makeTinyCatalog, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
 

@@ -9,7 +9,7 @@ import { runCli } from "../../harness/cli.ts";
 import { GATEWAY_BIN, startProcess } from "../../harness/process.ts";
 import { browserSession } from "../fixtures/browser.ts";
 import { OPERATOR_KEY } from "../fixtures/gateway.ts";
-import { startPostgres, type Postgres } from "../fixtures/postgres.ts";
+import { startPostgres, type Postgres } from "../../harness/postgres.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
 import { openKeyStore } from "../../gateway/keys/open-store.ts";
 import { PostgresKeyStore } from "../../gateway/keys/postgres-store.ts";
