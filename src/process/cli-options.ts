@@ -126,6 +126,9 @@ export async function runProgram(program: Command, bin: string): Promise<void> {
     } else {
       console.error(`${bin}: ${(err as Error).message}`);
       process.exitCode = (err as { exitCode?: number }).exitCode ?? 1;
+      // a command that failed half-started (a database pool, a NATS connection open) must still end; unref'd, so a
+      // process with nothing left open exits at once, as before
+      setTimeout(() => process.exit(), 1_000).unref();
     }
   }
 }
