@@ -12,7 +12,10 @@ import type { EmbeddingRequest, EmbeddingResult, Embeds, GenerateEvent } from ".
 export function unitPrefix(vector: readonly number[], dimensions: number): Float32Array {
   const out = Float32Array.from(vector.slice(0, dimensions));
   const norm = Math.sqrt(out.reduce((sum, v) => sum + v * v, 0));
-  if (norm > 0) for (let i = 0; i < out.length; i++) out[i] = out[i]! / norm;
+  const scale = norm > 0 ? norm : 1;
+  // `+ 0` makes a -0 a 0: JSON writes -0 as 0, and the receipt covers the float32 bits, so a float answer holding
+  // a -0 could not be verified from its saved body
+  for (let i = 0; i < out.length; i++) out[i] = out[i]! / scale + 0;
   return out;
 }
 

@@ -52,6 +52,13 @@ describe("Engine.embed on the tiny embedding model", () => {
     }
   });
 
+  it("writes a zero as +0, never -0, so a float answer (JSON has no -0) verifies from its saved body", () => {
+    const vector = unitPrefix([-0, 3, -0, -4], 4);
+    expect([...vector].map((v) => Object.is(v, -0))).toEqual([false, false, false, false]);
+    expect([...vector]).toEqual([0, 0.6000000238418579, 0, -0.800000011920929]);
+    expect([...unitPrefix([-0, -0], 2)].map((v) => Object.is(v, -0))).toEqual([false, false]);
+  });
+
   it("takes token ids as text's own tokens", async () => {
     // the tiny vocabulary's first 256 tokens are the bytes, in byte order (tiny-model/gguf.ts)
     const tokens = [...Buffer.from("hi")];
