@@ -1,6 +1,6 @@
 // Bench section 3, the engine: svc-agent's Engine against raw node-llama-cpp (the lowest-level loop: a context
-// sequence evaluating the same prompt tokens with the same sampling and threads) on the same GGUF, both loaded
-// in this process and called in turn. Generation and prompt-processing tokens/s, and cold load.
+// sequence evaluating the same prompt tokens with the same sampler options, seed, threads and context size) on the
+// same GGUF, both loaded in this process and called in turn. Generation and prompt-processing tokens/s, and cold load.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getLlama, resolveChatWrapper, type LlamaModel } from "node-llama-cpp";
@@ -8,7 +8,8 @@ import { DEFAULT_CONTEXT_SIZE, Engine } from "../agent/engine/engine.ts";
 import { defaultThreads } from "../agent/daemon/machine.ts";
 import { DEFAULT_MODELS_DIR, ModelStore } from "../agent/models/store.ts";
 import { renderPrompt } from "../agent/engine/prompt.ts";
-import { planTurn } from "../agent/engine/turn.ts";
+import { planTurn, type GenerateRequest } from "../agent/engine/turn.ts";
+import { samplerOptions } from "../agent/engine/sampler.ts";
 import type { ChatMessage } from "../src/session/sealed-request.ts";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
@@ -17,6 +18,9 @@ import { percentile, type Table } from "./stats.ts";
 const SHORT: ChatMessage[] = [{ role: "user", content: "Write a short story about a lighthouse keeper." }];
 /** About 2,400 prompt tokens on the tiny model (its tokenizer is byte-level), for prompt processing. */
 const LONG: ChatMessage[] = [{ role: "user", content: `Summarise this: ${"the keeper climbed the stairs and lit the lamp again. ".repeat(45)}` }];
+/** Both sides' sampling: the engine's request, and for raw the evaluate() options the engine builds from it. */
+const SAMPLING = { temperature: 0, seed: 1 } as const;
+const request = (model: string, messages: ChatMessage[], maxTokens: number): GenerateRequest => ({ model, messages, max_tokens: maxTokens, ...SAMPLING });
 
 interface Run {
   /** Generated tokens per second after the first token. */
@@ -37,7 +41,11 @@ export interface EngineResult {
   quartets: { gen: number[]; prompt: number[] };
 }
 
-/** Raw node-llama-cpp: load, one sequence, evaluate the rendered prompt, stop at EOG or the budget. */
+/**
+ * Raw node-llama-cpp: load, one sequence, evaluate the rendered prompt with the engine's sampler options (the same
+ * chain: greedy at temperature 0, no top-k, top-p 1, min-p 0, the same seed), stop at EOG or the budget, and
+ * decode the answer's text once at the end.
+ */
 async function rawRunner(path: string, threads: number): Promise<Side> {
   // timed from getLlama, as the engine's own load is: a fresh backend instance, then model and context
   const started = performance.now();
@@ -47,12 +55,14 @@ async function rawRunner(path: string, threads: number): Promise<Side> {
   const coldLoadMs = performance.now() - started;
   const sequence = context.getSequence();
   const wrapper = resolveChatWrapper(model);
+  const vocabularySize = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
   const run = async (messages: ChatMessage[], maxTokens: number) => {
+    const options = samplerOptions(request("", messages, maxTokens), { tokenizer: model.tokenizer, vocabularySize, answer: [], budget: maxTokens });
     const t0 = performance.now();
     const prompt = renderPrompt(model, wrapper, messages);
     const out = [];
     let first = 0;
-    for await (const token of sequence.evaluate(prompt, { temperature: 0 })) {
+    for await (const token of sequence.evaluate(prompt, options)) {
       if (model.isEogToken(token)) break;
       if (out.length === 0) first = performance.now();
       out.push(token);
@@ -71,7 +81,7 @@ async function engineRun(engine: Engine, alias: string, messages: ChatMessage[],
   let first = 0;
   let end = 0;
   let tokens = 0;
-  for await (const event of engine.generate(planTurn({ model: alias, messages, max_tokens: maxTokens, temperature: 0 }))) {
+  for await (const event of engine.generate(planTurn(request(alias, messages, maxTokens)))) {
     if (event.type === "delta" && first === 0) first = performance.now();
     if (event.type === "done") {
       end = performance.now();
@@ -158,7 +168,7 @@ export async function engineBench(_dir: string, tiny: WrittenTinyCatalog, quick:
     note = `Real catalog model: ${present.alias} from ${DEFAULT_MODELS_DIR}.`;
   }
   const table: Table = {
-    title: "3. Engine: svc-agent's engine vs raw node-llama-cpp, same GGUF, prompt, sampling (temperature 0) and threads",
+    title: "3. Engine: svc-agent's engine vs raw node-llama-cpp, same GGUF, prompt, sampler options (temperature 0, seed 1), threads and context size",
     columns: ["model", "threads", "tok/s engine", "raw", "ratio", "prompt tok/s engine", "raw", "ratio", "cold load ms engine", "raw"],
     rows: results.map((r) => [r.model, r.threads, r.engine.genTokS, r.raw.genTokS, r.genRatio, r.engine.promptTokS, r.raw.promptTokS, r.promptRatio, r.engine.coldLoadMs, r.raw.coldLoadMs]),
     note: `Both sides loaded at once (${quick ? 2 : 4} times, the first loaded alternating) and called in turn, engine, raw, raw, engine: the rates are medians over every call, each ratio the median over the quartets' ratios (calls next to each other, so the machine's drift cancels). tok/s: completion tokens (${results[0]!.tokens}) over the whole call, short prompt. prompt: prompt tokens / time to first token (rendering included for both). The engine's cold load includes its SHA-256 check of the pinned file. ${note}`,

@@ -28,7 +28,9 @@ export async function createCachedContext(model: LlamaModel, settings: CacheSett
     modelBytes: model.size,
     perSequenceBytes: await perSequenceBytes(model, contextSize),
   });
-  const context = await model.createContext({ contextSize, threads, sequences });
+  // one session decodes at a time (the engine's lock): a decode is dispatched at once, as node-llama-cpp does with
+  // one sequence, not on the next event-loop turn in case other sequences join the batch (they never do)
+  const context = await model.createContext({ contextSize, threads, sequences, batching: { dispatchSchedule: (dispatch) => dispatch() } });
   const all = Array.from({ length: sequences }, () => context.getSequence());
   return { context, cache: new PromptCache(all, settings.ttlMs), keeps };
 }
