@@ -212,3 +212,14 @@ export function processesMentioning(text: string): number[] {
     })
     .map(Number);
 }
+
+/** A process as a failed check shows it: its pid, state and command line (Linux /proc), or that it is gone. */
+export function describeProcess(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    return `${pid} (${state}): ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim()}`;
+  } catch {
+    return `${pid}: gone`;
+  }
+}

@@ -13,6 +13,8 @@ import type { ReasoningFormat } from "./tools-request.ts";
 
 /** Parses waiting for a worker, past which a request is 503 overloaded: each costs at most one step budget. */
 export const MAX_WAITING_PARSES = 64;
+/** How long close() waits for the workers to end. */
+const TERMINATE_WAIT_MS = 1_000;
 
 /** What a body is read with besides the catalog: its nonces and the caller's prompt-cache scope (ChatContext). */
 export interface ParseInputs {
@@ -144,7 +146,10 @@ export class ChatParser {
   async close(): Promise<void> {
     this.closed = true;
     for (const pending of this.waiting.splice(0)) pending.reject(new ApiError("shutting_down", "The gateway is shutting down; send the request to another gateway or retry shortly."));
-    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
+    const terminated = Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
+    // a worker still loading its modules (a gateway stopped as soon as it is ready, on a loaded machine) hears
+    // terminate() only once it runs JavaScript: shutdown does not wait on it longer than this, and the exit ends it
+    await Promise.race([terminated, new Promise((resolve) => setTimeout(resolve, TERMINATE_WAIT_MS).unref())]);
   }
 }
 

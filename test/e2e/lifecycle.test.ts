@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { processesMentioning, startProcess, TSX, type Proc } from "../../harness/process.ts";
+import { describeProcess, processesMentioning, startProcess, TSX, type Proc } from "../../harness/process.ts";
 import { startReady, waitForReady } from "../../harness/ready.ts";
 import { tokenFor } from "../fixtures/enroll.ts";
 import { listProviders, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
@@ -48,7 +48,8 @@ const refused = async (url: string) => {
 async function expectStoppedBySigterm(outer: Proc, dir: string, urls: string[]): Promise<void> {
   expect(processesMentioning(dir)).toContain(outer.child.pid);
   await outer.kill("SIGTERM");
-  await expect.poll(() => processesMentioning(dir), { timeout: GONE_MS, interval: 200 }).toEqual([]);
+  // by command line, so a failure says which layer stayed
+  await expect.poll(() => processesMentioning(dir).map(describeProcess), { timeout: GONE_MS, interval: 200 }).toEqual([]);
   for (const url of urls) expect([url, await refused(url)]).toEqual([url, true]);
 }
 
@@ -117,7 +118,8 @@ describe("Processes end together: a child whose parent dies exits by itself", ()
     const agent = processesMentioning(dir).filter((pid) => pid !== proc.child.pid);
     expect(agent).toHaveLength(1);
     await proc.kill("SIGKILL");
-    await expect.poll(() => processesMentioning(dir), { timeout: GONE_MS, interval: 200 }).toEqual([]);
+    // by command line, so a failure says which layer stayed
+  await expect.poll(() => processesMentioning(dir).map(describeProcess), { timeout: GONE_MS, interval: 200 }).toEqual([]);
     for (const url of urls) expect(await refused(url)).toBe(true);
   }, 120_000);
 
@@ -127,7 +129,8 @@ describe("Processes end together: a child whose parent dies exits by itself", ()
     const ready = await waitForReady(proc, "svc-gateway serve");
     expect(processesMentioning(dir).length).toBeGreaterThanOrEqual(2); // npx, (sh,) the gateway
     await proc.kill("SIGKILL");
-    await expect.poll(() => processesMentioning(dir), { timeout: GONE_MS, interval: 200 }).toEqual([]);
+    // by command line, so a failure says which layer stayed
+  await expect.poll(() => processesMentioning(dir).map(describeProcess), { timeout: GONE_MS, interval: 200 }).toEqual([]);
     for (const url of [ready.gateway, ready.coordinator]) expect(await refused(url)).toBe(true);
   }, 120_000);
 });
@@ -155,7 +158,8 @@ describe("Processes end together: a parent whose child fails exits non-zero", ()
     await proc.exited;
     expect(proc.child.exitCode).not.toBe(0);
     expect(proc.stderr()).toMatch(/npm start: the agent exited with SIGKILL; stopping/);
-    await expect.poll(() => processesMentioning(dir), { timeout: GONE_MS, interval: 200 }).toEqual([]);
+    // by command line, so a failure says which layer stayed
+  await expect.poll(() => processesMentioning(dir).map(describeProcess), { timeout: GONE_MS, interval: 200 }).toEqual([]);
     for (const url of urls) expect(await refused(url)).toBe(true);
   }, 120_000);
 });

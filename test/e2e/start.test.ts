@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli.ts";
-import { processesMentioning, startProcess, TSX } from "../../harness/process.ts";
+import { describeProcess, processesMentioning, startProcess, TSX } from "../../harness/process.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";
 
 const SCRIPT = fileURLToPath(new URL("../../scripts/start.ts", import.meta.url));
@@ -121,7 +121,7 @@ describe("npm start: Ctrl-C", () => {
     expect(await enrollmentTokens()).toEqual([expect.objectContaining({ name: "npm start agent", revokedAt: null })]);
     expect(processesMentioning(dataDir).length).toBeGreaterThanOrEqual(2); // the script and its agent
     await start.kill("SIGINT");
-    await expect.poll(() => processesMentioning(dataDir), { timeout: 10_000, interval: 100 }).toEqual([]);
+    await expect.poll(() => processesMentioning(dataDir).map(describeProcess), { timeout: 10_000, interval: 100 }).toEqual([]);
     expect(await enrollmentTokens()).toEqual([expect.objectContaining({ name: "npm start agent", revokedAt: expect.any(Number) })]);
   });
 });
