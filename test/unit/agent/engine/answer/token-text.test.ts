@@ -63,6 +63,14 @@ describe("native detokenize", () => {
   });
 });
 
+describe("the byte table", () => {
+  it("reads invalid bytes as one decode of the whole answer does: a cut character is one U+FFFD, and what follows is whole", () => {
+    const text = new ByteText(BYTES);
+    const tokens = [0xf0, 0x9f, 0x98, ...tokensOf("😀")] as Token[];
+    expect(tokens.map((t) => text.push(t)).join("") + text.flush()).toBe("\uFFFD😀");
+  });
+});
+
 describe("TokenText", () => {
   it("a model whose vocabulary gives no byte table is decoded natively", () => {
     const { model, calls } = fakeModel();
