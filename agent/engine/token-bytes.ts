@@ -48,6 +48,11 @@ function byteLevel(text: string): Uint8Array | undefined {
   return Uint8Array.from(out);
 }
 
+/** A `<0xXX>` byte token's byte. */
+function hexByte(text: string): Uint8Array | undefined {
+  const hex = /^<0x([0-9A-Fa-f]{2})>$/.exec(text);
+  return hex ? Uint8Array.of(parseInt(hex[1]!, 16)) : undefined;
+}
 
 /**
  * Each token's bytes as llama.cpp writes them out (its token_to_piece), or undefined for a vocabulary of another
@@ -59,11 +64,7 @@ export function tokenBytes(vocabulary: Vocabulary): Uint8Array[] | undefined {
     return tokens.map((text, i) => ((types === undefined || types[i] === NORMAL) && byteLevel(text)) || utf8.encode(text));
   }
   if (model === "llama") {
-    return tokens.map((text, i) => {
-      const byte = /^<0x([0-9A-Fa-f]{2})>$/.exec(text);
-      if (types?.[i] === BYTE && byte) return Uint8Array.of(parseInt(byte[1]!, 16));
-      return utf8.encode(text.replaceAll("\u2581", " "));
-    });
+    return tokens.map((text, i) => (types?.[i] === BYTE && hexByte(text)) || utf8.encode(text.replaceAll("\u2581", " ")));
   }
   return undefined;
 }
@@ -113,7 +114,7 @@ export function answerBytes(vocabulary: Vocabulary, attributes: (token: Token) =
     if (a.control || a.unknown) bytes = NONE;
     else if (a.userDefined) bytes = known ? utf8.encode(text) : undefined;
     else if (a.normal) bytes = known ? byteLevel(text) : undefined;
-    else if (a.byte) bytes = /^<0x[0-9A-Fa-f]{2}>$/.test(text) ? Uint8Array.of(parseInt(text.slice(3, 5), 16)) : undefined;
+    else if (a.byte) bytes = hexByte(text);
     if (bytes === undefined) return undefined;
     pieces[token] = bytes;
   }
