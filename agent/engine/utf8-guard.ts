@@ -5,6 +5,7 @@
 // would be invalid from that state.
 import { TokenBias, type LlamaModel, type SequenceEvaluateOptions, type Token, type Tokenizer } from "node-llama-cpp";
 import { biasMap } from "./sampler.ts";
+import { grammarBytes } from "./token-bytes.ts";
 
 // Decoder states: between characters; n continuation bytes to go (80–BF each); or the constrained second byte after
 // E0 (A0–BF), ED (80–9F, no surrogates), F0 (90–BF) and F4 (80–8F, at most U+10FFFF).
@@ -44,58 +45,6 @@ export function step(state: number, byte: number): number {
 export function run(state: number, bytes: Uint8Array): number {
   for (let i = 0; i < bytes.length && state !== REJECT; i++) state = step(state, bytes[i]!);
   return state;
-}
-
-/** A vocabulary as the GGUF stores it (`tokenizer.ggml.*`). */
-export interface Vocabulary {
-  /** `tokenizer.ggml.model`: "gpt2" (byte-level BPE) or "llama" (SentencePiece with byte tokens). */
-  model: string;
-  tokens: readonly string[];
-  token_type?: readonly number[];
-}
-
-const NORMAL = 1;
-const BYTE = 6;
-const utf8 = new TextEncoder();
-
-/** GPT-2's byte-level BPE writes each byte as one printable character; this is its inverse. */
-function unicodeToByte(): Map<number, number> {
-  const map = new Map<number, number>();
-  let shifted = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-    map.set(printable ? b : 256 + shifted++, b);
-  }
-  return map;
-}
-
-/**
- * Each token's bytes as llama.cpp writes them out (its token_to_piece), or undefined for a vocabulary of another
- * kind, whose tokens are whole characters. Tokens that are not normal text (control, user-defined) are their text.
- */
-export function tokenBytes(vocabulary: Vocabulary): Uint8Array[] | undefined {
-  const { model, tokens, token_type: types } = vocabulary;
-  if (model === "gpt2") {
-    const bytes = unicodeToByte();
-    return tokens.map((text, i) => {
-      if (types !== undefined && types[i] !== NORMAL) return utf8.encode(text);
-      const out: number[] = [];
-      for (const char of text) {
-        const byte = bytes.get(char.codePointAt(0)!);
-        if (byte === undefined) return utf8.encode(text); // not byte-mapped: llama.cpp would not decode it either
-        out.push(byte);
-      }
-      return Uint8Array.from(out);
-    });
-  }
-  if (model === "llama") {
-    return tokens.map((text, i) => {
-      const byte = /^<0x([0-9A-Fa-f]{2})>$/.exec(text);
-      if (types?.[i] === BYTE && byte) return Uint8Array.of(parseInt(byte[1]!, 16));
-      return utf8.encode(text.replaceAll("\u2581", " "));
-    });
-  }
-  return undefined;
 }
 
 /** Each token's state after it from each state (`next[token * 8 + state]`), and the tokens banned in each state. */
@@ -169,8 +118,7 @@ const tables = new WeakMap<LlamaModel, Utf8Table | null>();
 function tableFor(model: LlamaModel): Utf8Table | undefined {
   let table = tables.get(model);
   if (table === undefined) {
-    const ggml = model.fileInfo.metadata.tokenizer?.ggml as Partial<Vocabulary> | undefined;
-    const bytes = ggml?.model !== undefined && ggml.tokens !== undefined ? tokenBytes(ggml as Vocabulary) : undefined;
+    const bytes = grammarBytes(model);
     table = bytes === undefined ? null : utf8Table(bytes, (token) => model.isEogToken(token));
     tables.set(model, table);
   }

@@ -1,6 +1,57 @@
 // Turns a stream of generated tokens into text deltas without ever splitting a UTF-8 character: byte-level
 // tokens that end mid-character are held until the character is complete.
 import type { LlamaModel, Token } from "node-llama-cpp";
+import { textBytes, type ByteTable } from "../token-bytes.ts";
+
+/** Generated tokens in, text deltas out. */
+export interface TextOfTokens {
+  /** Adds one token; returns the text it completes ("" while a character is still partial). */
+  push(token: Token): string;
+  /** Whatever is still held at the end of generation. */
+  flush(): string;
+}
+
+/**
+ * The model's own text for its tokens: from each token's bytes through one streaming UTF-8 decoder (which holds a
+ * partial character by itself) where the model's detokenize is provably their concatenation (token-bytes.ts), else
+ * from native detokenize calls.
+ */
+export class TokenText implements TextOfTokens {
+  private readonly text: TextOfTokens;
+
+  constructor(model: LlamaModel) {
+    const bytes = textBytes(model);
+    this.text = bytes === undefined ? new NativeText(model) : new ByteText(bytes);
+  }
+
+  push(token: Token): string {
+    return this.text.push(token);
+  }
+
+  flush(): string {
+    return this.text.flush();
+  }
+}
+
+const STREAM = { stream: true };
+
+/** About 0.1 µs a token, where a native detokenize call costs 1 µs or more. */
+export class ByteText implements TextOfTokens {
+  private readonly decoder = new TextDecoder();
+
+  constructor(private readonly table: ByteTable) {}
+
+  push(token: Token): string {
+    const bytes = this.table.get(token);
+    // llama.cpp's own decode aborts on a token outside its vocabulary; none is ever sampled
+    if (bytes === undefined) throw new RangeError(`token ${token} is outside the vocabulary`);
+    return this.decoder.decode(bytes, STREAM);
+  }
+
+  flush(): string {
+    return this.decoder.decode();
+  }
+}
 
 const REPLACEMENT = "\uFFFD";
 /** A UTF-8 character is at most 4 bytes; past that a trailing U+FFFD is real output, not a split. */
@@ -12,7 +63,8 @@ const MAX_HELD_TOKENS = 4;
 const MIN_TRAIL = 4;
 const MAX_TRAIL = 16;
 
-export class TokenText {
+/** For any tokenizer: each token decoded natively, after a trail of the tokens before it. */
+export class NativeText implements TextOfTokens {
   private held: Token[] = [];
   private trail: Token[] = [];
   /** The trail's own text, so one detokenize call per token decodes trail and held together. */
@@ -22,7 +74,6 @@ export class TokenText {
 
   constructor(private readonly model: LlamaModel) {}
 
-  /** Adds one token; returns the text it completes ("" while a character is still partial). */
   push(token: Token): string {
     this.held.push(token);
     const text = this.decode();
@@ -31,7 +82,6 @@ export class TokenText {
     return text;
   }
 
-  /** Whatever is still held at the end of generation. */
   flush(): string {
     if (this.held.length === 0) return "";
     const text = this.decode();

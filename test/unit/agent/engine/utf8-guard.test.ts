@@ -4,7 +4,8 @@ import type { LlamaModel, SequenceEvaluateOptions, Token, Tokenizer } from "node
 import { TokenBias } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { biasMap } from "../../../../agent/engine/sampler.ts";
-import { guardUtf8, REJECT, run, tokenBytes, utf8Table, Utf8Guard, type Vocabulary } from "../../../../agent/engine/utf8-guard.ts";
+import { guardUtf8, REJECT, run, utf8Table, Utf8Guard } from "../../../../agent/engine/utf8-guard.ts";
+import { tokenBytes, type Vocabulary } from "../../../../agent/engine/token-bytes.ts";
 import { byteToUnicode } from "../../../../tiny-model/gguf.ts";
 
 const mapped = byteToUnicode();
