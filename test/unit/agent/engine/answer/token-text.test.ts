@@ -79,6 +79,11 @@ describe("TokenText", () => {
     expect(calls()).toBeGreaterThan(0);
   });
 
+  it("the byte table keeps a byte order mark the answer starts with, as llama.cpp's decode does", () => {
+    const text = new ByteText(BYTES);
+    expect(tokensOf("\uFEFFhi").map((t) => text.push(t)).join("") + text.flush()).toBe("\uFEFFhi");
+  });
+
   it("the byte table refuses a token outside the vocabulary, as llama.cpp's decode does", () => {
     expect(() => new ByteText(BYTES).push(256 as Token)).toThrow(RangeError);
   });
