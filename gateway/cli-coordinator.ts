@@ -123,11 +123,12 @@ export function addCoordinatorCommand(program: Command): void {
     if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");
-    console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
+    // listening for a stop before saying ready: whatever reads the line may stop it at once
     onShutdownSignal(async () => {
       await running.close();
       await nats?.close();
       await store.close();
     });
+    console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
   });
 }

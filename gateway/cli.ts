@@ -187,12 +187,13 @@ export function gatewayProgram(): Command {
       if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
     }
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
-    console.log(readyLine({ ready: "svc-gateway serve", gateway: running.url, coordinator: running.coordinatorUrl }));
+    // listening for a stop before saying ready: whatever reads the line may stop it at once
     onShutdownSignal(async () => {
       console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
       await running.close(flags.shutdownGraceMs);
       console.log("svc-gateway: stopped");
     });
+    console.log(readyLine({ ready: "svc-gateway serve", gateway: running.url, coordinator: running.coordinatorUrl }));
   });
 
   addCoordinatorCommand(program);

@@ -8,6 +8,13 @@ import process from "node:process";
 /** How often the parent's pid is read under npm: a stop within about a second of the wrapper's. */
 export const PARENT_POLL_MS = 1_000;
 
+/**
+ * The parent this process started under, read as this module loads (among a bin's first imports, before any await).
+ * Read at the watch instead, a parent that died while the process was still starting (npx killed right after the
+ * ready line, on a loaded machine) would read as init, which never ends: a CI run left such a gateway serving.
+ */
+const STARTING_PARENT = process.ppid;
+
 /** Whether npm (npm start, npm run, npx) started this process or an ancestor: it sets npm_command. */
 export const launchedByNpm = (env: NodeJS.ProcessEnv): boolean => env.npm_command !== undefined;
 
@@ -17,7 +24,7 @@ export function watchParent(onGone: () => void, env: NodeJS.ProcessEnv = process
   const once = () => {
     if (gone) return;
     gone = true;
-    clearInterval(timer);
+    stopPidWatch();
     onGone();
   };
   if (process.channel !== undefined) {
@@ -27,10 +34,25 @@ export function watchParent(onGone: () => void, env: NodeJS.ProcessEnv = process
     // spawned with a channel that closed before this watch began
     setImmediate(once);
   }
-  // process.ppid is read once at start, so the parent is asked directly: signal 0 tests that it still exists
-  const watched = launchedByNpm(env) ? npmAncestors(process.ppid) : [];
-  const timer = watched.length > 0 ? setInterval(() => !watched.every(isAlive) && once(), PARENT_POLL_MS) : undefined;
-  timer?.unref();
+  const stopPidWatch = watchNpmParent(once, env);
+}
+
+/**
+ * Under npm, polls the parent this process started under (and npm above its shell) until one is gone, then calls
+ * `onGone`, at once if it already is; returns what ends the watch. Never keeps the process alive by itself.
+ */
+export function watchNpmParent(onGone: () => void, env: NodeJS.ProcessEnv, parent = STARTING_PARENT): () => void {
+  const watched = launchedByNpm(env) ? npmAncestors(parent) : [];
+  if (watched.length === 0) return () => {};
+  // signal 0 tests that each still exists; a process given to another parent (init, a subreaper) has lost its own
+  const gone = () => process.ppid !== parent || !watched.every(isAlive);
+  const timer = setInterval(() => gone() && onGone(), PARENT_POLL_MS);
+  timer.unref();
+  const early = gone() ? setImmediate(onGone) : undefined;
+  return () => {
+    clearInterval(timer);
+    if (early !== undefined) clearImmediate(early);
+  };
 }
 
 /**

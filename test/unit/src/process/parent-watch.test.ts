@@ -1,8 +1,9 @@
 // Processes end together (issue 29): under npm a process watches its parent and, when that parent is the shell npm
 // runs scripts in, npm above it, so a SIGKILLed npm (which passes nothing on) does not leave the shell and its child.
 // /proc is read through the function given, here a fake of it; test/e2e/lifecycle.test.ts kills a real npx.
-import { describe, expect, it } from "vitest";
-import { npmAncestors } from "../../../../src/process/parent-watch.ts";
+import { spawnSync } from "node:child_process";
+import { describe, expect, it, vi } from "vitest";
+import { npmAncestors, watchNpmParent } from "../../../../src/process/parent-watch.ts";
 
 /** A /proc holding one process, `pid`, named `comm`, whose parent is `ppid`. */
 const proc = (pid: number, comm: string, ppid: number) => (asked: number, field: "comm" | "stat") =>
@@ -21,5 +22,25 @@ describe("Processes end together: what a process under npm watches", () => {
 
   it("a shell whose parent is init (npm is already gone) adds nothing to watch", () => {
     expect(npmAncestors(200, proc(200, "sh", 1))).toEqual([200]);
+  });
+});
+
+describe("Processes end together: a parent gone while this process was starting", () => {
+  const npm = { npm_command: "exec" };
+
+  it("a parent that is no longer this process's parent (it ended; init took the child) is gone at once", async () => {
+    const ended = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const onGone = vi.fn();
+    const stop = watchNpmParent(onGone, npm, ended);
+    await vi.waitFor(() => expect(onGone).toHaveBeenCalled());
+    stop();
+  });
+
+  it("the parent this process still has is watched, not taken for gone; outside npm nothing is watched", async () => {
+    const onGone = vi.fn();
+    const stops = [watchNpmParent(onGone, npm, process.ppid), watchNpmParent(onGone, {}, spawnSync(process.execPath, ["-e", ""]).pid!)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(onGone).not.toHaveBeenCalled();
+    for (const stop of stops) stop();
   });
 });
