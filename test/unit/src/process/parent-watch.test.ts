@@ -1,7 +1,6 @@
 // Processes end together (issue 29): under npm a process watches its parent and, when that parent is the shell npm
 // runs scripts in, npm above it, so a SIGKILLed npm (which passes nothing on) does not leave the shell and its child.
 // /proc is read through the function given, here a fake of it; test/e2e/lifecycle.test.ts kills a real npx.
-import { spawnSync } from "node:child_process";
 import { describe, expect, it, vi } from "vitest";
 import { npmAncestors, watchNpmParent } from "../../../../src/process/parent-watch.ts";
 
@@ -27,18 +26,19 @@ describe("Processes end together: what a process under npm watches", () => {
 
 describe("Processes end together: a parent gone while this process was starting", () => {
   const npm = { npm_command: "exec" };
+  /** Above Linux's largest pid_max (2^22): no process has it, ever. */
+  const ENDED = 2 ** 22 + 1;
 
   it("a parent that is no longer this process's parent (it ended; init took the child) is gone at once", async () => {
-    const ended = spawnSync(process.execPath, ["-e", ""]).pid!;
     const onGone = vi.fn();
-    const stop = watchNpmParent(onGone, npm, ended);
+    const stop = watchNpmParent(onGone, npm, ENDED);
     await vi.waitFor(() => expect(onGone).toHaveBeenCalled());
     stop();
   });
 
   it("the parent this process still has is watched, not taken for gone; outside npm nothing is watched", async () => {
     const onGone = vi.fn();
-    const stops = [watchNpmParent(onGone, npm, process.ppid), watchNpmParent(onGone, {}, spawnSync(process.execPath, ["-e", ""]).pid!)];
+    const stops = [watchNpmParent(onGone, npm, process.ppid), watchNpmParent(onGone, {}, ENDED)];
     await new Promise((resolve) => setImmediate(resolve));
     expect(onGone).not.toHaveBeenCalled();
     for (const stop of stops) stop();
