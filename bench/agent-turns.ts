@@ -145,7 +145,7 @@ export interface AgentRow {
 export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
   const turns = quick ? 3 : 8;
   // the whole conversation again, from a cold cache, with fresh keys: one sample a turn is at the mercy of the box
-  const rounds = quick ? 1 : 3;
+  const rounds = quick ? 1 : 5;
   const interleaved = quick ? [2] : [2, 4];
   // each configuration's callers have keys of their own in each round, so none finds another's conversation in
   // the cache (the same key is the same scope: its earlier identical turns would count as hits)
@@ -167,10 +167,11 @@ export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: b
   const perSide: Turn[][][] = names.map(() => Array.from({ length: turns }, () => []));
   let anchorSide: Awaited<ReturnType<typeof openAnchor>> | undefined;
   try {
-    // each agent loads the model first, so turn 1 times the turn and not the load
+    // each agent loads the model and compiles the tools' grammar first (once per agent, kept for every caller),
+    // so turn 1 times the turn and not the load
     const warm = clientOf(OPERATOR_KEY);
     clients.push(warm);
-    for (const agent of [on, off]) await warm.chat({ messages: [{ role: "user", content: "warm up" }], max_tokens: 1, provider: agent.id }, false);
+    for (const agent of [on, off]) await warm.chat({ messages: [{ role: "user", content: "warm up" }], tools: TOOLS, max_tokens: 1, provider: agent.id }, false);
     for (let round = 0; round < rounds; round++) {
       const sides = configs.map((config, c) => {
         const callers = keysOf(c, round).map(clientOf);
@@ -222,5 +223,26 @@ export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: b
       `The anchor runs in the bench process: LlamaChatSession on one context sequence, given the same conversation (Qwen3's tool wrapper, the history set, the question prompted); ` +
       `its prompt tokens are the context's tokens at its first answer token, and its cached tokens those it kept from the turn before.`,
   };
-  return { rows, tables: [table] };
+  return { rows, tables: [table, conversationTable(rows, names)] };
+}
+
+/**
+ * The whole conversation per configuration, against the anchor: the sum of each turn's median TTFT (what an agent
+ * waits for over its eight turns), turn 8 against turn 1, and the reuse over turns 2 to the last.
+ */
+export function conversationTable(rows: AgentRow[], names: string[]): Table {
+  const of = (config: string) => rows.filter((r) => r.config === config);
+  const total = (config: string) => of(config).reduce((sum, r) => sum + r.ttftMs, 0);
+  const anchor = total(names.at(-1)!);
+  return {
+    title: "7b. The whole conversation: TTFT summed over its turns, against the anchor's",
+    columns: ["configuration", "TTFT, all turns ms", "/ anchor", "last turn / turn 1", "cached / prompt, turns 2 on", "cached / previous prompt, turns 2 on"],
+    rows: names.map((config) => {
+      const turns = of(config);
+      const later = turns.slice(1);
+      const sum = (f: (r: AgentRow) => number) => later.reduce((s, r) => s + f(r), 0);
+      return [config, total(config), total(config) / anchor, turns.at(-1)!.ttftMs / turns[0]!.ttftMs, sum((r) => r.cached) / sum((r) => r.prompt), sum((r) => r.cached) / later.reduce((s, r, i) => s + turns[i]!.prompt, 0)];
+    }),
+    note: "TTFT per turn is the median over callers and rounds, as above; the sum is what one caller waits before the first text of each of its turns.",
+  };
 }
