@@ -1,63 +1,23 @@
 // Bench section 7, an agent's conversation (issue 30): each turn resends the whole history plus a tool call, its
 // result and a user message (about 900 tokens), through the full path (gateway + agent processes, tiny GGUF),
 // streamed. Per turn: TTFT, prompt tokens, cached tokens and the hit ratio; with the prompt cache on and off, two
-// and four callers interleaved on one provider, and node-llama-cpp's own LlamaChatSession keeping its context.
+// and four callers interleaved on one provider, and node-llama-cpp's own LlamaChatSession keeping its context; then
+// the same on a GGUF whose prompt time splits between weights and attention as Qwen3-8B's does.
+import { join } from "node:path";
 import { getLlama, LlamaChatSession, type Token } from "node-llama-cpp";
 import { DEFAULT_CONTEXT_SIZE } from "../agent/engine/engine.ts";
 import { defaultThreads } from "../agent/daemon/machine.ts";
 import { qwenWrapper } from "../agent/engine/prompt.ts";
 import { planTurn, type GenerateRequest } from "../agent/engine/turn.ts";
 import { ModelStore } from "../agent/models/store.ts";
-import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
+import { writeTinyCatalog, type WrittenTinyCatalog } from "../tiny-model/catalog.ts";
+import { ANSWER_TOKENS, conversation, TOOLS } from "./agent-conversation.ts";
 import { LoadClient, type Sample } from "./load.ts";
 import { OPERATOR_KEY, startAgent, startGateway } from "./procs.ts";
 import { percentile, type Table } from "./stats.ts";
 
 /** The agent's flags in each configuration: the prompt cache at its default, and turned off (`--prompt-cache-gb 0`). */
 export const CACHE_CONFIGS = { on: [] as string[], off: ["--prompt-cache-gb", "0"] };
-
-const ANSWER_TOKENS = 8;
-/**
- * Lines of about 70 tokens (the tiny model's tokenizer is byte-level: a token a character): with the call's
- * markup, about 880 tokens a turn, so turn 8 (about 7,950 with the tool definitions) still fits the engine's
- * 8,192-token context.
- */
-const TOOL_LINES = 8;
-const USER_LINES = 2;
-
-type Message = Record<string, unknown>;
-
-/** Deterministic text that differs per caller, turn and line, so no two callers or turns share more than markup. */
-const line = (caller: number, turn: number, i: number) =>
-  `Reading ${turn}.${i} for caller ${caller}: gauge ${(caller * 7919 + turn * 104729 + i * 31) % 997} shows ${(i * 13 + turn) % 89} units, logged at ${10 + (i % 12)}:${String((i * 7) % 60).padStart(2, "0")}.`;
-const block = (caller: number, turn: number, lines: number, offset = 0) =>
-  Array.from({ length: lines }, (_, i) => line(caller, turn, i + offset)).join("\n");
-
-export const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "read_gauges",
-      description: "Reads the station's gauges for a time window and returns one line per reading.",
-      parameters: { type: "object", properties: { station: { type: "string" }, window_minutes: { type: "integer" } }, required: ["station"] },
-    },
-  },
-];
-
-/** The messages a caller sends on turn `turn` (1-based): the history so far, then this turn's call, result and question. */
-export function conversation(caller: number, turn: number): Message[] {
-  const messages: Message[] = [
-    { role: "system", content: `You are a station assistant for caller ${caller}. Use read_gauges to read the gauges before you answer.` },
-    { role: "user", content: `Start of shift.\n${block(caller, 0, 1)}` },
-  ];
-  for (let t = 1; t <= turn; t++) {
-    const id = `call_${caller}_${t}`;
-    messages.push({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "read_gauges", arguments: JSON.stringify({ station: `st-${caller}`, window_minutes: 10 * t }) } }] });
-    messages.push({ role: "tool", tool_call_id: id, content: block(caller, t, TOOL_LINES) });
-    messages.push({ role: "user", content: `Turn ${t}: what changed?\n${block(caller, t, USER_LINES, TOOL_LINES)}` });
-  }
-  return messages;
-}
 
 interface Turn {
   ttftMs: number;
@@ -128,6 +88,8 @@ export async function openAnchor(tiny: WrittenTinyCatalog): Promise<{ turn(turn:
 }
 
 export interface AgentRow {
+  /** "tiny" (the bench's GGUF) or "proportioned" (PROPORTIONED). */
+  model: string;
   config: string;
   turn: number;
   ttftMs: number;
@@ -142,26 +104,32 @@ export interface AgentRow {
   reuseOfPrevious: number;
 }
 
-export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
-  const turns = quick ? 3 : 8;
-  // the whole conversation again, from a cold cache, with fresh keys: one sample a turn is at the mercy of the box
-  const rounds = quick ? 1 : 5;
-  const interleaved = quick ? [2] : [2, 4];
+/**
+ * The tiny GGUF's shape for section 7's second part: 128 wide, 2 layers, a feed-forward of 16,384. Per token its
+ * weight matrices cost 4 × (49 K + 384 × 16,384) ≈ 25 M FLOPs and each query-key pair 1,024 (QK and AV over 128
+ * query dims in 2 layers): 4.1e-5 of a token's weight work per pair, where Qwen3-8B's is 590 K / 13.9 G = 4.2e-5. So
+ * at any context length attention's share of prompt time is Qwen3-8B's, which the 64-wide tiny model's is not (its
+ * prompt time at 8 K is mostly attention).
+ */
+export const PROPORTIONED = { embedding: 128, feedForward: 16_384 };
+
+interface Config {
+  name: string;
+  callers: number;
+  cache: keyof typeof CACHE_CONFIGS;
+}
+
+/** One model's conversations: every configuration and the anchor, interleaved turn by turn, `rounds` times. */
+async function scenario(dir: string, tiny: WrittenTinyCatalog, name: string, configs: Config[], turns: number, rounds: number): Promise<AgentRow[]> {
   // each configuration's callers have keys of their own in each round, so none finds another's conversation in
   // the cache (the same key is the same scope: its earlier identical turns would count as hits)
-  const configs = [
-    { name: "cache on, 1 caller", callers: 1, cache: "on" as const },
-    { name: "cache off, 1 caller", callers: 1, cache: "off" as const },
-    ...interleaved.map((n) => ({ name: `cache on, ${n} callers interleaved`, callers: n, cache: "on" as const })),
-  ];
   const keysOf = (c: number, round: number) => Array.from({ length: configs[c]!.callers }, (_, i) => `${OPERATOR_KEY}_${round}_${c}_${i}`);
   const keys = [OPERATOR_KEY, ...Array.from({ length: rounds }, (_, r) => configs.flatMap((_, c) => keysOf(c, r))).flat()];
-  const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "agent-gateway", operatorKeys: keys });
-  const on = await startAgent(dir, "agent-cache-on", gateway.coordinatorUrl, tiny, CACHE_CONFIGS.on);
-  const off = await startAgent(dir, "agent-cache-off", gateway.coordinatorUrl, tiny, CACHE_CONFIGS.off);
+  const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: `${name}-gateway`, operatorKeys: keys });
+  const on = await startAgent(dir, `${name}-cache-on`, gateway.coordinatorUrl, tiny, CACHE_CONFIGS.on);
+  const off = await startAgent(dir, `${name}-cache-off`, gateway.coordinatorUrl, tiny, CACHE_CONFIGS.off);
   const clientOf = (key: string) => new LoadClient({ url: gateway.url, key, model: tiny.catalog.default }, 1);
   const clients: LoadClient[] = [];
-  const rows: AgentRow[] = [];
   const names = [...configs.map((c) => c.name), "LlamaChatSession (anchor)"];
   // per side, per turn: every caller's turn in every round
   const perSide: Turn[][][] = names.map(() => Array.from({ length: turns }, () => []));
@@ -199,43 +167,66 @@ export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: b
     await off.proc.stop();
     await gateway.proc.stop();
   }
-  names.forEach((config, s) => {
+  return names.flatMap((config, s) => {
     const perTurn = perSide[s]!;
-    perTurn.forEach((samples, i) => {
+    return perTurn.map((samples, i) => {
       const mean = (ts: Turn[], f: (t: Turn) => number) => ts.reduce((sum, t) => sum + f(t), 0) / ts.length;
       const prompt = mean(samples, (t) => t.prompt);
       const cached = mean(samples, (t) => t.cached);
       const previous = i > 0 ? mean(perTurn[i - 1]!, (t) => t.prompt) : Number.NaN;
       const ttftMs = percentile(samples.map((t) => t.ttftMs), 50);
-      rows.push({ config, turn: i + 1, ttftMs, prompt, cached, hitRatio: prompt > 0 ? cached / prompt : 0, reuseOfPrevious: cached / previous });
+      return { model: name, config, turn: i + 1, ttftMs, prompt, cached, hitRatio: prompt > 0 ? cached / prompt : 0, reuseOfPrevious: cached / previous };
     });
   });
-  const table: Table = {
-    title: "7. An agent's conversation: per turn, the prompt cache on and off, callers interleaved, and node-llama-cpp's LlamaChatSession",
+}
+
+export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean) {
+  const turns = quick ? 3 : 8;
+  // the whole conversation again, from a cold cache, with fresh keys: one sample a turn is at the mercy of the box
+  const rounds = quick ? 1 : 5;
+  const interleaved = quick ? [2] : [2, 4];
+  const configs: Config[] = [
+    { name: "cache on, 1 caller", callers: 1, cache: "on" },
+    { name: "cache off, 1 caller", callers: 1, cache: "off" },
+    ...interleaved.map((n) => ({ name: `cache on, ${n} callers interleaved`, callers: n, cache: "on" as const })),
+  ];
+  const rows = await scenario(dir, tiny, "tiny", configs, turns, rounds);
+  // the same conversation on a GGUF with Qwen3-8B's proportions (PROPORTIONED): one caller, the cache on and off
+  const shaped = writeTinyCatalog(join(dir, "proportioned"), [{ alias: "tiny-proportioned", seed: 7, endOfTurn: "never", ...PROPORTIONED }], "svc-bench");
+  rows.push(...(await scenario(dir, shaped, "proportioned", configs.slice(0, 2), turns, quick ? 1 : 3)));
+  const perTurn = (model: string): Table => ({
+    title:
+      model === "tiny"
+        ? "7. An agent's conversation: per turn, the prompt cache on and off, callers interleaved, and node-llama-cpp's LlamaChatSession"
+        : `7c. The same conversation on a GGUF with Qwen3-8B's proportions (${PROPORTIONED.embedding} wide, feed-forward ${PROPORTIONED.feedForward.toLocaleString("en-US")})`,
     columns: ["configuration", "turn", "TTFT ms", "prompt tokens", "cached tokens", "cached / prompt", "cached / previous prompt"],
-    rows: rows.map((r) => [r.config, r.turn, r.ttftMs, Math.round(r.prompt), Math.round(r.cached), r.hitRatio, r.reuseOfPrevious]),
+    rows: rows.filter((r) => r.model === model).map((r) => [r.config, r.turn, r.ttftMs, Math.round(r.prompt), Math.round(r.cached), r.hitRatio, r.reuseOfPrevious]),
     note:
-      `${turns} turns, each adding a tool call, its result and a user message (about 900 tokens), streamed at temperature 0 with max_tokens ${ANSWER_TOKENS}, ` +
-      `through HTTP → gateway → agent process (tiny GGUF), pinned to one agent per configuration; callers (one API key each) take turns one after another, and every configuration takes turn t before any takes turn t + 1; ` +
-      `${rounds} round${rounds === 1 ? "" : "s"} of the whole conversation (fresh keys, a cold cache); TTFT is the median over callers and rounds, token counts the means. cached tokens: usage.prompt_tokens_details.cached_tokens (0 when absent). ` +
-      `cached / prompt is at most (prompt − the turn's ~880 new tokens) / prompt (0.67 on turn 2, 0.81 over turns 2–8); ` +
-      `cached / previous prompt is the share of the last turn's prompt (what the cache could serve) that was served. ` +
-      `The anchor runs in the bench process: LlamaChatSession on one context sequence, given the same conversation (Qwen3's tool wrapper, the history set, the question prompted); ` +
-      `its prompt tokens are the context's tokens at its first answer token, and its cached tokens those it kept from the turn before.`,
-  };
-  return { rows, tables: [table, conversationTable(rows, names)] };
+      model === "tiny"
+        ? `${turns} turns, each adding a tool call, its result and a user message (about 900 tokens), streamed at temperature 0 with max_tokens ${ANSWER_TOKENS}, ` +
+          `through HTTP → gateway → agent process (tiny GGUF), pinned to one agent per configuration; callers (one API key each) take turns one after another, and every configuration takes turn t before any takes turn t + 1; ` +
+          `${rounds} round${rounds === 1 ? "" : "s"} of the whole conversation (fresh keys, a cold cache); TTFT is the median over callers and rounds, token counts the means. cached tokens: usage.prompt_tokens_details.cached_tokens (0 when absent). ` +
+          `cached / prompt is at most (prompt − the turn's ~880 new tokens) / prompt (0.67 on turn 2, 0.81 over turns 2–8); ` +
+          `cached / previous prompt is the share of the last turn's prompt (what the cache could serve) that was served. ` +
+          `The anchor runs in the bench process: LlamaChatSession on one context sequence, given the same conversation (Qwen3's tool wrapper, the history set, the question prompted); ` +
+          `its prompt tokens are the context's tokens at its first answer token, and its cached tokens those it kept from the turn before.`
+        : `As 7, one caller, ${quick ? 1 : 3} round${quick ? "" : "s"}. Its weight matrices cost a token about 25 M FLOPs and each query-key pair 1,024, Qwen3-8B's proportion (4.1e-5 against 4.2e-5), so its prompt time is not mostly attention as the 64-wide tiny model's is at 8 K.`,
+  });
+  return { rows, tables: [perTurn("tiny"), conversationTable(rows, "tiny"), perTurn("proportioned"), conversationTable(rows, "proportioned")] };
 }
 
 /**
  * The whole conversation per configuration, against the anchor: the sum of each turn's median TTFT (what an agent
  * waits for over its eight turns), turn 8 against turn 1, and the reuse over turns 2 to the last.
  */
-export function conversationTable(rows: AgentRow[], names: string[]): Table {
+export function conversationTable(all: AgentRow[], model: string): Table {
+  const rows = all.filter((r) => r.model === model);
+  const names = [...new Set(rows.map((r) => r.config))];
   const of = (config: string) => rows.filter((r) => r.config === config);
   const total = (config: string) => of(config).reduce((sum, r) => sum + r.ttftMs, 0);
   const anchor = total(names.at(-1)!);
   return {
-    title: "7b. The whole conversation: TTFT summed over its turns, against the anchor's",
+    title: `${model === "tiny" ? "7b" : "7d"}. The whole conversation${model === "tiny" ? "" : " (7c's model)"}: TTFT summed over its turns, against the anchor's`,
     columns: ["configuration", "TTFT, all turns ms", "/ anchor", "last turn / turn 1", "cached / prompt, turns 2 on", "cached / previous prompt, turns 2 on"],
     rows: names.map((config) => {
       const turns = of(config);

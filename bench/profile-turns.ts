@@ -13,7 +13,8 @@ import { ModelStore } from "../agent/models/store.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { openRequest, sealingKeyPair, sealRequest } from "../src/crypto/seal.ts";
 import { parseSessionPlaintext } from "../src/session/sealed-request.ts";
-import { conversation, openAnchor, TOOLS } from "./agent-turns.ts";
+import { conversation, TOOLS } from "./agent-conversation.ts";
+import { openAnchor } from "./agent-turns.ts";
 
 const { values } = parseArgs({ options: { turns: { type: "string", default: "8" }, rounds: { type: "string", default: "3" } } });
 const turns = Number(values.turns);
