@@ -57,6 +57,13 @@ const Message = z
     }
   });
 type Message = z.infer<typeof Message>;
+
+/** DESIGN §9: OpenAI's name for a caller's own cache partition, and llama-server's switch for the cache. */
+export const CacheFields = {
+  prompt_cache_key: z.string().max(MAX_PROMPT_CACHE_KEY_LENGTH).nullish(),
+  cache_prompt: z.boolean().nullish(),
+};
+
 const Body = z.object({
   // SPEC §2.1: the default alias stands in when `model` is absent; an empty string is a fault
   model: z.string().min(1).nullish(),
@@ -90,9 +97,7 @@ const Body = z.object({
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   store: z.boolean().nullish(),
-  // DESIGN §9: OpenAI's name for a caller's own cache partition, and llama-server's switch for the cache
-  prompt_cache_key: z.string().max(MAX_PROMPT_CACHE_KEY_LENGTH).nullish(),
-  cache_prompt: z.boolean().nullish(),
+  ...CacheFields,
 });
 type Body = z.infer<typeof Body>;
 
@@ -165,7 +170,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
   const entry = resolveModel(catalog, b.model ?? catalog.default);
-  const cacheScope = b.cache_prompt === false ? undefined : context.cacheScope;
+  const cache = cacheOf(b.cache_prompt, context.cacheScope);
   return {
     body: {
       model: entry.alias,
@@ -175,14 +180,22 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
       ...controls,
       nonce: context.nonce,
       client_nonce: clientNonce,
-      ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }),
-      ...(b.cache_prompt === false ? { cache_prompt: false as const } : {}),
+      ...cache.sealed,
     },
     entry,
     echo: b.model ?? entry.alias,
     stream: b.stream ?? false,
     pin: provider,
+    cacheScope: cache.cacheScope,
+  };
+}
+
+/** The scope a request seals (none under `cache_prompt: false`, which is sealed instead), and the fields that say so. */
+export function cacheOf(cachePrompt: boolean | null | undefined, scope: string | undefined) {
+  const cacheScope = cachePrompt === false ? undefined : scope;
+  return {
     cacheScope,
+    sealed: { ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }), ...(cachePrompt === false ? { cache_prompt: false as const } : {}) },
   };
 }
 
