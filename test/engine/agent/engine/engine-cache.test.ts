@@ -151,6 +151,25 @@ describe("DESIGN §9: bounds", () => {
   });
 });
 
+describe("DESIGN §9: the cache goes with the model", () => {
+  it("when the model unloads after its keep-alive, the scope's next turn starts cold on the reloaded model", async () => {
+    const engine = engineWith({ keepAliveMs: 300 });
+    await generate(engine, first, { cache_scope: scopeA });
+    expect(engine.cachedConversations).toBe(1);
+    await expect.poll(() => engine.loadedAlias, { timeout: 10_000 }).toBeUndefined();
+    expect((await generate(engine, first, { cache_scope: scopeA })).done.cached_tokens).toBe(0);
+    expect(engine.loads).toBe(2);
+  });
+
+  it("when another model takes its place, and the first is loaded again, the scope's turn starts cold", async () => {
+    const engine = engineWith();
+    await generate(engine, first, { cache_scope: scopeA });
+    await generate(engine, first, { model: "caller", cache_scope: scopeA });
+    expect((await generate(engine, first, { cache_scope: scopeA })).done.cached_tokens).toBe(0);
+    expect(engine.loads).toBe(3);
+  });
+});
+
 describe("DESIGN §9: an aborted session leaves nothing a later hit could read", () => {
   const engine = engineWith();
 
