@@ -12,14 +12,13 @@ import { MAX_CALL_ID_LENGTH } from "../../src/session/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
+import { CacheFields, cacheOf } from "../keys/cache-scope.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
 export const MAX_CONTENT_CHARS = 256 * 1024;
 export const DEFAULT_TEMPERATURE = 0.7;
 export const MIN_PIN_LENGTH = 8;
-/** OpenAI's `prompt_cache_key`: bounded, since it is hashed on every request. */
-export const MAX_PROMPT_CACHE_KEY_LENGTH = 1024;
 export const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
 const TEXT_PART_TYPES = ["text", "input_text"] as const;
@@ -57,12 +56,6 @@ const Message = z
     }
   });
 type Message = z.infer<typeof Message>;
-
-/** DESIGN §9: OpenAI's name for a caller's own cache partition, and llama-server's switch for the cache. */
-export const CacheFields = {
-  prompt_cache_key: z.string().max(MAX_PROMPT_CACHE_KEY_LENGTH).nullish(),
-  cache_prompt: z.boolean().nullish(),
-};
 
 const Body = z.object({
   // SPEC §2.1: the default alias stands in when `model` is absent; an empty string is a fault
@@ -187,15 +180,6 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
     stream: b.stream ?? false,
     pin: provider,
     cacheScope: cache.cacheScope,
-  };
-}
-
-/** The scope a request seals (none under `cache_prompt: false`, which is sealed instead), and the fields that say so. */
-export function cacheOf(cachePrompt: boolean | null | undefined, scope: string | undefined) {
-  const cacheScope = cachePrompt === false ? undefined : scope;
-  return {
-    cacheScope,
-    sealed: { ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }), ...(cachePrompt === false ? { cache_prompt: false as const } : {}) },
   };
 }
 

@@ -5,7 +5,8 @@ import { resolveModel, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../../src/session/sampling.ts";
 import { firstIssue } from "../../src/validation.ts";
-import { CacheFields, cacheOf, DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
+import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
+import { CacheFields, cacheOf } from "../keys/cache-scope.ts";
 
 /** OpenAI's default for this route (chat's is longer). */
 export const LEGACY_DEFAULT_MAX_TOKENS = 16;

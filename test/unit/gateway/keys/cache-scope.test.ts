@@ -1,8 +1,7 @@
 // DESIGN §9's cache scope at the gateway: an HMAC of the key id (and prompt_cache_key) under the gateway secret,
 // sealed as cache_scope; prompt_cache_key and cache_prompt parsed at the boundary.
 import { describe, expect, it } from "vitest";
-import { bodyScope, cacheScopes } from "../../../../gateway/keys/cache-scope.ts";
-import { MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../gateway/openai/chat-request.ts";
+import { bodyScope, cacheScopes, MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../gateway/keys/cache-scope.ts";
 import { parseSessionPlaintext } from "../../../../src/session/sealed-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { CATALOG, NONCE, parse } from "../../../fixtures/chat-request.ts";
