@@ -12,14 +12,13 @@ import { MAX_CALL_ID_LENGTH } from "../../src/session/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
+import { CacheFields, cacheOf } from "../keys/cache-scope.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
 export const MAX_CONTENT_CHARS = 256 * 1024;
 export const DEFAULT_TEMPERATURE = 0.7;
 export const MIN_PIN_LENGTH = 8;
-/** OpenAI's `prompt_cache_key`: bounded, since it is hashed on every request. */
-export const MAX_PROMPT_CACHE_KEY_LENGTH = 1024;
 export const PIN = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
 const TEXT_PART_TYPES = ["text", "input_text"] as const;
@@ -57,6 +56,7 @@ const Message = z
     }
   });
 type Message = z.infer<typeof Message>;
+
 const Body = z.object({
   // SPEC §2.1: the default alias stands in when `model` is absent; an empty string is a fault
   model: z.string().min(1).nullish(),
@@ -90,9 +90,7 @@ const Body = z.object({
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   store: z.boolean().nullish(),
-  // DESIGN §9: OpenAI's name for a caller's own cache partition, and llama-server's switch for the cache
-  prompt_cache_key: z.string().max(MAX_PROMPT_CACHE_KEY_LENGTH).nullish(),
-  cache_prompt: z.boolean().nullish(),
+  ...CacheFields,
 });
 type Body = z.infer<typeof Body>;
 
@@ -165,7 +163,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
   const entry = resolveModel(catalog, b.model ?? catalog.default);
-  const cacheScope = b.cache_prompt === false ? undefined : context.cacheScope;
+  const cache = cacheOf(b.cache_prompt, context.cacheScope);
   return {
     body: {
       model: entry.alias,
@@ -175,14 +173,13 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
       ...controls,
       nonce: context.nonce,
       client_nonce: clientNonce,
-      ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }),
-      ...(b.cache_prompt === false ? { cache_prompt: false as const } : {}),
+      ...cache.sealed,
     },
     entry,
     echo: b.model ?? entry.alias,
     stream: b.stream ?? false,
     pin: provider,
-    cacheScope,
+    cacheScope: cache.cacheScope,
   };
 }
 

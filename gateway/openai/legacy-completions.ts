@@ -6,7 +6,7 @@ import type { RouteContext } from "../context.ts";
 import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
 import { RECEIPT_NONCE_HEADER } from "./chat-request.ts";
-import { run } from "./completions.ts";
+import { cacheScopeOf, run, sessionOf } from "./completions.ts";
 import { parseLegacyRequest } from "./legacy-request.ts";
 import { verdictHeaders, verdictOf } from "./shapes.ts";
 import { SseWriter } from "./sse.ts";
@@ -27,13 +27,11 @@ export function stopEvent(meta: Meta, receipt: Receipt) {
 }
 
 export async function legacyCompletions(ctx: RouteContext, body: unknown): Promise<void> {
-  const { catalog, directory, floor } = ctx.gateway;
-  const request = parseLegacyRequest(body, { catalog, nonce: randomBytes(16).toString("hex"), receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] });
-  ctx.log.model = request.entry.alias;
-  ctx.log.stream = request.stream;
+  const context = { catalog: ctx.gateway.catalog, nonce: randomBytes(16).toString("hex"), receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], cacheScope: cacheScopeOf(ctx, body) };
+  const request = parseLegacyRequest(body, context);
   const meta: Meta = { id: `cmpl-${randomBytes(16).toString("base64url")}`, created: Math.floor(Date.now() / 1000), model: request.echo };
-  const { entry, pin } = request;
-  const events = directory.open({ body: request.body, entry, pin, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
+  // as chat's: the scope's affinity routes it back to the provider that may hold its prompt cache
+  const events = sessionOf(ctx, request)();
   if (!request.stream) {
     const { receipt, answer } = await run(ctx, events, () => undefined);
     ctx.signal.throwIfAborted();

@@ -1,12 +1,12 @@
 // The body of POST /v1/completions (OpenAI's legacy completions), parsed once at the boundary into the sealed
 // request: the prompt as raw text, no chat template, and the few controls the route honours.
 import { z } from "zod";
-import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
+import { resolveModel, type Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../../src/session/sampling.ts";
-import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import { firstIssue } from "../../src/validation.ts";
-import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text } from "./chat-request.ts";
+import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
+import { CacheFields, cacheOf } from "../keys/cache-scope.ts";
 
 /** OpenAI's default for this route (chat's is longer). */
 export const LEGACY_DEFAULT_MAX_TOKENS = 16;
@@ -39,17 +39,22 @@ const Body = z.object({
   provider_key_id: z.string().nullish(),
   // accepted and ignored: it cannot change the answer
   user: z.string().nullish(),
+  // as on chat: a raw prompt is cached under the caller's scope too
+  ...CacheFields,
 });
 
-export interface LegacyRequest {
-  body: SessionPlaintext;
-  entry: CatalogEntry;
-  echo: string;
-  stream: boolean;
-  pin: string | undefined;
+/** What chat's parse gives, so the route opens its session as chat does (routing, cache affinity). */
+export type LegacyRequest = ChatRequest;
+
+interface LegacyContext {
+  catalog: Catalog;
+  nonce: string;
+  receiptNonce?: string | string[] | undefined;
+  /** The caller's prompt-cache scope for the body's `prompt_cache_key` (gateway/keys/cache-scope.ts). */
+  cacheScope?: string;
 }
 
-export function parseLegacyRequest(body: unknown, context: { catalog: Catalog; nonce: string; receiptNonce?: string | string[] | undefined }): LegacyRequest {
+export function parseLegacyRequest(body: unknown, context: LegacyContext): LegacyRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_type", "The request body must be a JSON object.");
   }
@@ -68,6 +73,7 @@ export function parseLegacyRequest(body: unknown, context: { catalog: Catalog; n
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const entry = resolveModel(context.catalog, b.model);
   const stop = typeof b.stop === "string" ? [b.stop] : b.stop;
+  const cache = cacheOf(b.cache_prompt, context.cacheScope);
   return {
     body: {
       model: entry.alias,
@@ -83,10 +89,12 @@ export function parseLegacyRequest(body: unknown, context: { catalog: Catalog; n
       ...(stop != null && stop.length > 0 ? { stop } : {}),
       nonce: context.nonce,
       client_nonce: clientNonce,
+      ...cache.sealed,
     },
     entry,
     echo: b.model,
     stream: b.stream ?? false,
     pin,
+    cacheScope: cache.cacheScope,
   };
 }

@@ -1,6 +1,7 @@
 // DESIGN §9 end to end on the tiny model, real processes: a caller's next turn reuses its cached prefix
 // (usage.prompt_tokens_details.cached_tokens, signed in the v3 receipt) and answers exactly as a cold run; scopes
-// (API key, prompt_cache_key) stay apart; cache_prompt false; an abort; eviction at the memory bound and the TTL.
+// (API key, prompt_cache_key) stay apart; cache_prompt false; an abort; the Responses route and legacy completions;
+// eviction at the memory bound and the TTL.
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR_KEY, post, startAgent, startGateway, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
@@ -141,6 +142,60 @@ describe("DESIGN §9 a caller's next turn", () => {
       expect(counts[0], `caller ${i} turn 0`).toBe(0);
       for (const later of counts.slice(1)) expect(later, `caller ${i}`).toBeGreaterThan(system.content.length);
     }
+  });
+});
+
+describe("DESIGN §9 on the Responses route and legacy completions: the same scope, the same report", () => {
+  interface Reported {
+    cached: number;
+    text: string;
+  }
+  /** A pinned request to `path` at temperature 0 with a seed: what its `usage` reports as cached, checked against
+   * the signed receipt, and the answer's text, as `read` finds them. */
+  async function ask(path: string, body: Record<string, unknown>, key: string, read: (answer: Record<string, unknown>) => Reported): Promise<Reported> {
+    const res = await post({ url: gw.url, key }, path, { model: "qwen3-4b", temperature: 0, seed: 3, provider: gw.providerId, ...body });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as Record<string, unknown> & { svc_receipt: { cached_tokens: number } };
+    const reported = read(answer);
+    expect(reported.cached).toBe(answer.svc_receipt.cached_tokens);
+    return reported;
+  }
+
+  type Send = (extra: Record<string, unknown>, key?: string) => Promise<Reported>;
+  /** What chat's tests above show, through `send`: a first turn is cold and the same turn again a hit with the cold
+   * run's answer; another prompt_cache_key or another key starts cold; cache_prompt false reuses and keeps nothing. */
+  async function keepsChatsRules(send: Send, name: string): Promise<void> {
+    const cold = await send({ prompt_cache_key: name, cache_prompt: false });
+    expect(cold.cached).toBe(0);
+    expect((await send({ prompt_cache_key: name })).cached).toBe(0);
+    const hit = await send({ prompt_cache_key: name });
+    expect(hit.cached).toBeGreaterThan(system.content.length);
+    expect(hit.text).toBe(cold.text);
+    expect((await send({ prompt_cache_key: `${name}-2` })).cached).toBe(0);
+    expect((await send({ prompt_cache_key: name }, SECOND_KEY)).cached).toBe(0);
+    expect((await send({ prompt_cache_key: name, cache_prompt: false })).cached).toBe(0);
+    // cache_prompt false left the scope's conversation as it was
+    expect((await send({ prompt_cache_key: name })).cached).toBeGreaterThan(system.content.length);
+  }
+
+  it("POST /v1/responses reports a hit as usage.input_tokens_details.cached_tokens, scoped and answered as chat's", async () => {
+    type Response = { usage: { input_tokens_details: { cached_tokens: number } }; output: { content?: unknown }[] };
+    const respond: Send = (extra, key = OPERATOR_KEY) =>
+      ask("/v1/responses", { instructions: system.content, input: "grace: read config.toml.", max_output_tokens: 16, ...extra }, key, (answer) => {
+        const response = answer as unknown as Response;
+        return { cached: response.usage.input_tokens_details.cached_tokens, text: JSON.stringify(response.output.map((item) => item.content)) };
+      });
+    await keepsChatsRules(respond, "grace");
+  });
+
+  it("POST /v1/completions caches a raw prompt under the caller's scope, reported as chat's", async () => {
+    type Completion = { usage: { prompt_tokens_details: { cached_tokens: number } }; choices: { text: string }[] };
+    const complete: Send = (extra, key = OPERATOR_KEY) =>
+      ask("/v1/completions", { prompt: `${system.content}\nheidi: read config.toml.`, max_tokens: 16, ...extra }, key, (answer) => {
+        const completion = answer as unknown as Completion;
+        return { cached: completion.usage.prompt_tokens_details.cached_tokens, text: completion.choices[0]!.text };
+      });
+    await keepsChatsRules(complete, "heidi");
   });
 });
 

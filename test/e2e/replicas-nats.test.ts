@@ -112,6 +112,28 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
     expect((await listed.done).data.at(-1)).toBe("[DONE]");
   }, 60_000);
 
+  it("a gateway alone keeps a conversation where its prompt cache is: with every provider idle, each next turn goes back to the first turn's provider and reuses its prefix", async () => {
+    const idle = (r: { busy: boolean; waiting: number } | undefined) => r?.busy === false && r.waiting === 0;
+    const turn = async (messages: { role: string; content: string }[]) => {
+      await Promise.all([p, x1, x2].map((agent) => waitForProvider(g, agent.providerId, idle)));
+      const res = await chat(g, { messages, prompt_cache_key: "over-nats", temperature: 0 });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens_details: { cached_tokens: number } } };
+      return { provider: res.headers.get("x-svc-provider"), text: body.choices[0]!.message.content, cached: body.usage.prompt_tokens_details.cached_tokens };
+    };
+    let conversation = [{ role: "system", content: "You are a coding agent. Tools: read_file(path), run(cmd). ".repeat(4) }, { role: "user", content: "Read config.toml." }];
+    const first = await turn(conversation);
+    expect(first.cached).toBe(0);
+    let last = first;
+    // least-recently-used alone would send each of these turns to another of the three idle providers
+    for (const user of ["Change the port.", "Now run the tests."]) {
+      conversation = [...conversation, { role: "assistant", content: last.text }, { role: "user", content: user }];
+      last = await turn(conversation);
+      expect(last.provider).toBe(first.provider);
+      expect(last.cached).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
   it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {
     const z = await replicas.agent(c.coordinatorUrl);
     await waitForProvider(g, z.providerId);

@@ -58,6 +58,22 @@ describe("DESIGN §9: a scope's next turn reuses its prefix and answers as a col
     expect(hit.text).toBe(again.text);
   });
 
+  it("an edit early in the conversation: only the tokens before it are reused, and the answer is the cold run's", async () => {
+    const scope = "e".repeat(64);
+    const one = await generate(engine, first, { cache_scope: scope });
+    const long = await generate(engine, next(first, one.text, "And the host?"), { cache_scope: scope });
+    // the first user message edited: the system prompt is all the two share
+    const edited: ChatMessage[] = [system, { role: "user", content: "Read the README and tell me the port." }];
+    const cold = await generate(engine, edited, { cache_prompt: false });
+    const hit = await generate(engine, edited, { cache_scope: scope });
+    expect(hit.done.cached_tokens).toBeGreaterThan(system.content!.length / 2);
+    expect(hit.done.cached_tokens).toBeLessThan(one.done.prompt_tokens - 1);
+    expect(hit.done.cached_tokens).toBeLessThan(long.done.cached_tokens);
+    expect(hit.text).toBe(cold.text);
+    // and what the edit left is now the scope's: the same prompt again reuses all but its last token
+    expect((await generate(engine, edited, { cache_scope: scope })).done.cached_tokens).toBe(hit.done.prompt_tokens - 1);
+  });
+
   it("sampling at temperature 0.9 with a seed, penalties and a JSON grammar give the same tokens on a hit", async () => {
     const cases: Partial<GenerateRequest>[] = [
       { temperature: 0.9, seed: 11 },
@@ -148,6 +164,25 @@ describe("DESIGN §9: bounds", () => {
     expect(engine.cachedConversations).toBe(1);
     await expect.poll(() => engine.cachedConversations, { timeout: 10_000 }).toBe(0);
     expect((await generate(engine, first, { cache_scope: scopeA })).done.cached_tokens).toBe(0);
+  });
+});
+
+describe("DESIGN §9: the cache goes with the model", () => {
+  it("when the model unloads after its keep-alive, the scope's next turn starts cold on the reloaded model", async () => {
+    const engine = engineWith({ keepAliveMs: 300 });
+    await generate(engine, first, { cache_scope: scopeA });
+    expect(engine.cachedConversations).toBe(1);
+    await expect.poll(() => engine.loadedAlias, { timeout: 10_000 }).toBeUndefined();
+    expect((await generate(engine, first, { cache_scope: scopeA })).done.cached_tokens).toBe(0);
+    expect(engine.loads).toBe(2);
+  });
+
+  it("when another model takes its place, and the first is loaded again, the scope's turn starts cold", async () => {
+    const engine = engineWith();
+    await generate(engine, first, { cache_scope: scopeA });
+    await generate(engine, first, { model: "caller", cache_scope: scopeA });
+    expect((await generate(engine, first, { cache_scope: scopeA })).done.cached_tokens).toBe(0);
+    expect(engine.loads).toBe(3);
   });
 });
 

@@ -1,11 +1,11 @@
 // DESIGN §9's cache scope at the gateway: an HMAC of the key id (and prompt_cache_key) under the gateway secret,
 // sealed as cache_scope; prompt_cache_key and cache_prompt parsed at the boundary.
 import { describe, expect, it } from "vitest";
-import { bodyScope, cacheScopes } from "../../../../gateway/keys/cache-scope.ts";
-import { MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../gateway/openai/chat-request.ts";
+import { bodyScope, cacheScopes, MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../gateway/keys/cache-scope.ts";
 import { parseSessionPlaintext } from "../../../../src/session/sealed-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
-import { parse } from "../../../fixtures/chat-request.ts";
+import { CATALOG, NONCE, parse } from "../../../fixtures/chat-request.ts";
+import { parseLegacyRequest } from "../../../../gateway/openai/legacy-request.ts";
 
 const scopeOf = cacheScopes("the-gateway-secret");
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };
@@ -52,6 +52,22 @@ describe("§2.1 prompt_cache_key and cache_prompt", () => {
     expect(off.body).not.toHaveProperty("cache_scope");
     expect(off.cacheScope).toBeUndefined();
     expect(parseFor({ ...base, cache_prompt: true }, "key_1").body).toEqual(parseFor(base, "key_1").body);
+  });
+
+  it("a legacy completion seals the caller's scope as chat does, prompt_cache_key refining it, none under cache_prompt false", () => {
+    const legacy = (body: Record<string, unknown>, keyId: string) =>
+      parseLegacyRequest(body, { catalog: CATALOG, nonce: NONCE, cacheScope: bodyScope(scopeOf, keyId, body) });
+    const raw = { model: "qwen3-4b", prompt: "def main():" };
+    expect(legacy(raw, "key_1").body.cache_scope).toBe(scopeOf("key_1", undefined));
+    expect(legacy(raw, "key_1").cacheScope).toBe(scopeOf("key_1", undefined));
+    expect(legacy({ ...raw, prompt_cache_key: "file-9" }, "key_1").body.cache_scope).toBe(scopeOf("key_1", "file-9"));
+    const off = legacy({ ...raw, cache_prompt: false }, "key_1");
+    expect(off.body).toMatchObject({ cache_prompt: false });
+    expect(off.body).not.toHaveProperty("cache_scope");
+    expect(off.cacheScope).toBeUndefined();
+    const long = catchApiError(() => legacy({ ...raw, prompt_cache_key: "k".repeat(MAX_PROMPT_CACHE_KEY_LENGTH + 1) }, "key_1"));
+    expect([long.status, long.code, long.param]).toEqual([400, "invalid_value", "prompt_cache_key"]);
+    expect(catchApiError(() => legacy({ ...raw, cache_prompt: "no" }, "key_1")).param).toBe("cache_prompt");
   });
 
   it("a prompt_cache_key past its bound, or of the wrong type, and a cache_prompt that is not a boolean are 400s naming the field", () => {
