@@ -37,7 +37,7 @@ import { Admins } from "./web/admins.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
 import { loadCookieSecret, Sessions } from "./web/session.ts";
-import { cacheScopes } from "./keys/cache-scope.ts";
+import { cacheScopes, scopeSecret } from "./keys/cache-scope.ts";
 
 export interface ServeOptions {
   host: string;
@@ -149,7 +149,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.openEnrollment && options.coordinatorUrl === undefined && options.floor !== "hardware") {
     options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
   }
+  let scopeKey: string;
   try {
+    scopeKey = await scopeSecret(store, gatewaySecret);
     if (options.coordinatorUrl === undefined && !options.noCoordinator) {
       coordinator = await startCoordinator({
         host: options.coordinatorHost ?? "127.0.0.1",
@@ -212,7 +214,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       reasoningFormat,
       bodyLimitBytes: BODY_LIMIT_BYTES,
-      scopeOf: cacheScopes(gatewaySecret),
+      scopeOf: cacheScopes(scopeKey),
       parser,
     },
     options.logger,

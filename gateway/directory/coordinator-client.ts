@@ -57,6 +57,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
       {
         open: () => this.log.info({ coordinator: url }, "connected to the coordinator"),
         message: (message) => this.dispatch(message),
+        affinity: (key, provider) => this.copy.remember(key, provider),
         closed: ({ error, wasOpen, retryMs }) => {
           this.copy.clear();
           for (const box of [...this.syncing, ...this.attestations.values(), ...[...this.sessions.values()].map((s) => s.box)]) box.fail(this.unreachable());
@@ -214,6 +215,8 @@ export class CoordinatorClient implements Directory, AttemptHost {
     const { alias } = request.entry;
     let provider!: DirectoryEntry;
     exclude = this.skipping(request, exclude, (skip) => (provider = this.copy.choose(id, { alias, floor: request.floor, pin: request.pin, affinity: request.affinity }, skip)));
+    // what the copy now remembers for the conversation, the other gateways learn too (a pin is not remembered)
+    if (request.affinity !== undefined && request.pin === undefined) this.link.shareAffinity?.(request.affinity, provider.id);
     const sealing = performance.now();
     request.timing?.add("route", sealing - routing);
     const bytes = Buffer.from(canonicalJson(request.body));

@@ -118,6 +118,11 @@ export class DirectoryCopy {
     return chosen.entry;
   }
 
+  /** Another gateway placed affinity key `key` on `provider`: its next turn through this one goes there too. */
+  remember(key: string, provider: string): void {
+    this.affinity.set(key, provider);
+  }
+
   /**
    * Admission from the copy, before the request costs any work: 503 overloaded when even the least loaded
    * eligible provider's queue is at the coordinator's cap; throws what routing throws when none is eligible.

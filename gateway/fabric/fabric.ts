@@ -16,6 +16,8 @@ export interface FabricHandlers {
   /** A message from the coordinator; undefined for one the fabric could not read. */
   message(message: ToGateway | undefined): void;
   closed(info: FabricClosed): void;
+  /** Another gateway placed a conversation's affinity key on `provider` (on NATS only). */
+  affinity?(key: string, provider: string): void;
 }
 
 /** The gateway's end of its link to a coordinator. */
@@ -23,6 +25,8 @@ export interface FabricLink {
   readonly connected: boolean;
   /** False when the link is down: the message was not sent. */
   send(message: FromGateway): boolean;
+  /** Tells the other gateways this one placed affinity key `key` on `provider`; absent where no other gateway hears. */
+  shareAffinity?(key: string, provider: string): void;
   close(): Promise<void>;
 }
 

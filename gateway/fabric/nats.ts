@@ -8,8 +8,9 @@ import { readToGateway, type FromGateway, type ToGateway } from "../../src/wire/
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 import { CoordinatorFeeds } from "./nats-feeds.ts";
 import {
-  ALL_FEEDS, coordinatorSubject, FEED_QUIET_MS, gatewaySubject, H_ASK, H_FROM, H_SEQ, HELLO_SUBJECT, PING_MS, providerSubject,
+  AFFINITY_SUBJECT, ALL_FEEDS, coordinatorSubject, FEED_QUIET_MS, gatewaySubject, H_ASK, H_FROM, H_SEQ, HELLO_SUBJECT, PING_MS, providerSubject,
 } from "../../src/wire/nats.ts";
+import { readAffinity } from "./nats-affinity.ts";
 
 /** How long NATS may be away (a node of the cluster died, the client moves to another) before requests fail 502. */
 const DOWN_GRACE_MS = 2_000;
@@ -107,6 +108,14 @@ export class NatsFabric implements Fabric {
         feeds.feed(c, seq, message, Date.now());
       },
     });
+    // the other gateways' placements, so a conversation's next turn finds its provider through any of them
+    const affinity = nc.subscribe(AFFINITY_SUBJECT, {
+      callback: (_err, msg) => {
+        if (!open || msg.headers?.get(H_FROM) === id) return;
+        const placed = readAffinity(msg.data);
+        if (placed) handlers.affinity?.(placed.k, placed.p);
+      },
+    });
     // each ping proves this gateway alive to the coordinator; "no responders" proves the coordinator dead, at once
     const pinger = setInterval(() => {
       if (!open) return;
@@ -173,12 +182,16 @@ export class NatsFabric implements Fabric {
         send(message);
         return true;
       },
+      shareAffinity: (key, provider) => {
+        if (open) nc.publish(AFFINITY_SUBJECT, JSON.stringify({ k: key, p: provider }), { headers: from() });
+      },
       close: async () => {
         closed = true;
         clearInterval(pinger);
         clearTimeout(downTimer);
         own.unsubscribe();
         feed.unsubscribe();
+        affinity.unsubscribe();
         down("closed");
       },
     };

@@ -1,12 +1,33 @@
 // Prompt-cache scopes (DESIGN §9): the name a provider keeps one caller's conversations under. An HMAC of the API
-// key's id (and OpenAI's `prompt_cache_key`) under a key derived from the gateway secret: the same caller gets the
-// same scope at every gateway sharing that secret, and a provider learns neither the key nor who the caller is.
-// Also the request fields that refine or refuse it, which every chat-like route parses alike.
-import { createHmac, hkdfSync } from "node:crypto";
+// key's id (and OpenAI's `prompt_cache_key`) under a key derived from the gateway's scope secret: the same caller
+// gets the same scope at every gateway sharing that secret (all of them on one PostgreSQL store), and a provider
+// learns neither the key nor who the caller is. Also the request fields that refine or refuse it, which every
+// chat-like route parses alike, and the key routing remembers a scope's provider by.
+import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { z } from "zod";
+import type { KeyStore } from "./key-store.ts";
 
 /** HKDF info: this key derived from the gateway secret is for cache scopes and nothing else. */
 const SCOPE_KEY_INFO = "svc-cache-scope/v1";
+
+/** The name of the scope secret on a store every gateway shares. */
+const SCOPE_SECRET = "cache-scope";
+
+/**
+ * The secret scopes are derived from: on a store every gateway shares (PostgreSQL), the one kept there, made by the
+ * first gateway to ask, so a caller's turns through any replica are one scope; else this gateway's own secret.
+ */
+export async function scopeSecret(store: Pick<KeyStore, "sharedSecret">, gatewaySecret: string): Promise<string> {
+  return store.sharedSecret ? await store.sharedSecret(SCOPE_SECRET, randomBytes(32).toString("base64url")) : gatewaySecret;
+}
+
+/**
+ * The key routing remembers a scope's provider by, per alias (DESIGN §9): a hash, so what the directory holds, and
+ * on NATS tells the other gateways, is not the scope a provider is sent.
+ */
+export function affinityKey(alias: string, scope: string): string {
+  return createHash("sha256").update(`${alias}\n${scope}`).digest("base64url");
+}
 
 /** A caller's scope from its key id and optional prompt_cache_key; 64 hex characters. */
 export type ScopeOf = (keyId: string, promptCacheKey: string | undefined) => string;

@@ -163,6 +163,11 @@ export interface KeyStore {
   budgetLeases?(): LeaseSource;
   /** The order of coordinators' claims on providers over NATS (PostgreSQL); absent, no coordinator may run on NATS. */
   claimEpochs?(): ClaimEpochs;
+  /**
+   * The secret named `name` that every gateway on this store shares (PostgreSQL): the first to ask stores `made`,
+   * the rest read it. Absent, each gateway has only its own.
+   */
+  sharedSecret?(name: string, made: string): Promise<string>;
   close(): Promise<void>;
 }
 

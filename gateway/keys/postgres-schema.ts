@@ -105,6 +105,9 @@ const MIGRATIONS: readonly string[] = [
   // provider ownership across coordinators on NATS (postgres-epochs.ts): each claim takes the next number, so the
   // later claim is the greater whatever the coordinators' clocks say
   `CREATE SEQUENCE svc_claim_epoch AS BIGINT;`,
+  // secrets every gateway on the database shares (PostgresKeyStore.sharedSecret): the prompt-cache scope key, so a
+  // caller's turns through any replica are one scope
+  `CREATE TABLE svc_shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at BIGINT NOT NULL);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

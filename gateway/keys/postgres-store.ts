@@ -1,7 +1,8 @@
 // The KeyStore for replicas (DESIGN §7): PostgreSQL through `pg`, chosen by `--database postgres://…`. The same
 // tables and hashing as SQLite; migrations run at open under an advisory lock; revocations reach every replica
 // through LISTEN/NOTIFY (postgres-revocations.ts). The connection and its 503 while the database is away are in
-// postgres-pool.ts, usage in postgres-usage.ts, shared rate limits in postgres-budgets.ts, claim epochs in postgres-epochs.ts.
+// postgres-pool.ts, usage in postgres-usage.ts, shared rate limits in postgres-budgets.ts, claim epochs in postgres-epochs.ts; the
+// secrets all gateways share are one table (svc_shared_secrets).
 import {
   KeyCapReached,
   OverridesByTable,
@@ -224,6 +225,13 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
 
   claimEpochs(): ClaimEpochs {
     return postgresEpochs((text) => this.query(text));
+  }
+
+  async sharedSecret(name: string, made: string): Promise<string> {
+    // two statements, so the read sees a row another replica committed while this insert waited on it
+    await this.query("INSERT INTO svc_shared_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING", [name, made, Date.now()]);
+    const [row] = await this.query("SELECT value FROM svc_shared_secrets WHERE name = $1", [name]);
+    return row!.value as string;
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@ import { ApiError } from "../../src/errors.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
 import { RECEIPT_NONCE_HEADER, type ChatRequest } from "./chat-request.ts";
 import { admitBeforeWork } from "./pre-admission.ts";
-import { bodyScope } from "../keys/cache-scope.ts";
+import { affinityKey, bodyScope } from "../keys/cache-scope.ts";
 import type { SessionEvent } from "../directory/directory.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import {
@@ -47,7 +47,7 @@ export function sessionOf(ctx: RouteContext, request: ChatRequest): () => AsyncI
   const { entry, pin, cacheScope } = request;
   // the conversation's way back to the provider that may hold its prompt cache (DESIGN §9); none when the caller
   // asked that nothing be kept
-  const affinity = cacheScope === undefined ? undefined : `${entry.alias}\n${cacheScope}`;
+  const affinity = cacheScope === undefined ? undefined : affinityKey(entry.alias, cacheScope);
   return () => directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
 }
 

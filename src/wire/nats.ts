@@ -17,6 +17,8 @@ export const HELLO_SUBJECT = "svc.hello";
 /** A coordinator that took provider `id`'s socket says so; an older holder closes its own (the newer wins). */
 export const claimSubject = (id: string): string => `svc.claim.${id}`;
 export const ALL_CLAIMS = "svc.claim.*";
+/** Every gateway: a placement another gateway made for a conversation's affinity key, `{"k": key, "p": provider}`. */
+export const AFFINITY_SUBJECT = "svc.affinity";
 
 /** Headers: the sender (gateway or coordinator id), the feed's sequence number, a claim's epoch, what a control message asks. */
 export const H_FROM = "svc-from";

@@ -180,4 +180,18 @@ describe("Replicas on NATS: claim epochs from the shared database", () => {
     expect(sqlite.claimEpochs).toBeUndefined();
     await sqlite.close();
   });
+
+  it("gateways on one database share one secret of a name: the first to ask keeps what it made, also when they ask at once; SQLite has none", async () => {
+    const database = await postgres.freshDatabase();
+    const stores = await Promise.all(Array.from({ length: 3 }, () => PostgresKeyStore.open(database)));
+    const together = await Promise.all(stores.map((store, i) => store.sharedSecret("cache-scope", `made-by-${i}`)));
+    expect(new Set(together).size).toBe(1);
+    expect(["made-by-0", "made-by-1", "made-by-2"]).toContain(together[0]);
+    expect(await stores[1]!.sharedSecret("cache-scope", "made-later")).toBe(together[0]);
+    expect(await stores[2]!.sharedSecret("another-name", "its-own")).toBe("its-own");
+    await Promise.all(stores.map((store) => store.close()));
+    const sqlite = await openKeyStore({ dataDir: join(dir, String(++dirs)) });
+    expect(sqlite.sharedSecret).toBeUndefined();
+    await sqlite.close();
+  });
 });

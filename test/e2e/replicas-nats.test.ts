@@ -112,11 +112,16 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
     expect((await listed.done).data.at(-1)).toBe("[DONE]");
   }, 60_000);
 
-  it("a gateway alone keeps a conversation where its prompt cache is: with every provider idle, each next turn goes back to the first turn's provider and reuses its prefix", async () => {
+  it("a conversation keeps its provider and its prompt cache through any gateway: with every provider idle, each next turn, sent through another replica, goes back to the first turn's provider and reuses its prefix", async () => {
     const idle = (r: { busy: boolean; waiting: number } | undefined) => r?.busy === false && r.waiting === 0;
+    // each gateway has a data dir (and gateway secret) of its own: the scope's secret is the database's, and the
+    // placement reaches the other gateways over NATS
+    const through = [g, a, b];
+    let turns = 0;
     const turn = async (messages: { role: string; content: string }[]) => {
-      await Promise.all([p, x1, x2].map((agent) => waitForProvider(g, agent.providerId, idle)));
-      const res = await chat(g, { messages, prompt_cache_key: "over-nats", temperature: 0 });
+      const gateway = through[turns++ % through.length]!;
+      await Promise.all([p, x1, x2].map((agent) => waitForProvider(gateway, agent.providerId, idle)));
+      const res = await chat(gateway, { messages, prompt_cache_key: "over-nats", temperature: 0 });
       expect(res.status).toBe(200);
       const body = (await res.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens_details: { cached_tokens: number } } };
       return { provider: res.headers.get("x-svc-provider"), text: body.choices[0]!.message.content, cached: body.usage.prompt_tokens_details.cached_tokens };
@@ -132,6 +137,11 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
       expect(last.provider).toBe(first.provider);
       expect(last.cached).toBeGreaterThan(0);
     }
+    // what the gateways told each other: a hash and the provider, never the key, the prompt_cache_key or a scope
+    const told = carried.filter((m) => m.subject === "svc.affinity").map((m) => JSON.parse(m.body) as { k: string; p: string });
+    expect(told.length).toBeGreaterThanOrEqual(3);
+    for (const message of told) expect(Object.keys(message).sort()).toEqual(["k", "p"]);
+    expect(told.at(-1)).toEqual({ k: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), p: first.provider });
   }, 60_000);
 
   it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {

@@ -96,6 +96,16 @@ describe("§4.1 Affinity: a conversation goes back to the provider that last ser
     expect(copy.choose("s_three001", { ...request, affinity: "k2" }, []).id).toBe(other);
   });
 
+  it("a placement another gateway made (remember) is preferred as this gateway's own would be", () => {
+    const copy = new DirectoryCopy();
+    twoIdle(copy);
+    // least-recently-used alone sends a fresh key to a (both never used, a joined first)
+    copy.remember("k1", hex("b"));
+    expect(copy.choose("s_one00001", { ...request, affinity: "k1" }, []).id).toBe(hex("b"));
+    copy.settle("s_one00001");
+    expect(copy.choose("s_two00001", { ...request, affinity: "k2" }, []).id).toBe(hex("a"));
+  });
+
   it("a busy affine provider is passed over at once, and the key follows the request to where it went", () => {
     const copy = new DirectoryCopy();
     twoIdle(copy);

@@ -1,7 +1,7 @@
 // DESIGN §9's cache scope at the gateway: an HMAC of the key id (and prompt_cache_key) under the gateway secret,
 // sealed as cache_scope; prompt_cache_key and cache_prompt parsed at the boundary.
 import { describe, expect, it } from "vitest";
-import { bodyScope, cacheScopes, MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../gateway/keys/cache-scope.ts";
+import { affinityKey, bodyScope, cacheScopes, MAX_PROMPT_CACHE_KEY_LENGTH, scopeSecret } from "../../../../gateway/keys/cache-scope.ts";
 import { parseSessionPlaintext } from "../../../../src/session/sealed-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { CATALOG, NONCE, parse } from "../../../fixtures/chat-request.ts";
@@ -11,6 +11,27 @@ const scopeOf = cacheScopes("the-gateway-secret");
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };
 // as the route does: the scope is read off the body before the parse
 const parseFor = (body: Record<string, unknown>, keyId: string) => parse(body, { cacheScope: bodyScope(scopeOf, keyId, body) });
+
+describe("DESIGN §9 cache scope: one secret for every gateway on a shared store", () => {
+  it("a store every gateway shares gives its secret, made by the first to ask; any other store leaves the gateway's own", async () => {
+    const kept = new Map<string, string>();
+    const shared = { sharedSecret: async (name: string, made: string) => (kept.has(name) ? kept.get(name)! : (kept.set(name, made), made)) };
+    const first = await scopeSecret(shared, "gateway-one");
+    expect(first).not.toBe("gateway-one");
+    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await scopeSecret(shared, "gateway-two")).toBe(first);
+    expect(await scopeSecret({}, "gateway-one")).toBe("gateway-one");
+  });
+
+  it("routing's affinity key is a hash of alias and scope: stable, per alias, and not the scope", () => {
+    const scope = scopeOf("key_1234", undefined);
+    const key = affinityKey("qwen3-4b", scope);
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(affinityKey("qwen3-4b", scope)).toBe(key);
+    expect(affinityKey("qwen3-8b", scope)).not.toBe(key);
+    expect(key).not.toContain(scope.slice(0, 16));
+  });
+});
 
 describe("DESIGN §9 cache scope: an HMAC, never the key", () => {
   it("is 64 hex characters, the same for the same key id and prompt_cache_key, and names neither", () => {
