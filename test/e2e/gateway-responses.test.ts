@@ -36,7 +36,7 @@ const tools = [{ type: "function" as const, name: "get_weather", description: "W
 const receiptProblems = (response: OpenAIResponse): string[] => verifySavedResponse(JSON.stringify(response), { providerId: gw.providerId }).problems;
 
 describe("Responses: one body", () => {
-  it("input as a string: a response object with one message item, usage and a v2 receipt covering the items", async () => {
+  it("input as a string: a response object with one message item, usage and a receipt covering the items", async () => {
     const response = await client.responses.create({ model: "qwen3-4b", input: "Say hello.", instructions: "Be brief.", max_output_tokens: 8, temperature: 0 });
     expect(response).toMatchObject({ object: "response", model: "qwen3-4b", instructions: "Be brief.", max_output_tokens: 8, store: false, previous_response_id: null });
     expect(response.id).toMatch(/^resp_[0-9a-f]{48}$/);
