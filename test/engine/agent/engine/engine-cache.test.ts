@@ -208,4 +208,20 @@ describe("DESIGN §9: an aborted session leaves nothing a later hit could read",
     await generate(engine, first, { cache_scope: scopeB });
     expect(hit.done.cached_tokens).toBe((await generate(engine, second, { cache_scope: scopeB })).done.cached_tokens);
   });
+
+  it("a session that fails mid-answer (its consumer stops, as when the link to the gateway breaks) leaves nothing either", async () => {
+    const [scopeC, scopeD] = ["c".repeat(64), "d".repeat(64)];
+    const one = await generate(engine, first, { cache_scope: scopeC });
+    const second = next(first, one.text, "And the timeout?");
+    const cold = await generate(engine, second, { cache_prompt: false });
+    let pieces = 0;
+    for await (const event of engine.generate(askEngine({ messages: second, max_tokens: 24, temperature: 0, seed: 7, cache_scope: scopeC }))) {
+      if (event.type === "delta" && ++pieces === 3) break;
+    }
+    expect(pieces).toBe(3);
+    const hit = await generate(engine, second, { cache_scope: scopeC });
+    expect(hit.text).toBe(cold.text);
+    await generate(engine, first, { cache_scope: scopeD });
+    expect(hit.done.cached_tokens).toBe((await generate(engine, second, { cache_scope: scopeD })).done.cached_tokens);
+  });
 });
