@@ -43,7 +43,7 @@ export interface EngineResult {
 
 /**
  * Raw node-llama-cpp: load, one sequence, evaluate the rendered prompt with the engine's sampler options (the same
- * chain: greedy at temperature 0, no top-k, top-p 1, min-p 0, the same seed), stop at EOG or the budget, and
+ * chain: greedy at temperature 0, no top-k, top-p 1, min-p 0, the same seed), stop at EOG (evaluate() does) or the budget, and
  * decode the answer's text once at the end.
  */
 async function rawRunner(path: string, threads: number): Promise<Side> {
@@ -62,8 +62,8 @@ async function rawRunner(path: string, threads: number): Promise<Side> {
     const prompt = renderPrompt(model, wrapper, messages);
     const out = [];
     let first = 0;
+    // evaluate() ends by itself at an end-of-generation token, without yielding it
     for await (const token of sequence.evaluate(prompt, options)) {
-      if (model.isEogToken(token)) break;
       if (out.length === 0) first = performance.now();
       out.push(token);
       if (out.length >= maxTokens) break;

@@ -8,7 +8,7 @@ import type { ModelStore } from "../models/store.ts";
 import { Slots } from "./slots.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
 import { LoadedEmbedder } from "./embedder.ts";
-import { runTurn, type Loaded } from "./generation.ts";
+import { runTurn, type Held, type Loaded } from "./generation.ts";
 import { clearExpired } from "./cached-sequence.ts";
 import { createCachedContext } from "./cache-context.ts";
 
@@ -82,18 +82,30 @@ export class Engine implements InferenceEngine, Embeds {
     return this.options.threads ?? defaultThreads();
   }
 
-  /** Streams the turn's answer pieces, then one `done` record. Throws the signal's reason when aborted. */
-  async *generate(turn: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
+  /**
+   * Streams the turn's answer pieces, then one `done` record. Throws the signal's reason when aborted. The turn's
+   * own generator is returned, holding the engine while it runs: a generator layer here would cost every token.
+   */
+  generate(turn: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
+    return runTurn(() => this.hold(turn.request.model, signal), turn, signal, (plan) => this.grammarFor(plan));
+  }
+
+  /** The engine for one generation: its turn taken, the alias loaded; released when the generation ends. */
+  private async hold(alias: string, signal: AbortSignal | undefined): Promise<Held> {
     const release = await this.turn.acquire(signal);
     clearTimeout(this.idleTimer);
-    try {
-      const loaded = await this.load(turn.request.model);
-      signal?.throwIfAborted();
-      yield* runTurn(loaded, turn, signal, (plan) => this.grammarFor(plan));
-    } finally {
+    const done = () => {
       release();
       this.scheduleUnload();
       this.scheduleExpiry();
+    };
+    try {
+      const loaded = await this.load(alias);
+      signal?.throwIfAborted();
+      return { loaded, release: done };
+    } catch (err) {
+      done();
+      throw err;
     }
   }
 

@@ -36,112 +36,127 @@ export interface Loaded {
   keeps: boolean;
 }
 
-/** One session on the loaded model: the prompt, checked against the room the context leaves, then its answer
- * streamed as events and a `done` record; the scope's cached prefix is reused and kept only when the session ends whole. */
-export async function* runTurn(loaded: Loaded, turn: Turn, signal: AbortSignal | undefined, grammarFor: (plan: TurnGrammar) => Promise<LlamaGrammar>): AsyncGenerator<GenerateEvent, void, void> {
-  const { model } = loaded;
-  const { request } = turn;
-  const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, turn);
-  const { contextSize } = loaded.context;
-  const room = contextSize - prompt.length;
-  if (room < 1) {
-    throw new ApiError(
-      "context_length_exceeded",
-      `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${contextSize} tokens of prompt and answer together.`,
-      { param: request.prompt === undefined ? "messages" : "prompt" },
-    );
-  }
-  // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit
-  if (request.max_tokens !== undefined && request.max_tokens > room) {
-    throw new ApiError(
-      "context_length_exceeded",
-      noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: contextSize }),
-      { param: "max_tokens" },
-    );
-  }
-  // unasked, the default yields to the context, as OpenAI fills what is left
-  const budget = Math.min(answerTokenCap(request), room);
-  const answer: Token[] = [];
-  const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
-  const options = samplerOptions(request, sampler);
-  const keepAnswer = penalised(request);
-  const text = new TokenText(model);
-  const parsed = turn.answer.parsedReasoning === true;
-  const stream = new AnswerStream(turn.answer);
-  loaded.argumentBan ??= turn.answer.tools ? argumentTokenBan(model) : undefined;
-  toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
-  let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
-  if (turn.grammar !== undefined) {
-    const grammar = await grammarFor(turn.grammar);
-    // a JSON answer's grammar and a forced turn's hold from the first token; "auto" waits for `<tool_call>`
-    if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
-    else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
-  }
-  // llama.cpp's grammar passes some invalid UTF-8, which the answer would read as U+FFFD (utf8-guard.ts)
-  const utf8 = turn.grammar === undefined ? undefined : guardUtf8(model, options);
-  // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
-  let json = turn.grammar?.when === "json" ? "" : undefined;
-  let completion = 0;
-  let reasoningTokens = 0;
-  // evaluate() ends on its own only when the model samples an end-of-generation token
-  let finish: FinishReason = budget > 0 ? "stop" : "length";
-  // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
-  const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
-  const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt);
-  let ended = false;
+/** The loaded model, held for one session until `release`. */
+export interface Held {
+  loaded: Loaded;
+  release(): void;
+}
+
+/**
+ * One session: the engine held (`hold`), then the prompt, checked against the room the context leaves, and its answer
+ * streamed as events and a `done` record; the scope's cached prefix is reused and kept only when the session ends
+ * whole. One generator from the hold to the release: each generator layer an event passes through costs every token.
+ */
+export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: AbortSignal | undefined, grammarFor: (plan: TurnGrammar) => Promise<LlamaGrammar>): AsyncGenerator<GenerateEvent, void, void> {
+  const { loaded, release } = await hold();
   try {
-    generation: if (budget > 0) {
-      for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
-        if (signal?.aborted || model.isEogToken(token)) break;
-        // like llama-server, the tokens that made up a stop sequence count as completion tokens
-        completion++;
-        if (keepAnswer) answer.push(token);
-        utf8?.push(token);
-        const piece = text.push(token);
-        if (json !== undefined) {
-          json += piece;
-          // the grammar's value is complete once its trailing newlines begin; it would only add more of them
-          if (json.endsWith(JSON_GRAMMAR_END)) break;
-        } else {
-          const wasReasoning = stream.inReasoning;
-          const events = stream.push(piece);
-          if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
-          trigger?.(piece, stream);
-          for (const event of events) {
-            if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
-            yield event;
+    const { model } = loaded;
+    const { request } = turn;
+    const prompt = renderTurnPrompt(model, loaded.wrapper, loaded.alias, turn);
+    const { contextSize } = loaded.context;
+    const room = contextSize - prompt.length;
+    if (room < 1) {
+      throw new ApiError(
+        "context_length_exceeded",
+        `The prompt is ${prompt.length} tokens; ${loaded.alias} serves at most ${contextSize} tokens of prompt and answer together.`,
+        { param: request.prompt === undefined ? "messages" : "prompt" },
+      );
+    }
+    // as OpenAI does, and unlike llama-server's silent cap: a caller who asks for more than fits is told the limit
+    if (request.max_tokens !== undefined && request.max_tokens > room) {
+      throw new ApiError(
+        "context_length_exceeded",
+        noRoomMessage({ asked: request.max_tokens, prompt: prompt.length, alias: loaded.alias, room, context: contextSize }),
+        { param: "max_tokens" },
+      );
+    }
+    // unasked, the default yields to the context, as OpenAI fills what is left
+    const budget = Math.min(answerTokenCap(request), room);
+    const answer: Token[] = [];
+    const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
+    const options = samplerOptions(request, sampler);
+    const keepAnswer = penalised(request);
+    const text = new TokenText(model);
+    const parsed = turn.answer.parsedReasoning === true;
+    const stream = new AnswerStream(turn.answer);
+    loaded.argumentBan ??= turn.answer.tools ? argumentTokenBan(model) : undefined;
+    toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
+    let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
+    if (turn.grammar !== undefined) {
+      const grammar = await grammarFor(turn.grammar);
+      // a JSON answer's grammar and a forced turn's hold from the first token; "auto" waits for `<tool_call>`
+      if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
+      else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
+    }
+    // llama.cpp's grammar passes some invalid UTF-8, which the answer would read as U+FFFD (utf8-guard.ts)
+    const utf8 = turn.grammar === undefined ? undefined : guardUtf8(model, options);
+    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
+    let json = turn.grammar?.when === "json" ? "" : undefined;
+    let completion = 0;
+    let reasoningTokens = 0;
+    // evaluate() ends on its own only when the model samples an end-of-generation token
+    let finish: FinishReason = budget > 0 ? "stop" : "length";
+    // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
+    const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
+    const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt);
+    let ended = false;
+    try {
+      generation: if (budget > 0) {
+        for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
+          // evaluate() ends by itself at an end-of-generation token, without yielding it
+          if (signal?.aborted) break;
+          // like llama-server, the tokens that made up a stop sequence count as completion tokens
+          completion++;
+          if (keepAnswer) answer.push(token);
+          utf8?.push(token);
+          const piece = text.push(token);
+          if (json !== undefined) {
+            json += piece;
+            // the grammar's value is complete once its trailing newlines begin; it would only add more of them
+            if (json.endsWith(JSON_GRAMMAR_END)) break;
+          } else {
+            const wasReasoning = stream.inReasoning;
+            const events = stream.push(piece);
+            if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
+            trigger?.(piece, stream);
+            for (const event of events) {
+              if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
+              yield event;
+            }
+            if (stream.stopped) break;
           }
-          if (stream.stopped) break;
-        }
-        if (completion >= budget) {
-          finish = "length";
-          break;
+          if (completion >= budget) {
+            finish = "length";
+            break;
+          }
         }
       }
+      signal?.throwIfAborted();
+      if (json !== undefined) {
+        json += text.flush();
+        const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
+        if (content !== "") yield { type: "delta", text: content };
+      } else {
+        const rest = stream.stopped ? [] : stream.push(text.flush());
+        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
+        if (stream.stopped) finish = "stop";
+        if (finish === "stop" && stream.started > 0) finish = "tool_calls";
+      }
+      ended = true; // the conversation is whole now, whatever the consumer does with the record
+      yield {
+        type: "done",
+        prompt_tokens: prompt.length,
+        cached_tokens: cached,
+        completion_tokens: completion,
+        finish_reason: finish,
+        ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
+        model_sha256: loaded.sha256,
+      };
+    } finally {
+      // kept only for the same scope, and only whole: an aborted or failed session leaves nothing a later hit could read
+      await end(ended);
     }
-    signal?.throwIfAborted();
-    if (json !== undefined) {
-      json += text.flush();
-      const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
-      if (content !== "") yield { type: "delta", text: content };
-    } else {
-      const rest = stream.stopped ? [] : stream.push(text.flush());
-      for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
-      if (stream.stopped) finish = "stop";
-      if (finish === "stop" && stream.started > 0) finish = "tool_calls";
-    }
-    ended = true; // the conversation is whole now, whatever the consumer does with the record
-    yield {
-      type: "done",
-      prompt_tokens: prompt.length,
-      cached_tokens: cached,
-      completion_tokens: completion,
-      finish_reason: finish,
-      ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
-      model_sha256: loaded.sha256,
-    };
   } finally {
-    // kept only for the same scope, and only whole: an aborted or failed session leaves nothing a later hit could read
-    await end(ended);
+    release();
   }
 }

@@ -3,7 +3,7 @@
 // whole, and the deltas add up to the text.
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { ByteText, NativeText, TokenText, type TextOfTokens } from "../../../../../agent/engine/answer/token-text.ts";
+import { ByteText, HeldBytes, NativeText, TokenText, type TextOfTokens } from "../../../../../agent/engine/answer/token-text.ts";
 import { ByteTable } from "../../../../../agent/engine/token-bytes.ts";
 
 /** Token n is byte n; like SentencePiece, the first token of a decode loses a leading space. */
@@ -84,7 +84,46 @@ describe("TokenText", () => {
     expect(tokensOf("\uFEFFhi").map((t) => text.push(t)).join("") + text.flush()).toBe("\uFEFFhi");
   });
 
+  it("a token that is whole characters is its own text only while no character is held: after a cut one, the decoder reads it", () => {
+    const table = ByteTable.of([Uint8Array.of(0xe2, 0x82), Uint8Array.of(0xac), new TextEncoder().encode("€"), Uint8Array.of(0xac, 0x41)]);
+    const text = new ByteText(table);
+    expect([2, 0, 1, 0, 2, 0, 3, 2].map((t) => text.push(t as Token))).toEqual(["€", "", "€", "", "\uFFFD€", "", "€A", "€"]);
+  });
+
   it("the byte table refuses a token outside the vocabulary, as llama.cpp's decode does", () => {
     expect(() => new ByteText(BYTES).push(256 as Token)).toThrow(RangeError);
+  });
+});
+
+/** Bytes where UTF-8's rules turn: leads, continuation bounds (E0, ED, F0, F4 narrow them), and bytes never valid. */
+const EDGES = [0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xed, 0xef, 0xf0, 0xf3, 0xf4, 0xf5, 0xff];
+
+describe("HeldBytes", () => {
+  it("says whether a streaming TextDecoder holds bytes, after every byte of 500 random sequences of UTF-8's edge bytes", () => {
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let run = 0; run < 500; run++) {
+      const bytes = Array.from({ length: 1 + random(12) }, () => EDGES[random(EDGES.length)]!);
+      const held = new HeldBytes();
+      bytes.forEach((byte, i) => {
+        held.push(Uint8Array.of(byte));
+        const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+        decoder.decode(Uint8Array.from(bytes.slice(0, i + 1)), { stream: true });
+        expect(held.any, bytes.slice(0, i + 1).map((b) => b.toString(16)).join(" ")).toBe(decoder.decode() !== "");
+      });
+    }
+  });
+
+  it("the byte table's deltas add up to one decode of all the bytes, tokens of one byte and of whole characters mixed", () => {
+    const pieces = [...EDGES.map((b) => Uint8Array.of(b)), ...["€", "é", "😀", "a", ""].map((t) => new TextEncoder().encode(t))];
+    const table = ByteTable.of(pieces);
+    let seed = 11;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let run = 0; run < 500; run++) {
+      const tokens = Array.from({ length: 1 + random(16) }, () => random(pieces.length) as Token);
+      const text = new ByteText(table);
+      const whole = new TextDecoder("utf-8", { ignoreBOM: true }).decode(Uint8Array.from(tokens.flatMap((t) => [...pieces[t]!])));
+      expect(tokens.map((t) => text.push(t)).join("") + text.flush()).toBe(whole);
+    }
   });
 });
