@@ -206,7 +206,7 @@ export async function agentBench(dir: string, tiny: WrittenTinyCatalog, quick: b
         ? `${turns} turns, each adding a tool call, its result and a user message (about 900 tokens), streamed at temperature 0 with max_tokens ${ANSWER_TOKENS}, ` +
           `through HTTP → gateway → agent process (tiny GGUF), pinned to one agent per configuration; callers (one API key each) take turns one after another, and every configuration takes turn t before any takes turn t + 1; ` +
           `${rounds} round${rounds === 1 ? "" : "s"} of the whole conversation (fresh keys, a cold cache); TTFT is the median over callers and rounds, token counts the means. cached tokens: usage.prompt_tokens_details.cached_tokens (0 when absent). ` +
-          `cached / prompt is at most (prompt − the turn's ~880 new tokens) / prompt (0.67 on turn 2, 0.81 over turns 2–8); ` +
+          `cached / prompt is at most (prompt − the turn's ~880 new tokens) / prompt (0.67 on turn 2; 0.83 of turns 2–8's prompt tokens together); ` +
           `cached / previous prompt is the share of the last turn's prompt (what the cache could serve) that was served. ` +
           `The anchor runs in the bench process: LlamaChatSession on one context sequence, given the same conversation (Qwen3's tool wrapper, the history set, the question prompted); ` +
           `its prompt tokens are the context's tokens at its first answer token, and its cached tokens those it kept from the turn before.`
