@@ -129,6 +129,7 @@ export function agentProgram(): Command {
         releaseManifestPath: flags.releaseManifest,
         name: flags.name,
         threads: flags.threads,
+        contextSize: flags.contextSize,
         promptCache: { gb: flags.promptCacheGb, ttlMs: flags.promptCacheTtl * 1000 },
         heartbeatMs: flags.heartbeatMs,
         token,

@@ -1,15 +1,22 @@
 // The flags `svc-agent start` takes, declared once: `start` runs with them, `service install` writes them into the
 // service file and `doctor` takes those it checks, so the three can never drift apart.
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
 import { collect, existingModelFile, nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from "../../src/process/cli-options.ts";
 import { DEFAULT_MODELS_DIR } from "../models/store.ts";
+import { DEFAULT_CONTEXT_SIZE, MIN_CONTEXT_SIZE } from "../engine/context-size.ts";
 import { DEFAULT_LOG_MAX_MB } from "./log-file.ts";
 import { PACKAGE_ROOT } from "../../src/process/package-root.ts";
 
 /** A release ships its signed manifest here; `--release-manifest` points elsewhere. */
 export const BUNDLED_MANIFEST_PATH = join(PACKAGE_ROOT, "release-manifest.json");
+
+const contextSize = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < MIN_CONTEXT_SIZE) throw new InvalidArgumentError(`expected a whole number of tokens, ${MIN_CONTEXT_SIZE} or more`);
+  return n;
+};
 
 export interface StartFlags {
   coordinator: string;
@@ -24,6 +31,7 @@ export interface StartFlags {
   token?: string;
   tokenFile?: string;
   threads?: number;
+  contextSize?: number;
   promptCacheGb?: number;
   promptCacheTtl: number;
   shutdownGraceMs: number;
@@ -100,6 +108,11 @@ const START_FLAGS: readonly StartFlag[] = [
     conflicts: "token",
   },
   { flags: "--threads <n>", help: "llama.cpp CPU threads", parse: positiveInteger },
+  {
+    flags: "--context-size <tokens>",
+    help: `tokens of prompt and answer one session may hold, at most the model's training context (default ${DEFAULT_CONTEXT_SIZE}); each cached conversation takes as many`,
+    parse: contextSize,
+  },
   {
     flags: "--prompt-cache-gb <n>",
     help: "memory for callers' cached conversations, each kept apart (default: a quarter of what the model leaves; 0: off)",

@@ -28,6 +28,8 @@ export interface StartAgentOptions {
   releaseManifestPath?: string;
   name?: string;
   threads?: number;
+  /** `--context-size`: tokens one session may hold (undefined: the engine's default). */
+  contextSize?: number;
   /** `--prompt-cache-gb` (undefined: the default share) and `--prompt-cache-ttl`. */
   promptCache?: { gb?: number; ttlMs: number };
   heartbeatMs: number;
@@ -65,7 +67,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     ? syntheticSetup(options, store, catalog)
     : {
         aliases: await pinnedAliases(store, options),
-        engine: new Engine({ store, threads: options.threads, memoryGb: options.memoryGb, promptCacheGb: options.promptCache?.gb, promptCacheTtlMs: options.promptCache?.ttlMs, log }),
+        engine: new Engine({ store, threads: options.threads, contextSize: options.contextSize, memoryGb: options.memoryGb, promptCacheGb: options.promptCache?.gb, promptCacheTtlMs: options.promptCache?.ttlMs, log }),
         release: releaseEvidence(options.releaseManifestPath),
       };
   const daemon = new AgentDaemon({

@@ -16,7 +16,8 @@ export type { ChatMessage } from "../../src/session/sealed-request.ts";
 export type { GenerateEvent } from "./inference.ts";
 
 export const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
-export const DEFAULT_CONTEXT_SIZE = 8192;
+import { DEFAULT_CONTEXT_SIZE } from "./context-size.ts";
+export { DEFAULT_CONTEXT_SIZE };
 /** How long a caller's conversation stays in the prompt cache after its last session (`--prompt-cache-ttl`). */
 export const DEFAULT_PROMPT_CACHE_TTL_MS = 5 * 60_000;
 /** Compiled response_format grammars kept, by schema text (a client sends the same few schemas again and again). */
@@ -28,7 +29,7 @@ export interface EngineOptions {
   threads?: number;
   /** Unload a model after this long unused (default 5 minutes; no command-line flag sets it). */
   keepAliveMs?: number;
-  /** Context window per session, capped by the model's training context. */
+  /** Context window per session (`--context-size`), capped by the model's training context. */
   contextSize?: number;
   /** node-llama-cpp GPU backend: "auto" picks Metal on a Mac, CPU where there is none. */
   gpu?: "auto" | "metal" | "cuda" | "vulkan" | false;

@@ -39,6 +39,11 @@ describe("Command lines", () => {
       "svc-gateway: option '--admin-emails <list>' argument 'ops@example.org, nope' is invalid. \"nope\" is not an email address; see --help\n",
     ],
     ["svc-gateway", ["keys", "usage", "--days", "0"], "svc-gateway: option '--days <n>' argument '0' is invalid. expected a positive integer; see --help\n"],
+    [
+      "svc-agent",
+      ["start", "--context-size", "100"],
+      "svc-agent: option '--context-size <tokens>' argument '100' is invalid. expected a whole number of tokens, 512 or more; see --help\n",
+    ],
   ] as const)("%s %j is one line, exit 64", async (bin, args, line) => {
     const result = await runCli(bin, [...args]);
     expect([result.code, result.stderr, result.stdout]).toEqual([64, line, ""]);

@@ -10,6 +10,8 @@ import { readSse } from "../../harness/sse.ts";
 const SECOND_KEY = "sk-svc_operator-second-key-9876543210";
 /** The bounded agent's TTL (s): long enough for a request to follow another on a loaded machine. */
 const TTL_S = 6;
+/** The bounded agent's `--context-size`: a quarter of the default. */
+const CONTEXT = 2048;
 
 interface Message {
   role: string;
@@ -22,11 +24,11 @@ interface Answer {
 }
 
 let gw: GatewayProcess;
-/** An agent that keeps one conversation (a budget below one sequence) for TTL_S seconds. */
+/** An agent that keeps one conversation (a budget below one sequence) for TTL_S seconds, in a context of CONTEXT tokens. */
 let bounded: AgentProcess;
 beforeAll(async () => {
   gw = await startGateway({ env: { SVC_OPERATOR_KEYS: `${OPERATOR_KEY},${SECOND_KEY}` } });
-  bounded = await startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--prompt-cache-gb", "0.000000001", "--prompt-cache-ttl", String(TTL_S)] });
+  bounded = await startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--prompt-cache-gb", "0.000000001", "--prompt-cache-ttl", String(TTL_S), "--context-size", String(CONTEXT)] });
   await gw.waitForLog((l) => l.msg === "agent advertising" && l.provider === bounded.providerId);
 });
 afterAll(async () => {
@@ -199,7 +201,7 @@ describe("DESIGN §9 on the Responses route and legacy completions: the same sco
   });
 });
 
-describe("DESIGN §9 bounds, on an agent given --prompt-cache-gb 0.000000001 --prompt-cache-ttl 6", () => {
+describe("DESIGN §9 bounds, on an agent given --prompt-cache-gb 0.000000001 --prompt-cache-ttl 6 --context-size 2048", () => {
   const on = (messages: Message[], extra: Record<string, unknown> = {}) => turn(messages, extra, OPERATOR_KEY, bounded.providerId);
 
   it("a budget below one sequence keeps one conversation: a second scope evicts the first", async () => {
@@ -208,6 +210,18 @@ describe("DESIGN §9 bounds, on an agent given --prompt-cache-gb 0.000000001 --p
     expect((await on(messages, { prompt_cache_key: "erin-1" })).cached).toBeGreaterThan(0);
     await on(messages, { prompt_cache_key: "erin-2" });
     expect((await on(messages, { prompt_cache_key: "erin-1" })).cached).toBe(0);
+  });
+
+  it("--context-size bounds a session: a prompt past it is the SPEC's 400 context_length_exceeded, which the default agent serves", async () => {
+    // about 3,000 tokens (the tiny model's tokenizer is byte-level): past 2,048, well within the default 8,192
+    const long: Message[] = [{ role: "user", content: "Read the logs again. ".repeat(150) }];
+    const refused = await post({ url: gw.url, key: OPERATOR_KEY }, "/v1/chat/completions", { model: "qwen3-4b", messages: long, max_tokens: 4, provider: bounded.providerId });
+    expect(refused.status).toBe(400);
+    const { error } = (await refused.json()) as { error: { code: string; param: string; message: string } };
+    expect([error.code, error.param]).toEqual(["context_length_exceeded", "messages"]);
+    // the gateway's own words, never the provider's (DESIGN §8)
+    expect(error.message).toBe(`The prompt and its answer do not fit the model's context on provider ${bounded.providerId}; shorten the messages or lower max_tokens.`);
+    expect((await turn(long, { max_tokens: 4 })).prompt).toBeGreaterThan(CONTEXT);
   });
 
   it("a conversation is gone once its TTL has passed", async () => {
