@@ -29,10 +29,30 @@ export const TOOLS = [
   },
 ];
 
+/** What a conversation opens with: its system prompt's length, and the context the agent and the anchor give it. */
+export interface Shape {
+  /** Lines of an operating manual in the system prompt, about 75 tokens each. */
+  manualLines: number;
+  /** `--context-size` for the agent and the anchor's context. */
+  contextSize: number;
+}
+
+/** Section 7's conversation: a short system prompt, turn 1 about 1,760 tokens, turn 8 about 7,950. */
+export const SHORT: Shape = { manualLines: 0, contextSize: 8192 };
+/**
+ * A coding agent's opening: about 6,000 tokens more of system prompt (coding agents' instructions and tool
+ * definitions run to 10,000 and more), turn 1 about 7,700 tokens, turn 8 about 13,900.
+ */
+export const LONG_PREFIX: Shape = { manualLines: 80, contextSize: 16_384 };
+
+const manual = (caller: number, lines: number) =>
+  Array.from({ length: lines }, (_, i) => `Manual rule ${i + 1} for caller ${caller}: check gauge ${(i * 37 + caller) % 997} before valve ${(i * 11) % 89}, then log it.`).join("\n");
+
 /** The messages a caller sends on turn `turn` (1-based): the history so far, then this turn's call, result and question. */
-export function conversation(caller: number, turn: number): Message[] {
+export function conversation(caller: number, turn: number, shape: Shape = SHORT): Message[] {
+  const rules = shape.manualLines > 0 ? `\n${manual(caller, shape.manualLines)}` : "";
   const messages: Message[] = [
-    { role: "system", content: `You are a station assistant for caller ${caller}. Use read_gauges to read the gauges before you answer.` },
+    { role: "system", content: `You are a station assistant for caller ${caller}. Use read_gauges to read the gauges before you answer.${rules}` },
     { role: "user", content: `Start of shift.\n${block(caller, 0, 1)}` },
   ];
   for (let t = 1; t <= turn; t++) {
