@@ -1,6 +1,7 @@
 // Where an agent turn's time to first token goes inside the agent (issue 30): section 7's conversation (one caller,
 // cache on) through the engine in this process, with each step before the first token timed on its own, next to
-// node-llama-cpp's LlamaChatSession on the same GGUF. `npx tsx bench/profile-turns.ts [--turns 8] [--rounds 3]`.
+// node-llama-cpp's LlamaChatSession on the same GGUF. `npx tsx bench/profile-turns.ts [--turns 8] [--rounds 3]
+// [--long-prefix]` (section 7e's conversation, after a coding agent's long system prompt).
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -13,10 +14,11 @@ import { ModelStore } from "../agent/models/store.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { openRequest, sealingKeyPair, sealRequest } from "../src/crypto/seal.ts";
 import { parseSessionPlaintext } from "../src/session/sealed-request.ts";
-import { conversation, TOOLS } from "./agent-conversation.ts";
+import { conversation, LONG_PREFIX, SHORT, TOOLS } from "./agent-conversation.ts";
 import { openAnchor } from "./agent-turns.ts";
 
-const { values } = parseArgs({ options: { turns: { type: "string", default: "8" }, rounds: { type: "string", default: "3" } } });
+const { values } = parseArgs({ options: { turns: { type: "string", default: "8" }, rounds: { type: "string", default: "3" }, "long-prefix": { type: "boolean", default: false } } });
+const shape = values["long-prefix"] ? LONG_PREFIX : SHORT;
 const turns = Number(values.turns);
 const rounds = Number(values.rounds);
 
@@ -44,12 +46,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 interface Steps { body: number; plan: number; render: number; tokenize: number; toEval: number; prefill: number; ttft: number; prompt: number; cached: number }
 
 async function engineRound(scope: string): Promise<Steps[]> {
-  const engine = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir }), gpu: false });
+  const engine = new Engine({ store: new ModelStore({ catalog: tiny.catalog, modelsDir: tiny.modelsDir }), gpu: false, contextSize: shape.contextSize });
   const out: Steps[] = [];
   try {
     for await (const _ of engine.generate(planTurn({ model: alias, messages: [{ role: "user", content: "warm up" }], max_tokens: 1, temperature: 0 }))) void _;
     for (let turn = 1; turn <= turns; turn++) {
-      const request = { model: alias, messages: conversation(0, turn), tools: TOOLS, max_tokens: 8, temperature: 0, cache_scope: scope } as unknown as GenerateRequest;
+      const request = { model: alias, messages: conversation(0, turn, shape), tools: TOOLS, max_tokens: 8, temperature: 0, cache_scope: scope } as unknown as GenerateRequest;
       // what grows with the body on the way in: the caller's JSON read, sealed to the agent, opened and parsed there
       const b0 = performance.now();
       const text = JSON.stringify({ ...request, cache_scope: undefined });
@@ -88,7 +90,7 @@ try {
   const anchorRuns: { ttftMs: number; prompt: number; cached: number }[][] = [];
   for (let r = 0; r < rounds; r++) {
     engineRuns.push(await engineRound(`${"a".repeat(60)}${r.toString(16).padStart(4, "0")}`));
-    const side = await openAnchor(tiny);
+    const side = await openAnchor(tiny, shape);
     const run = [];
     for (let t = 1; t <= turns; t++) run.push(await side.turn(t));
     await side.close();
