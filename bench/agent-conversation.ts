@@ -1,5 +1,6 @@
 // Bench section 7's conversation (issue 30): an agent's turns, each resending the whole history plus a tool call, its
 // result and a user message (about 880 tokens on the tiny model's byte-level tokenizer), deterministic per caller.
+import { DEFAULT_CONTEXT_SIZE } from "../agent/engine/context-size.ts";
 
 export const ANSWER_TOKENS = 8;
 /**
@@ -38,7 +39,7 @@ export interface Shape {
 }
 
 /** Section 7's conversation: a short system prompt, turn 1 about 1,760 tokens, turn 8 about 7,950. */
-export const SHORT: Shape = { manualLines: 0, contextSize: 8192 };
+export const SHORT: Shape = { manualLines: 0, contextSize: DEFAULT_CONTEXT_SIZE };
 /**
  * A coding agent's opening: about 6,000 tokens more of system prompt (coding agents' instructions and tool
  * definitions run to 10,000 and more), turn 1 about 7,700 tokens, turn 8 about 13,900.
