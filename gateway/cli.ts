@@ -9,7 +9,7 @@ import { addAdminCommands, addUserCommands } from "./cli-admin.ts";
 import { addCoordinatorCommand, coordinatorOptions, gateLimits, natsAccess, newLogger, queueLimits, type CoordinatorFlags } from "./cli-coordinator.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
-import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
+import { DEFAULT_KEEPALIVE_MS } from "../src/openai/sse-text.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { DEFAULT_SESSION_DEADLINES } from "./directory/deadlines.ts";
 import { DEFAULT_FAULT_POLICY } from "./directory/provider-faults.ts";

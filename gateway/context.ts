@@ -7,9 +7,9 @@ import type { TrustLevel } from "../src/receipt/rungs.ts";
 import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";
-import type { ReasoningFormat } from "./openai/tools-request.ts";
+import type { ReasoningFormat } from "../src/openai/tools-request.ts";
 import type { ServerTiming } from "./http/server-timing.ts";
-import type { ChatParser } from "./openai/chat-parser.ts";
+import type { RequestParser } from "./openai/request-parser.ts";
 import type { SignIn } from "./web/routes.ts";
 import type { ScopeOf } from "./keys/cache-scope.ts";
 
@@ -29,8 +29,8 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** A caller's prompt-cache scope (DESIGN §9), keyed by the gateway secret. */
   scopeOf: ScopeOf;
-  /** Parses chat requests, their schemas worked off the event loop. */
-  parser: ChatParser;
+  /** Parses every OpenAI route's body, off the event loop where it costs. */
+  parser: RequestParser;
 }
 
 export interface RouteContext {

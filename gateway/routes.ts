@@ -5,16 +5,13 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { ApiError, type ErrorCode } from "../src/errors.ts";
-import { readJsonBody } from "./http/body.ts";
 import { CallerGone } from "./http/caller-gone.ts";
 import { Drain } from "./http/drain.ts";
 import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http/timeouts.ts";
 import { OPS_PATHS, opsRoutes, type Ops, type OpsHandler } from "./http/ops.ts";
 import { Router } from "./http/router.ts";
-import { chatCompletions } from "./openai/completions.ts";
-import { embeddings } from "./openai/embeddings.ts";
-import { legacyCompletions } from "./openai/legacy-completions.ts";
-import { createResponse } from "./openai/responses.ts";
+import { openAiRoute } from "./openai/pipeline.ts";
+import { ROUTE_PATHS, type RouteKind } from "../src/openai/route-request.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
 import { ServerTiming } from "./http/server-timing.ts";
@@ -27,17 +24,15 @@ import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
-/** A POST route whose body is JSON, read within the gateway's body limit before the handler sees it. */
-const postJson = (handler: (ctx: RouteContext, body: unknown) => Promise<void>) => ({
-  POST: async (ctx: RouteContext) => handler(ctx, await readJsonBody(ctx.req, ctx.gateway.bodyLimitBytes)),
-});
+/** An OpenAI route: every kind runs the one pipeline (gateway/openai/pipeline.ts). */
+const openAi = (kind: RouteKind) => ({ name: ROUTE_PATHS[kind], path: ROUTE_PATHS[kind], methods: { POST: openAiRoute(kind) } });
 
 const API = new Router<Handler>(
   [
-    { name: "/v1/chat/completions", path: "/v1/chat/completions", methods: postJson(chatCompletions) },
-    { name: "/v1/completions", path: "/v1/completions", methods: postJson(legacyCompletions) },
-    { name: "/v1/embeddings", path: "/v1/embeddings", methods: postJson(embeddings) },
-    { name: "/v1/responses", path: "/v1/responses", methods: postJson(createResponse) },
+    openAi("chat"),
+    openAi("completions"),
+    openAi("embeddings"),
+    openAi("responses"),
     { name: "/v1/models", path: "/v1/models", methods: { GET: listModels } },
     { name: "/v1/models/{id}", path: /^\/v1\/models\/([^/]+)$/, methods: { GET: retrieveModel } },
     { name: "/v1/providers", path: "/v1/providers", methods: { GET: listProviders } },

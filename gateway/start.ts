@@ -1,9 +1,9 @@
 // `svc-gateway serve`: wires catalog, coordinator link, keys and logger into the gateway server, with an
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
-import type { ReasoningFormat } from "./openai/tools-request.ts";
+import type { ReasoningFormat } from "../src/openai/tools-request.ts";
 import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
-import { ChatParser } from "./openai/chat-parser.ts";
+import { RequestParser } from "./openai/request-parser.ts";
 import { ProviderFaults, type FaultPolicy } from "./directory/provider-faults.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
@@ -21,7 +21,7 @@ import { closeServer, listen } from "./http/listen.ts";
 import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./routes.ts";
-import { DEFAULT_KEEPALIVE_MS } from "./openai/sse.ts";
+import { DEFAULT_KEEPALIVE_MS } from "../src/openai/sse-text.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import type { KeyStore } from "./keys/key-store.ts";
 import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
@@ -201,7 +201,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   }, leases && leasedBudgets(leases, (err) => options.logger.warn({ err: (err as Error).message }, "rate limits: the shared budgets cannot be reached; each gateway counts its own share of every limit until they can")));
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
   const reasoningFormat = options.reasoningFormat ?? "none";
-  const parser = new ChatParser(catalog, reasoningFormat);
+  const parser = new RequestParser(catalog, reasoningFormat);
   const { server: gatewayServer, drain } = createGatewayServer(
     {
       catalog,

@@ -29,6 +29,8 @@ export const ERROR_CODES = {
   // a JSON Schema (response_format, a tool's parameters) that needs more work than one request may spend on it
   schema_too_complex: request(),
   body_too_large: request(413),
+  // objects and arrays nested past the body's depth limit, found before the body is parsed
+  body_too_deep: request(),
   // faults in the HTTP message itself, answered before any route runs
   malformed_request: request(),
   headers_too_large: request(431),

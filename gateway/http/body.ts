@@ -1,5 +1,4 @@
-// Reads a request's JSON body at the boundary: content type, a size cap (413), strict UTF-8 and JSON syntax,
-// each fault a 400 or 413 envelope of its own.
+// Reads a request's body at the boundary: its content type and a size cap (413), each fault an envelope of its own.
 import type { IncomingMessage } from "node:http";
 import { ApiError } from "../../src/errors.ts";
 
@@ -9,14 +8,13 @@ import { ApiError } from "../../src/errors.ts";
  */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 export function isJsonContentType(header: string | undefined): boolean {
   const type = header?.split(";")[0]?.trim().toLowerCase();
   return type === "application/json";
 }
 
-export async function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<unknown> {
+/** The body's bytes, within `limit`; JSON parsing is the route's (src/openai/json-body.ts), off the event loop when it costs. */
+export async function readBodyBytes(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<Buffer> {
   if (!isJsonContentType(req.headers["content-type"])) {
     throw new ApiError(
       "invalid_content_type",
@@ -28,19 +26,7 @@ export async function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTE
   if (declared > limit) throw tooLarge();
   const body = await collectBody(req, limit);
   if (body === undefined) throw tooLarge();
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw new ApiError("invalid_json", "The request body is not valid UTF-8.");
-  }
-  if (text.trim() === "") throw new ApiError("invalid_json", "The request body is empty; send a JSON object.");
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new ApiError("invalid_json", `The request body is not valid JSON: ${why}.`);
-  }
+  return body;
 }
 
 /**

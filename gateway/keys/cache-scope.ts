@@ -1,10 +1,9 @@
 // Prompt-cache scopes (DESIGN §9): the name a provider keeps one caller's conversations under. An HMAC of the API
 // key's id (and OpenAI's `prompt_cache_key`) under a key derived from the gateway's scope secret: the same caller
 // gets the same scope at every gateway sharing that secret (all of them on one PostgreSQL store), and a provider
-// learns neither the key nor who the caller is. Also the request fields that refine or refuse it, which every
-// chat-like route parses alike, and the key routing remembers a scope's provider by.
+// learns neither the key nor who the caller is. Also the key routing remembers a scope's
+// provider by; the request fields that refine the scope are src/openai/cache-fields.ts.
 import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { z } from "zod";
 import type { KeyStore } from "./key-store.ts";
 
 /** HKDF info: this key derived from the gateway secret is for cache scopes and nothing else. */
@@ -43,23 +42,4 @@ export function cacheScopes(gatewaySecret: string): ScopeOf {
 export function bodyScope(scopeOf: ScopeOf, keyId: string, body: unknown): string {
   const key = typeof body === "object" && body !== null ? (body as { prompt_cache_key?: unknown }).prompt_cache_key : undefined;
   return scopeOf(keyId, typeof key === "string" ? key : undefined);
-}
-
-/** OpenAI's `prompt_cache_key`: bounded, since it is hashed on every request. */
-export const MAX_PROMPT_CACHE_KEY_LENGTH = 1024;
-
-/** The request fields (chat, Responses, legacy completions): OpenAI's name for a caller's own cache partition, and
- * llama-server's switch for the cache. */
-export const CacheFields = {
-  prompt_cache_key: z.string().max(MAX_PROMPT_CACHE_KEY_LENGTH).nullish(),
-  cache_prompt: z.boolean().nullish(),
-};
-
-/** The scope a request seals (none under `cache_prompt: false`, which is sealed instead), and the fields that say so. */
-export function cacheOf(cachePrompt: boolean | null | undefined, scope: string | undefined) {
-  const cacheScope = cachePrompt === false ? undefined : scope;
-  return {
-    cacheScope,
-    sealed: { ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }), ...(cachePrompt === false ? { cache_prompt: false as const } : {}) },
-  };
 }

@@ -1,22 +1,56 @@
-// A chat request's parse off the gateway's event loop (gateway/openai/chat-parser.ts): each message is a parsed
-// JSON body and its nonces, each answer the request as parseChatRequest built it, or the ApiError it threw.
+// A body's parse off the gateway's event loop (gateway/openai/request-parser.ts): its bytes read as JSON within
+// the nesting bound, its peek sent back for admission, then the route's parse; each answer the request the route's
+// parser built, or the ApiError it threw.
 import { parentPort, workerData } from "node:worker_threads";
 import type { Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
-import { parseChatRequest } from "./chat-request.ts";
-import type { ParseJob, ParseAnswer } from "./chat-parser.ts";
-import type { ReasoningFormat } from "./tools-request.ts";
+import { readJsonBody } from "../../src/openai/json-body.ts";
+import { parseRoute, peekRoute, type RouteKind } from "../../src/openai/route-request.ts";
+import type { ReasoningFormat } from "../../src/openai/tools-request.ts";
+import type { FromWorker, ParseInputs, ToWorker } from "./request-parser.ts";
 
 const { catalog, reasoningFormat } = workerData as { catalog: Catalog; reasoningFormat: ReasoningFormat };
+const post = (answer: FromWorker) => parentPort!.postMessage(answer);
 
-parentPort!.on("message", ({ id, body, ...inputs }: ParseJob) => {
-  let answer: ParseAnswer;
+/** Bodies read and waiting for admission's verdict. */
+const held = new Map<number, { kind: RouteKind; body: unknown; inputs: ParseInputs }>();
+
+/** Runs `work`, answering with its request or its ApiError; any other failure ends the worker (the pool makes another). */
+function answer(id: number, work: () => Extract<FromWorker, { type: "request" }>["request"]): void {
   try {
-    const { entry, ...request } = parseChatRequest(body, { catalog, reasoningFormat, ...inputs });
-    answer = { id, request: { ...request, alias: entry.alias } };
+    post({ type: "request", id, request: work() });
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    answer = { id, error: { code: err.code, message: err.message, param: err.param } };
+    post({ type: "error", id, error: { code: err.code, message: err.message, param: err.param } });
   }
-  parentPort!.postMessage(answer);
+}
+
+const parse = (kind: RouteKind, body: unknown, inputs: ParseInputs & { cacheScope: string | undefined }) =>
+  parseRoute(kind, body, { catalog, reasoningFormat, ...inputs });
+
+parentPort!.on("message", (message: ToWorker) => {
+  switch (message.type) {
+    case "parse":
+      return answer(message.id, () => parse(message.kind, message.body, message.inputs));
+    case "read": {
+      let body: unknown;
+      try {
+        body = readJsonBody(message.bytes);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return post({ type: "error", id: message.id, error: { code: err.code, message: err.message, param: err.param } });
+      }
+      held.set(message.id, { kind: message.kind, body, inputs: message.inputs });
+      return post({ type: "peek", id: message.id, peek: peekRoute(body) });
+    }
+    case "admitted": {
+      const read = held.get(message.id);
+      held.delete(message.id);
+      if (read !== undefined) answer(message.id, () => parse(read.kind, read.body, { ...read.inputs, cacheScope: message.cacheScope }));
+      return;
+    }
+    case "refused":
+      held.delete(message.id);
+      return;
+  }
 });

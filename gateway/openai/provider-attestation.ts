@@ -6,7 +6,7 @@ import { qualified } from "../../src/receipt/rungs.ts";
 import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";
-import { MIN_PIN_LENGTH } from "./chat-request.ts";
+import { MIN_PIN_LENGTH } from "../../src/openai/chat-request.ts";
 
 const PROVIDER_ID = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 

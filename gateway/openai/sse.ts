@@ -1,13 +1,8 @@
-// Server-sent events for a streamed completion (SPEC §3): `data: <json>` events, a `: keepalive` comment
-// after every quiet interval, `data: [DONE]` at the end. Nothing is written once the caller has gone.
+// A streamed answer on the caller's HTTP response (SPEC §3): the events as src/openai/sse-text.ts frames them, a
+// `: keepalive` comment after every quiet interval, and nothing written once the caller has gone.
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
-
-export const KEEPALIVE_LINE = ": keepalive\n\n";
-export const DONE_LINE = "data: [DONE]\n\n";
-export const DEFAULT_KEEPALIVE_MS = 10_000;
-
-export const sseData = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+import { DEFAULT_KEEPALIVE_MS, DONE_LINE, KEEPALIVE_LINE, sseData, sseEvent } from "../../src/openai/sse-text.ts";
 
 export class SseWriter {
   private readonly keepalive: NodeJS.Timeout;
@@ -37,7 +32,7 @@ export class SseWriter {
 
   /** Sends one event (named, as the Responses API names its events); resolves once the socket can take more, so a slow reader slows the stream down. */
   async send(value: unknown, event?: string): Promise<void> {
-    if (this.write(`${event === undefined ? "" : `event: ${event}\n`}${sseData(value)}`)) return;
+    if (this.write(sseEvent(value, event))) return;
     if (this.open) await Promise.race([once(this.res, "drain"), once(this.res, "close")]);
   }
 

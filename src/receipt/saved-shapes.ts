@@ -1,4 +1,4 @@
-// The closed shapes of what a gateway sends (gateway/openai/shapes.ts): a completion body and a stream chunk, plus
+// The closed shapes of what a gateway sends (src/openai/shapes.ts): a completion body and a stream chunk, plus
 // the fields listed in outside-fields.ts. A saved answer is read only through these, so a field the verifier
 // did not check cannot pass unseen. Portable: part of the verifier in src/receipt/index.ts.
 import * as z from "zod";

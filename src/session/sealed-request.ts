@@ -28,7 +28,7 @@ export const ChatMessageSchema = z.union([
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 
 /**
- * The one request shape: the gateway's parser builds it once (gateway/openai/chat-request.ts), the directory carries
+ * The one request shape: the gateway's parser builds it once (src/openai/chat-request.ts), the directory carries
  * it whole, RFC 8785 JSON of it is the exact plaintext sealed to the provider (`src/crypto/seal.ts`), and the agent
  * reads it back with this schema, the rules between fields included.
  */

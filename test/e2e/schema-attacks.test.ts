@@ -2,6 +2,7 @@
 // of the attack corpus (test/fixtures/schema-attacks.ts) gets its 400 over HTTP, authentication, the key's
 // rate limits and the queues' caps run before any schema work, and an honest caller is served all the while.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_BODY_DEPTH, nestingPast } from "../../src/openai/json-body.ts";
 import { SCHEMA_PARAM, schemaParam } from "../../src/schema/schema-fault.ts";
 import { SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
 import { OPERATOR_KEY, post, startGateway, waitForProvider, type GatewayProcess } from "../fixtures/gateway.ts";
@@ -32,14 +33,17 @@ describe("Schema limits: the attack corpus over HTTP", () => {
   it("each hostile schema is a 400 naming its limit and place, and an honest caller is served meanwhile", async () => {
     const honest = chat(OPERATOR_KEY, {});
     for (const attack of SCHEMA_ATTACKS) {
+      const body = attackBody(attack);
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${ATTACK_KEY}`, "content-type": "application/json" },
-        body: attackBody(attack),
+        body,
       });
       const error = await errorOf(res);
-      expect([res.status, error.code, error.param], attack.name).toEqual([400, attack.code, schemaParam(attack.pointer, SCHEMA_PARAM)]);
-      expect(error.message, attack.name).toContain(attack.says);
+      // a body nested past its own bound (issue 41) is refused before it is parsed, so before its schema is read
+      const tooDeep = nestingPast(body, MAX_BODY_DEPTH);
+      expect([res.status, error.code, error.param], attack.name).toEqual(tooDeep ? [400, "body_too_deep", null] : [400, attack.code, schemaParam(attack.pointer, SCHEMA_PARAM)]);
+      expect(error.message, attack.name).toContain(tooDeep ? "body_depth" : attack.says);
     }
     expect((await honest).status).toBe(200);
     expect((await chat(OPERATOR_KEY, {})).status).toBe(200);

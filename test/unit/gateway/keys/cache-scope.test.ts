@@ -1,11 +1,12 @@
 // DESIGN §9's cache scope at the gateway: an HMAC of the key id (and prompt_cache_key) under the gateway secret,
 // sealed as cache_scope; prompt_cache_key and cache_prompt parsed at the boundary.
 import { describe, expect, it } from "vitest";
-import { affinityKey, bodyScope, cacheScopes, MAX_PROMPT_CACHE_KEY_LENGTH, scopeSecret } from "../../../../gateway/keys/cache-scope.ts";
+import { affinityKey, bodyScope, cacheScopes, scopeSecret } from "../../../../gateway/keys/cache-scope.ts";
+import { MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../src/openai/cache-fields.ts";
 import { parseSessionPlaintext } from "../../../../src/session/sealed-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { CATALOG, NONCE, parse } from "../../../fixtures/chat-request.ts";
-import { parseLegacyRequest } from "../../../../gateway/openai/legacy-request.ts";
+import { parseLegacyRequest } from "../../../../src/openai/legacy-request.ts";
 
 const scopeOf = cacheScopes("the-gateway-secret");
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };

@@ -1,8 +1,8 @@
 // The Responses API's response object (POST /v1/responses), as OpenAI sends it: what the request asked, echoed,
 // then the status, output items and usage. A pure function of plain values, like shapes.ts for chat.
-import { randomBytes } from "node:crypto";
-import { reportedUsage, type Receipt } from "../../src/receipt/receipt.ts";
-import { responsesUsage, type OutputItem } from "../../src/receipt/response-items.ts";
+import { randomHex } from "./ids.ts";
+import { reportedUsage, type Receipt } from "../receipt/receipt.ts";
+import { responsesUsage, type OutputItem } from "../receipt/response-items.ts";
 import type { ResponsesEcho } from "./responses-request.ts";
 
 export interface ResponseMeta {
@@ -25,7 +25,7 @@ export interface ResponseState {
 }
 
 export function newResponseMeta(model: string, now = Date.now()): ResponseMeta {
-  return { id: `resp_${randomBytes(24).toString("hex")}`, created_at: Math.floor(now / 1000), model };
+  return { id: `resp_${randomHex(24)}`, created_at: Math.floor(now / 1000), model };
 }
 
 export function responseObject(meta: ResponseMeta, echo: ResponsesEcho, state: ResponseState) {

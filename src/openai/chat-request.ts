@@ -1,18 +1,18 @@
 // The body of POST /v1/chat/completions (SPEC §2.1, §8), parsed once at the boundary: every rule becomes a
 // 400 with its own stable code and the offending field's path, and what comes out is already normalised.
 import { z } from "zod";
-import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
-import { ApiError } from "../../src/errors.ts";
-import { SchemaBudget } from "../../src/schema/bounds.ts";
-import { CLIENT_NONCE_PATTERN } from "../../src/receipt/receipt.ts";
-import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../../src/session/sampling.ts";
-import { crossFieldFault, type ChatMessage, type SessionPlaintext } from "../../src/session/sealed-request.ts";
-import { firstIssue, issueMessage, fieldPath, type Issue } from "../../src/validation.ts";
-import { MAX_CALL_ID_LENGTH } from "../../src/session/tools.ts";
+import { resolveModel, type Catalog, type CatalogEntry } from "../catalog.ts";
+import { ApiError } from "../errors.ts";
+import { SchemaBudget } from "../schema/bounds.ts";
+import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
+import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../session/sampling.ts";
+import { crossFieldFault, type ChatMessage, type SessionPlaintext } from "../session/sealed-request.ts";
+import { firstIssue, issueMessage, fieldPath, type Issue } from "../validation.ts";
+import { MAX_CALL_ID_LENGTH } from "../session/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
-import { CacheFields, cacheOf } from "../keys/cache-scope.ts";
+import { CacheFields, cacheOf } from "./cache-fields.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
@@ -116,7 +116,7 @@ export interface ChatContext extends ToolingDefaults {
   nonce: string;
   /** The `x-svc-receipt-nonce` header as received, if any. */
   receiptNonce?: string | string[] | undefined;
-  /** The caller's prompt-cache scope for the body's `prompt_cache_key` (gateway/keys/cache-scope.ts); absent, no scope is sealed. */
+  /** The caller's prompt-cache scope for the body's `prompt_cache_key` (gateway/keys/cache-scope.ts), as a plain value; absent, no scope is sealed. */
   cacheScope?: string;
 }
 

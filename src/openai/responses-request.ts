@@ -2,9 +2,9 @@
 // the rest of svc already serves: its shape is checked here, then the chat parser (chat-request.ts) does every
 // other check on the translation, and a fault it finds is renamed to the Responses field the caller sent.
 import { z } from "zod";
-import { ApiError } from "../../src/errors.ts";
-import { MAX_TOOLS } from "../../src/session/tools.ts";
-import { firstIssue } from "../../src/validation.ts";
+import { ApiError } from "../errors.ts";
+import { MAX_TOOLS } from "../session/tools.ts";
+import { firstIssue } from "../validation.ts";
 import { issueError, MAX_MESSAGES, parseChatRequest, type ChatContext, type ChatRequest } from "./chat-request.ts";
 import { NO_STATE, refuseUnsupportedResponses } from "./unsupported-fields.ts";
 

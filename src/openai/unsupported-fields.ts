@@ -1,6 +1,6 @@
 // Request fields svc does not honour (yet) but will not silently drop: a value that would change the answer is
 // a 400 `unsupported_parameter` naming the field; the value that changes nothing (n: 1, tools: []…) passes.
-import { ApiError } from "../../src/errors.ts";
+import { ApiError } from "../errors.ts";
 
 interface Refusal {
   /** The values that ask for nothing beyond what svc does anyway; null always counts as absent. */

@@ -1,6 +1,6 @@
 // SPEC §2.1 and §8 as parseChatRequest applies them: defaults, aliases, normalisation and the limits' edges.
 import { describe, expect, it } from "vitest";
-import { MAX_CONTENT_CHARS } from "../../../../gateway/openai/chat-request.ts";
+import { MAX_CONTENT_CHARS } from "../../../../src/openai/chat-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { CATALOG, NONCE, parse } from "../../../fixtures/chat-request.ts";
 

@@ -1,8 +1,8 @@
 // The OpenAI response objects we send (SPEC §2.2, §2.3): a completion body and the stream's chunks. Pure
 // functions of plain values, so framing tests need no server.
-import { randomBytes } from "node:crypto";
-import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
-import { reportedUsage, type FinishReason, type Receipt } from "../../src/receipt/receipt.ts";
+import { randomBase64url } from "./ids.ts";
+import type { AnswerPiece, AnswerRecord } from "../receipt/answer-record.ts";
+import { reportedUsage, type FinishReason, type Receipt } from "../receipt/receipt.ts";
 
 export interface CompletionMeta {
   id: string;
@@ -20,7 +20,7 @@ export interface Verdict {
 }
 
 export function newCompletionMeta(model: string, now = Date.now()): CompletionMeta {
-  return { id: `chatcmpl-${randomBytes(16).toString("base64url")}`, created: Math.floor(now / 1000), model };
+  return { id: `chatcmpl-${randomBase64url(16)}`, created: Math.floor(now / 1000), model };
 }
 
 export function verdictOf(receipt: Receipt): Verdict {

@@ -1,14 +1,14 @@
 // Lays an answer's pieces out as Responses output items (src/receipt/response-items.ts) and says each step as the
 // stream events OpenAI sends: an item added, its content part added, deltas, then the part and the item done.
 // One layout serves both forms, so a stream's items are the non-stream body's items for the same pieces.
-import { randomBytes } from "node:crypto";
-import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
-import type { OutputItem } from "../../src/receipt/response-items.ts";
+import { randomHex } from "./ids.ts";
+import type { AnswerPiece, AnswerRecord } from "../receipt/answer-record.ts";
+import type { OutputItem } from "../receipt/response-items.ts";
 
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>;
 type ItemStatus = "completed" | "incomplete";
 
-const newItemId = (prefix: string) => `${prefix}_${randomBytes(16).toString("hex")}`;
+const newItemId = (prefix: string) => `${prefix}_${randomHex(16)}`;
 
 /** A copy of the content part an item holds, if it holds one (reasoning and message items do; calls carry `arguments`). */
 function partOf(item: OutputItem): Record<string, unknown> | undefined {

@@ -2,9 +2,9 @@
 // llama-server's `reasoning_format` and `chat_template_kwargs`; `reasoning_effort`), checked before any provider
 // is used and reduced to what is sealed (src/session/tools.ts): only what changes the answer, only when set.
 import { z } from "zod";
-import { ApiError } from "../../src/errors.ts";
-import { historyProblems, MAX_CALL_ID_LENGTH, MAX_TOOLS, TOOL_NAME, type FunctionTool, type Tooling, type ToolHistoryMessage } from "../../src/session/tools.ts";
-import { SchemaBudget } from "../../src/schema/bounds.ts";
+import { ApiError } from "../errors.ts";
+import { historyProblems, MAX_CALL_ID_LENGTH, MAX_TOOLS, TOOL_NAME, type FunctionTool, type Tooling, type ToolHistoryMessage } from "../session/tools.ts";
+import { SchemaBudget } from "../schema/bounds.ts";
 import { checkSchema } from "./response-format.ts";
 
 /** `reasoning_format` values: llama-server's `deepseek` and `auto` also return the reasoning apart. */

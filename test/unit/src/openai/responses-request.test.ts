@@ -1,8 +1,8 @@
 // POST /v1/responses as parseResponsesRequest reads it (docs/api.md "Responses"): the translation into the chat
 // request svc seals, the 400s for what needs stored state or hosted tools, and faults named by the Responses field.
 import { describe, expect, it } from "vitest";
-import { parseResponsesRequest } from "../../../../gateway/openai/responses-request.ts";
-import { RESPONSES_REFUSED_FIELDS } from "../../../../gateway/openai/unsupported-fields.ts";
+import { parseResponsesRequest } from "../../../../src/openai/responses-request.ts";
+import { RESPONSES_REFUSED_FIELDS } from "../../../../src/openai/unsupported-fields.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { CATALOG, NONCE } from "../../../fixtures/chat-request.ts";
 

@@ -1,12 +1,12 @@
 // The body of POST /v1/completions (OpenAI's legacy completions), parsed once at the boundary into the sealed
 // request: the prompt as raw text, no chat template, and the few controls the route honours.
 import { z } from "zod";
-import { resolveModel, type Catalog } from "../../src/catalog.ts";
-import { ApiError } from "../../src/errors.ts";
-import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../../src/session/sampling.ts";
-import { firstIssue } from "../../src/validation.ts";
+import { resolveModel, type Catalog } from "../catalog.ts";
+import { ApiError } from "../errors.ts";
+import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../session/sampling.ts";
+import { firstIssue } from "../validation.ts";
 import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
-import { CacheFields, cacheOf } from "../keys/cache-scope.ts";
+import { CacheFields, cacheOf } from "./cache-fields.ts";
 
 /** OpenAI's default for this route (chat's is longer). */
 export const LEGACY_DEFAULT_MAX_TOKENS = 16;

@@ -1,11 +1,11 @@
 // The body of POST /v1/embeddings (OpenAI's embeddings request), parsed once at the boundary into the sealed
 // request an embeddings session carries: every fault a 400 naming its field, before any provider is touched.
 import { z } from "zod";
-import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
-import { ApiError } from "../../src/errors.ts";
-import { EmbeddingInputSchema, MAX_EMBEDDING_INPUTS, type EmbeddingInput } from "../../src/session/embedding-fields.ts";
-import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
-import { firstIssue } from "../../src/validation.ts";
+import { resolveModel, type Catalog, type CatalogEntry } from "../catalog.ts";
+import { ApiError } from "../errors.ts";
+import { EmbeddingInputSchema, MAX_EMBEDDING_INPUTS, type EmbeddingInput } from "../session/embedding-fields.ts";
+import type { SessionPlaintext } from "../session/sealed-request.ts";
+import { firstIssue } from "../validation.ts";
 import { issueError, parseReceiptNonce, pinOf, Text } from "./chat-request.ts";
 
 /** Characters of text over all inputs (the chat limit's four times: a batch of document chunks is the usual call). */

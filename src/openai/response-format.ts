@@ -2,12 +2,12 @@
 // a schema svc can compile into a grammar, and, under `strict: true`, no keyword the grammar cannot enforce.
 // What comes out is sealed as it is (src/session/sampling.ts); the agent compiles the grammar (agent/engine/grammar/json-grammar.ts).
 import { z } from "zod";
-import { canonicalJson } from "../../src/receipt/canonical-json.ts";
-import { ApiError } from "../../src/errors.ts";
-import { SchemaBudget } from "../../src/schema/bounds.ts";
-import { prepareSchema, SchemaError, type KeywordUse } from "../../src/schema/prepare.ts";
-import { SCHEMA_PARAM, schemaFault, schemaParam } from "../../src/schema/schema-fault.ts";
-import { SCHEMA_NAME, type ResponseFormat } from "../../src/session/sampling.ts";
+import { canonicalJson } from "../receipt/canonical-json.ts";
+import { ApiError } from "../errors.ts";
+import { SchemaBudget } from "../schema/bounds.ts";
+import { prepareSchema, SchemaError, type KeywordUse } from "../schema/prepare.ts";
+import { SCHEMA_PARAM, schemaFault, schemaParam } from "../schema/schema-fault.ts";
+import { SCHEMA_NAME, type ResponseFormat } from "../session/sampling.ts";
 
 /** What callers send: OpenAI's three types; null means "not set" as elsewhere, extra keys are ignored. */
 export const ResponseFormatBody = z.discriminatedUnion("type", [

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SAMPLING_FIELDS } from "../../../../src/session/sampling.ts";
-import { REFUSED_FIELDS } from "../../../../gateway/openai/unsupported-fields.ts";
+import { REFUSED_FIELDS } from "../../../../src/openai/unsupported-fields.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
 import { parse, sealedControls } from "../../../fixtures/chat-request.ts";
 

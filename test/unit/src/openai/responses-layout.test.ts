@@ -1,7 +1,7 @@
 // The Responses output items an answer's pieces make (RECEIPTS.md "Responses"), and the events that say them:
 // the stream's items are the body's, and a verifier reads back exactly the content, calls and reasoning signed.
 import { describe, expect, it } from "vitest";
-import { itemsOfAnswer, ResponseLayout } from "../../../../gateway/openai/responses-layout.ts";
+import { itemsOfAnswer, ResponseLayout } from "../../../../src/openai/responses-layout.ts";
 import { AnswerRecord, type AnswerPiece } from "../../../../src/receipt/answer-record.ts";
 import { answerOfItems } from "../../../../src/receipt/response-items.ts";
 
