@@ -71,32 +71,37 @@ describe("Schema limits: queue admission comes before any schema work", () => {
   }, 60_000);
   afterAll(() => full?.stop());
 
-  it("with the queue full, a hostile schema gets the queue's 503 overloaded with Retry-After, not its schema's 400", async () => {
+  const hostile = SCHEMA_ATTACKS.find((a) => a.code === "schema_too_complex") ?? SCHEMA_ATTACKS[0]!;
+  const hostileText = hostile.text ?? JSON.stringify(hostile.schema);
+  /** Each route's costly body: a hostile schema where the route takes one, a prompt past its limit where not. */
+  const costly: [string, string, string][] = [
+    ["/v1/chat/completions", attackBody(hostile), hostile.code],
+    ["/v1/responses", `{"model":"qwen3-4b","input":"hi","text":{"format":{"type":"json_schema","name":"attack","schema":${hostileText}}}}`, hostile.code],
+    ["/v1/completions", JSON.stringify({ model: "qwen3-4b", prompt: "x".repeat(300 * 1024) }), "content_too_large"],
+  ];
+  const postText = (path: string, body: string) =>
+    fetch(`${full.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" }, body });
+
+  it("with the queue full, a costly body on every route gets the queue's 503 overloaded with Retry-After, not its own 400", async () => {
     const hangUp = new AbortController();
     const held = [0, 1].map(() => post(full, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 4 }, { signal: hangUp.signal }).catch((err: unknown) => err));
     try {
       await waitForProvider(full, full.providerId, (r) => r?.busy === true && r.waiting === 1);
-      const attack = SCHEMA_ATTACKS.find((a) => a.code === "schema_too_complex") ?? SCHEMA_ATTACKS[0]!;
-      const res = await fetch(`${full.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" },
-        body: attackBody(attack),
-      });
-      const error = await errorOf(res);
-      expect([res.status, error.code, res.headers.get("retry-after")]).toEqual([503, "overloaded", "1"]);
-      expect(error.message).toContain(`provider ${full.providerId} already has 1 requests waiting`);
+      for (const [path, body] of costly) {
+        const res = await postText(path, body);
+        const error = await errorOf(res);
+        expect([path, res.status, error.code, res.headers.get("retry-after")]).toEqual([path, 503, "overloaded", "1"]);
+        expect(error.message).toContain(`provider ${full.providerId} already has 1 requests waiting`);
+      }
     } finally {
       hangUp.abort();
       await Promise.all(held);
     }
-    // the queue drains once its callers hang up, and the same schema meets its own 400
+    // the queue drains once its callers hang up, and the same bodies meet their own 400
     await waitForProvider(full, full.providerId, (r) => r?.busy === false && r.waiting === 0);
-    const attack = SCHEMA_ATTACKS[0]!;
-    const res = await fetch(`${full.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" },
-      body: attackBody(attack),
-    });
-    expect([res.status, (await errorOf(res)).code]).toEqual([400, attack.code]);
+    for (const [path, body, code] of costly) {
+      const res = await postText(path, body);
+      expect([path, res.status, (await errorOf(res)).code]).toEqual([path, 400, code]);
+    }
   }, 60_000);
 });
