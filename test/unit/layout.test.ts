@@ -93,6 +93,12 @@ describe("Layout (docs/architecture.md)", () => {
     expect(receipt.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:") || !/^(zod|canonicalize|eventsource-parser|@noble\/)/.test(p)).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
+  it("src/openai/, the OpenAI layer a caller's client runs too (DESIGN §10), imports no node: module itself", () => {
+    const layer = [...graph.keys()].filter(under("src/openai"));
+    expect(layer.length).toBeGreaterThan(0);
+    expect(layer.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
   it("agent/ never imports gateway/, nor gateway/ agent/", () => {
     expect(violations(under("agent"), (t) => !under("gateway")(t))).toEqual([]);
     expect(violations(under("gateway"), (t) => !under("agent")(t))).toEqual([]);
