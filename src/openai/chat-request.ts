@@ -13,6 +13,7 @@ import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
 import { CacheFields, cacheOf } from "./cache-fields.ts";
+import { loneSurrogateAt } from "./well-formed.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
@@ -164,23 +165,33 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const { catalog } = context;
   const entry = resolveModel(catalog, b.model ?? catalog.default);
   const cache = cacheOf(b.cache_prompt, context.cacheScope);
+  const sealed: SessionPlaintext = {
+    model: entry.alias,
+    messages,
+    ...maxTokensOf(b),
+    temperature: b.temperature ?? DEFAULT_TEMPERATURE,
+    ...controls,
+    nonce: context.nonce,
+    client_nonce: clientNonce,
+    ...cache.sealed,
+  };
+  refuseLoneSurrogates(sealed);
   return {
-    body: {
-      model: entry.alias,
-      messages,
-      ...maxTokensOf(b),
-      temperature: b.temperature ?? DEFAULT_TEMPERATURE,
-      ...controls,
-      nonce: context.nonce,
-      client_nonce: clientNonce,
-      ...cache.sealed,
-    },
+    body: sealed,
     entry,
     echo: b.model ?? entry.alias,
     stream: b.stream ?? false,
     pin: provider,
     cacheScope: cache.cacheScope,
   };
+}
+
+/** The 400 for a lone surrogate anywhere in what is sealed; its path is the request's own (messages map one to one). */
+function refuseLoneSurrogates(sealed: SessionPlaintext): void {
+  const at = loneSurrogateAt(sealed);
+  if (at === undefined) return;
+  const param = fieldPath(at);
+  throw new ApiError("invalid_value", `${param}: contains a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape), which is not text; send well-formed Unicode.`, { param });
 }
 
 /** `provider`, else its alias `provider_key_id`, lowercased; undefined when neither is set. */

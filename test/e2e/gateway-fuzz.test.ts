@@ -142,6 +142,35 @@ describe("§7 Errors: random input never gets a 5xx", () => {
     );
   });
 
+  it("a lone surrogate in a tool's description, a history call's id or arguments, or a Responses function_call: 400 naming the field, not a 500 (issue 41)", async () => {
+    const sessions = () => gw.agents[0]!.stdout().match(/session \S+ start/g)?.length ?? 0;
+    const before = sessions();
+    const tool = (description: string) => ({ type: "function", function: { name: "get_weather", description, parameters: { type: "object", properties: { city: { type: "string" } } } } });
+    const history = (id: string, args: string) => [
+      { role: "user", content: "weather?" },
+      { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: args } }] },
+      { role: "tool", tool_call_id: id, content: "sunny" },
+    ];
+    const cases: [string, unknown, string][] = [
+      ["/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], tools: [tool("lone \ud800")], max_tokens: 1 }, "tools[0].function.description"],
+      ["/v1/chat/completions", { messages: history("call_\udfff", "{}"), tools: [tool("fine")], max_tokens: 1 }, "messages[1].tool_calls[0].id"],
+      ["/v1/chat/completions", { messages: history("call_1", '{"city":"\ud83d"}'), tools: [tool("fine")], max_tokens: 1 }, "messages[1].tool_calls[0].function.arguments"],
+      [
+        "/v1/responses",
+        { input: [{ role: "user", content: "weather?" }, { type: "function_call", call_id: "call_1", name: "get_weather", arguments: '{"city":"\ud800"}' }, { type: "function_call_output", call_id: "call_1", output: "sunny" }], tools: [{ type: "function", name: "get_weather" }], max_output_tokens: 16 },
+        "input[1]",
+      ],
+    ];
+    for (const [path, body, param] of cases) {
+      // JSON.stringify writes a lone surrogate as its escape ("\ud800"), as a hostile client would
+      const res = await post(gw, path, body);
+      expect([param, res.status]).toEqual([param, 400]);
+      const { error } = (await res.json()) as { error: Record<string, unknown> };
+      expect(error).toMatchObject({ code: "invalid_value", param, svc_action: "fix_request" });
+    }
+    expect(sessions(), "no provider session for a refused request").toBe(before);
+  });
+
   it("bytes that are not UTF-8 inside a string (overlong forms, encoded surrogates, stray bytes): 400 invalid_json", async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...NOT_UTF8), fc.string({ maxLength: 10 }), async (bytes, around) => {

@@ -78,6 +78,24 @@ describe("§2.1 Chat completion request", () => {
     }
   });
 
+  it("a lone surrogate anywhere else that is sealed is invalid_value naming that field, never a 500 at sealing (issue 41)", () => {
+    const tool = (description: string, property = "city") => ({ type: "function", function: { name: "get_weather", description, parameters: { type: "object", properties: { [property]: { type: "string" } } } } });
+    const called = (id: string, args: string) => ({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: args } }] });
+    // what JSON.parse makes of the escapes "\\ud800" and "\\udfff" in each field
+    const cases: [unknown, string][] = [
+      [{ ...base, tools: [tool("x\ud800")] }, "tools[0].function.description"],
+      // a schema's own check names the schema (src/schema)
+      [{ ...base, tools: [tool("fine", "c\udfff")] }, "tools[0].function.parameters"],
+      [{ ...base, messages: [user("hi"), called("call_\ud800", "{}"), { role: "tool", tool_call_id: "call_\ud800", content: "sunny" }] }, "messages[1].tool_calls[0].id"],
+      [{ ...base, messages: [user("hi"), called("call_1", '{"city":"\ud800"}'), { role: "tool", tool_call_id: "call_1", content: "sunny" }] }, "messages[1].tool_calls[0].function.arguments"],
+    ];
+    for (const [text, param] of cases) {
+      const error = fault(text);
+      expect([error.status, error.code, error.param], param).toEqual([400, "invalid_value", param]);
+      expect(error.message).toContain("contains a lone UTF-16 surrogate");
+    }
+  });
+
   it("content with whole surrogate pairs and NUL characters is text and passes as it is", () => {
     expect(parse({ ...base, messages: [user("\ud83d\ude00 a\u0000b")] }).body.messages[0]?.content).toBe("😀 a\u0000b");
   });

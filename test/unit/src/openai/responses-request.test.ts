@@ -14,6 +14,20 @@ const fault = (body: unknown) => {
 const WEATHER = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
 
 describe("Responses: the request as chat", () => {
+  it("a lone surrogate in a function_call's arguments or call_id is a 400 naming the input item, never a 500 at sealing (issue 41)", () => {
+    const input = (call: Record<string, string>) => [
+      { role: "user", content: "weather?" },
+      { type: "function_call", call_id: "call_1", name: "get_weather", arguments: "{}", ...call },
+      { type: "function_call_output", call_id: call.call_id ?? "call_1", output: "sunny" },
+    ];
+    const tools = [{ type: "function", name: "get_weather", parameters: WEATHER }];
+    for (const call of [{ arguments: '{"city":"\ud800"}' }, { call_id: "call_\udfff" }]) {
+      const [status, code, param, message] = fault({ model: "qwen3-4b", input: input(call), tools });
+      expect([status, code, param]).toEqual([400, "invalid_value", "input[1]"]);
+      expect(message).toContain("contains a lone UTF-16 surrogate");
+    }
+  });
+
   it("input as a string is one user message; instructions a system message before it; reasoning always comes back apart", () => {
     const { chat, echo } = parse({ model: "qwen3-4b", input: "Say hi.", instructions: "Be brief.", max_output_tokens: 32, temperature: 0.5, top_p: 0.9 });
     expect(chat.body).toEqual({
