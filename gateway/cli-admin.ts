@@ -184,6 +184,10 @@ export function addUserCommands(program: Command): void {
   limitCommand(limit, "--user-* defaults for one user", " over all the user's keys", setUserLimits);
 }
 
+type Override = number | "default";
+/** What the store keeps for an override: a number, null for `default`, undefined where the flag was not given. */
+const stored = (value: Override | undefined): number | null | undefined => (value === "default" ? null : value);
+
 /** `keys limit` and `users limit`: the three overrides (N, or `default`), set on the one key or user named. */
 function limitCommand<Id>(command: Command, defaults: string, scope: string, set: (store: KeyStore, id: Id, changes: Partial<KeyLimits>) => Promise<string>): void {
   command
@@ -193,8 +197,8 @@ function limitCommand<Id>(command: Command, defaults: string, scope: string, set
     .option("--tpm <n>", `tokens per minute${scope}`, limitOverride)
     .addOption(dataDirOption())
     .addOption(databaseOption())
-    .action(async (id: Id, opts: { dataDir: string; database?: string; concurrency?: number | null; rpm?: number | null; tpm?: number | null }) => {
-      const changes = { maxConcurrency: opts.concurrency, rpm: opts.rpm, tpm: opts.tpm };
+    .action(async (id: Id, opts: { dataDir: string; database?: string; concurrency?: Override; rpm?: Override; tpm?: Override }) => {
+      const changes = { maxConcurrency: stored(opts.concurrency), rpm: stored(opts.rpm), tpm: stored(opts.tpm) };
       console.log(await withKeyStore(opts, (store) => set(store, id, changes)));
     });
 }

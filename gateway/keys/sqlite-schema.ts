@@ -59,6 +59,14 @@ const MIGRATIONS: readonly string[] = [
    ALTER TABLE users ADD COLUMN tpm INTEGER;`,
   // revocations are polled by time (revocation-poll.ts), so another process's `keys revoke` reaches a gateway
   "CREATE INDEX IF NOT EXISTS api_keys_by_revocation ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL;",
+  // `keys limit` / `users limit` with `default` stored an empty string (issue 41), which read as a limit of 0: every
+  // request refused with Retry-After: Infinity. Such a value meant the default, and is NULL again
+  `UPDATE api_keys SET max_concurrency = NULL WHERE max_concurrency IS NOT NULL AND typeof(max_concurrency) <> 'integer';
+   UPDATE api_keys SET rpm = NULL WHERE rpm IS NOT NULL AND typeof(rpm) <> 'integer';
+   UPDATE api_keys SET tpm = NULL WHERE tpm IS NOT NULL AND typeof(tpm) <> 'integer';
+   UPDATE users SET max_concurrency = NULL WHERE max_concurrency IS NOT NULL AND typeof(max_concurrency) <> 'integer';
+   UPDATE users SET rpm = NULL WHERE rpm IS NOT NULL AND typeof(rpm) <> 'integer';
+   UPDATE users SET tpm = NULL WHERE tpm IS NOT NULL AND typeof(tpm) <> 'integer';`,
 ];
 
 /** Runs the migrations this file has not had yet; a file newer than this gateway is refused. */

@@ -81,8 +81,12 @@ export function packageVersion(): string {
 }
 
 /** A per-key rate-limit override: a positive integer, or `default` (null) to follow the operator's default again. */
-export const limitOverride = (value: string): number | null => {
-  if (value === "default") return null;
+/**
+ * A rate-limit override: N, or `default` (the serve flag's value applies again). `default` stays a word here, since
+ * commander stores an empty string for a parser's null; the command turns it into the store's null.
+ */
+export const limitOverride = (value: string): number | "default" => {
+  if (value === "default") return "default";
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer or `default`");
   return n;

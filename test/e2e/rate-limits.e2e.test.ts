@@ -229,6 +229,20 @@ describe("Users, not only keys, are limited", () => {
     expect(listed.stdout).toContain(`${userId}  ten@example.test  keys=10  concurrency=default rpm=3 tpm=default\n`);
   });
 
+  it("`users limit ID --tpm default` and `keys limit KEY --rpm default` give the default back: the key is served (issue 41)", async () => {
+    const { userId, secrets } = await userWithKeys("back", 1);
+    const keyId = (await runCli("svc-gateway", ["keys", "list", "--data-dir", dataDir()])).stdout.split("\n").find((l) => l.includes("back@example.test"))!.split(/\s+/)[0]!;
+    for (const [what, id, flag] of [["users", String(userId), "--tpm"], ["keys", keyId, "--rpm"]] as const) {
+      expect((await runCli("svc-gateway", [what, "limit", id, flag, "5", "--data-dir", dataDir()])).code).toBe(0);
+      const back = await runCli("svc-gateway", [what, "limit", id, flag, "default", "--data-dir", dataDir()]);
+      expect(back.stdout.trim()).toBe(`${what === "users" ? `user ${userId}` : keyId}: concurrency=default rpm=default tpm=default`);
+    }
+    // a running gateway reads overrides within 10 s; an empty string read as a limit of 0 refused every request
+    await expect.poll(async () => (await get(as(secrets[0]!), "/v1/models")).status, { timeout: 30_000, interval: 500 }).toBe(200);
+    const res = await get(as(secrets[0]!), "/v1/models");
+    expect(res.headers.get("retry-after")).toBeNull();
+  });
+
   it("a user's concurrency counts requests in flight on all their keys", async () => {
     const { userId, secrets } = await userWithKeys("two", 3);
     expect((await runCli("svc-gateway", ["users", "limit", String(userId), "--concurrency", "2", "--data-dir", dataDir()])).code).toBe(0);

@@ -43,7 +43,7 @@ describe("§5 Authentication: the key store", () => {
     await SqliteKeyStore.open(dir).close();
     const db = openSqlite(join(dir, STORE_FILE));
     expect(pragmaValue(db, "journal_mode")).toBe("wal");
-    expect(pragmaValue(db, "user_version")).toBe(5);
+    expect(pragmaValue(db, "user_version")).toBe(6);
     const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((t) => t.name);
     expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "usage_days", "users"]);
     db.close();
@@ -69,6 +69,21 @@ describe("§5 Authentication: the key store", () => {
     expect(await reopened.dailyUsage("2025-01-01")).toHaveLength(1);
     // and the per-user overrides of schema version 4
     expect(await reopened.setUserLimits(1, { rpm: 7 })).toEqual({ maxConcurrency: null, rpm: 7, tpm: null });
+    await reopened.close();
+  });
+
+  it("an override `default` once stored as an empty string (issue 41) reads as the default again after the upgrade", async () => {
+    const dir = freshDir();
+    const store = SqliteKeyStore.open(dir);
+    const userId = await store.upsertUser(alice);
+    const { key } = await store.createKey(userId, "laptop");
+    await store.close();
+    const db = openSqlite(join(dir, STORE_FILE));
+    db.exec(`UPDATE users SET tpm = '', rpm = 5; UPDATE api_keys SET max_concurrency = ''; PRAGMA user_version = 5`);
+    db.close();
+    const reopened = SqliteKeyStore.open(dir);
+    expect(await reopened.userLimits(userId)).toEqual({ maxConcurrency: null, rpm: 5, tpm: null });
+    expect(await reopened.keyLimits(key.id)).toEqual({ maxConcurrency: null, rpm: null, tpm: null });
     await reopened.close();
   });
 

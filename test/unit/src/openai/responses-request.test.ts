@@ -21,7 +21,7 @@ describe("Responses: the request as chat", () => {
       { type: "function_call_output", call_id: call.call_id ?? "call_1", output: "sunny" },
     ];
     const tools = [{ type: "function", name: "get_weather", parameters: WEATHER }];
-    for (const call of [{ arguments: '{"city":"\ud800"}' }, { call_id: "call_\udfff" }]) {
+    for (const call of [{ arguments: '{"city":"\ud800"}' }, { call_id: "call_\udfff" }] as Record<string, string>[]) {
       const [status, code, param, message] = fault({ model: "qwen3-4b", input: input(call), tools });
       expect([status, code, param]).toEqual([400, "invalid_value", "input[1]"]);
       expect(message).toContain("contains a lone UTF-16 surrogate");
