@@ -11,7 +11,7 @@ import type { ReasoningFormat } from "../src/openai/tools-request.ts";
 import type { ServerTiming } from "./http/server-timing.ts";
 import type { RequestParser } from "./openai/request-parser.ts";
 import type { SignIn } from "./web/routes.ts";
-import type { ScopeOf } from "./keys/cache-scope.ts";
+import type { OwnerOf, ScopeOf } from "./keys/cache-scope.ts";
 
 export interface Gateway {
   catalog: Catalog;
@@ -29,6 +29,8 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** A caller's prompt-cache scope (DESIGN §9), keyed by the gateway secret. */
   scopeOf: ScopeOf;
+  /** Whose scope it is, as a provider shares its cache out: one share per key. */
+  ownerOf: OwnerOf;
   /** Parses every OpenAI route's body, off the event loop where it costs. */
   parser: RequestParser;
 }

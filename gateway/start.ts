@@ -37,7 +37,7 @@ import { Admins } from "./web/admins.ts";
 import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
 import { loadCookieSecret, Sessions } from "./web/session.ts";
-import { cacheScopes, scopeSecret } from "./keys/cache-scope.ts";
+import { cacheOwners, cacheScopes, scopeSecret } from "./keys/cache-scope.ts";
 
 export interface ServeOptions {
   host: string;
@@ -215,6 +215,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       reasoningFormat,
       bodyLimitBytes: BODY_LIMIT_BYTES,
       scopeOf: cacheScopes(scopeKey),
+      ownerOf: cacheOwners(scopeKey),
       parser,
     },
     options.logger,

@@ -21,9 +21,9 @@ export async function clearExpired(cache: PromptCache<LlamaContextSequence>, now
  * Takes a sequence for a session of `scope` (undefined: keep nothing) over `prompt`. Caller holds the engine's
  * turn. At least the prompt's last token is always evaluated, so the first answer token has fresh logits.
  */
-export async function openSequence(cache: PromptCache<LlamaContextSequence>, scope: string | undefined, prompt: Token[], now = Date.now()): Promise<SessionSequence> {
+export async function openSequence(cache: PromptCache<LlamaContextSequence>, scope: string | undefined, prompt: Token[], now = Date.now(), owner?: string): Promise<SessionSequence> {
   await clearExpired(cache, now);
-  const { entry, hit, evict } = cache.take(scope, now);
+  const { entry, hit, evict } = cache.take(scope, now, owner);
   const { sequence } = entry;
   if (evict) await clear(cache, entry);
   let cached = 0;
@@ -40,11 +40,11 @@ export async function openSequence(cache: PromptCache<LlamaContextSequence>, sco
     async end(ok) {
       try {
         if (scope === undefined) return await clear(cache, entry);
-        if (ok) return cache.keep(entry, scope, Date.now());
+        if (ok) return cache.keep(entry, scope, Date.now(), owner);
         // an aborted or failed session: back to the prefix the scope's last good session left, or nothing
         if (cached === 0) return await clear(cache, entry);
         await eraseFrom(sequence, cached);
-        cache.keep(entry, scope, kept);
+        cache.keep(entry, scope, kept, owner);
       } catch (err) {
         await clear(cache, entry);
         throw err;

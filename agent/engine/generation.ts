@@ -98,7 +98,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     let finish: FinishReason = budget > 0 ? "stop" : "length";
     // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
     const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
-    const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt);
+    const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt, Date.now(), scope === undefined ? undefined : request.cache_owner);
     let ended = false;
     try {
       generation: if (budget > 0) {

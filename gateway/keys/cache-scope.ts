@@ -8,6 +8,8 @@ import type { KeyStore } from "./key-store.ts";
 
 /** HKDF info: this key derived from the gateway secret is for cache scopes and nothing else. */
 const SCOPE_KEY_INFO = "svc-cache-scope/v1";
+/** HKDF info: this one for cache owners (a key's share of a provider's cache) and nothing else. */
+const OWNER_KEY_INFO = "svc-cache-owner/v1";
 
 /** The name of the scope secret on a store every gateway shares. */
 const SCOPE_SECRET = "cache-scope";
@@ -37,9 +39,11 @@ export function cacheScopes(gatewaySecret: string): ScopeOf {
   return (keyId, promptCacheKey) => createHmac("sha256", key).update(JSON.stringify([keyId, promptCacheKey ?? null])).digest("hex");
 }
 
-/** The scope for a request body's `prompt_cache_key`, read before the body is parsed (the parse may run in a worker
- * that holds no secret); a key that is not a string is the parser's 400, so it refines nothing. */
-export function bodyScope(scopeOf: ScopeOf, keyId: string, body: unknown): string {
-  const key = typeof body === "object" && body !== null ? (body as { prompt_cache_key?: unknown }).prompt_cache_key : undefined;
-  return scopeOf(keyId, typeof key === "string" ? key : undefined);
+/** Who a scope belongs to, as a provider's cache shares itself out (issue 41): one per key, whatever its
+ * prompt_cache_keys; 64 hex characters that name neither the key nor its scopes. */
+export type OwnerOf = (keyId: string) => string;
+
+export function cacheOwners(gatewaySecret: string): OwnerOf {
+  const key = Buffer.from(hkdfSync("sha256", gatewaySecret, "", OWNER_KEY_INFO, 32));
+  return (keyId) => createHmac("sha256", key).update(keyId).digest("hex");
 }

@@ -4,6 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
+import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
 import { parseRoute, peekRoute, type RouteKind } from "../../src/openai/route-request.ts";
 import type { ReasoningFormat } from "../../src/openai/tools-request.ts";
@@ -25,7 +26,7 @@ function answer(id: number, work: () => Extract<FromWorker, { type: "request" }>
   }
 }
 
-const parse = (kind: RouteKind, body: unknown, inputs: ParseInputs & { cacheScope: string | undefined }) =>
+const parse = (kind: RouteKind, body: unknown, inputs: ParseInputs & CacheInputs) =>
   parseRoute(kind, body, { catalog, reasoningFormat, ...inputs });
 
 parentPort!.on("message", (message: ToWorker) => {
@@ -46,7 +47,7 @@ parentPort!.on("message", (message: ToWorker) => {
     case "admitted": {
       const read = held.get(message.id);
       held.delete(message.id);
-      if (read !== undefined) answer(message.id, () => parse(read.kind, read.body, { ...read.inputs, cacheScope: message.cacheScope }));
+      if (read !== undefined) answer(message.id, () => parse(read.kind, read.body, { ...read.inputs, ...message.cache }));
       return;
     }
     case "refused":

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import { shaperOf, type AnswerShaper, type SseEvent, type StreamEnd, type StreamShaper } from "../../src/openai/answer-shaper.ts";
+import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { RECEIPT_NONCE_HEADER } from "../../src/openai/chat-request.ts";
 import type { RouteKind, RoutePeek, RouteRequest } from "../../src/openai/route-request.ts";
 import { verdictHeaders, verdictOf } from "../../src/openai/shapes.ts";
@@ -39,10 +40,12 @@ export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<voi
 /** A key's bodies wait their turn as their user's (an operator key is a tenant of its own). */
 export const tenantOf = (principal: Principal): Tenant => ({ key: principal.keyId, user: principal.kind === "user" ? `user:${principal.userId}` : principal.keyId });
 
-/** The queues' 503 before the costly parse, then the caller's prompt-cache scope for the body's key (DESIGN §9). */
-function admit(ctx: RouteContext, kind: RouteKind, peek: RoutePeek): string | undefined {
+/** The queues' 503 before the costly parse, then the caller's prompt-cache scope for the body's key and its owner (DESIGN §9). */
+function admit(ctx: RouteContext, kind: RouteKind, peek: RoutePeek): CacheInputs {
   admitBeforeWork(kind, peek, ctx.gateway);
-  return kind === "embeddings" ? undefined : ctx.gateway.scopeOf(ctx.principal.keyId, peek.promptCacheKey);
+  if (kind === "embeddings") return {};
+  const { keyId } = ctx.principal;
+  return { cacheScope: ctx.gateway.scopeOf(keyId, peek.promptCacheKey), cacheOwner: ctx.gateway.ownerOf(keyId) };
 }
 
 /** The session a parsed request opens: the directory carries the parsed body whole, beside what it needs to route

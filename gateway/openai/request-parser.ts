@@ -9,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Catalog } from "../../src/catalog.ts";
 import { ApiError, type ErrorCode } from "../../src/errors.ts";
+import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
 import { carriesSchema, parseRoute, peekRoute, type RouteKind, type RoutePeek, type RouteRequest } from "../../src/openai/route-request.ts";
 import type { ReasoningFormat } from "../../src/openai/tools-request.ts";
@@ -39,15 +40,15 @@ export interface ParseInputs {
   receiptNonce: string | string[] | undefined;
 }
 
-/** Admission before the costly parse: throws to refuse (503 overloaded), else returns the cache scope to seal. */
-export type Admit = (peek: RoutePeek) => string | undefined;
+/** Admission before the costly parse: throws to refuse (503 overloaded), else returns the cache's names to seal. */
+export type Admit = (peek: RoutePeek) => CacheInputs;
 
 export type ToWorker =
   /** A body already read and admitted: parse it. */
-  | { type: "parse"; id: number; kind: RouteKind; body: unknown; inputs: ParseInputs & { cacheScope: string | undefined } }
+  | { type: "parse"; id: number; kind: RouteKind; body: unknown; inputs: ParseInputs & CacheInputs }
   /** A body's bytes: read them, answer with the peek, and hold the body for the verdict. */
   | { type: "read"; id: number; kind: RouteKind; bytes: Uint8Array; inputs: ParseInputs }
-  | { type: "admitted"; id: number; cacheScope: string | undefined }
+  | { type: "admitted"; id: number; cache: CacheInputs }
   | { type: "refused"; id: number };
 
 export type FromWorker =
@@ -96,9 +97,9 @@ export class RequestParser {
     const inPlace = this.size === 0 || this.closed;
     if (inPlace || bytes.length <= IN_PLACE_MAX_BYTES) {
       const body = readJsonBody(bytes);
-      const cacheScope = admit(peekRoute(body));
-      if (inPlace || !carriesSchema(kind, body)) return this.parseHere(kind, body, { ...inputs, cacheScope });
-      return this.enqueue({ type: "parse", id: this.nextId++, kind, body, inputs: { ...inputs, cacheScope } }, tenant, admit, signal);
+      const cache = admit(peekRoute(body));
+      if (inPlace || !carriesSchema(kind, body)) return this.parseHere(kind, body, { ...inputs, ...cache });
+      return this.enqueue({ type: "parse", id: this.nextId++, kind, body, inputs: { ...inputs, ...cache } }, tenant, admit, signal);
     }
     return this.enqueue({ type: "read", id: this.nextId++, kind, bytes, inputs }, tenant, admit, signal);
   }
@@ -158,7 +159,7 @@ export class RequestParser {
   }
 
   /** The parse on this thread: small bodies with no schema, and everything once the pool is closed. */
-  private parseHere(kind: RouteKind, body: unknown, inputs: ParseInputs & { cacheScope: string | undefined }): RouteRequest {
+  private parseHere(kind: RouteKind, body: unknown, inputs: ParseInputs & CacheInputs): RouteRequest {
     return parseRoute(kind, body, { catalog: this.catalog, reasoningFormat: this.reasoningFormat, ...inputs });
   }
 
@@ -186,7 +187,7 @@ export class RequestParser {
       // admission between the body's JSON parse and its costly parse, as for a body parsed in place
       try {
         pending.signal.throwIfAborted();
-        slot.worker.postMessage({ type: "admitted", id: answer.id, cacheScope: pending.admit(answer.peek) } satisfies ToWorker);
+        slot.worker.postMessage({ type: "admitted", id: answer.id, cache: pending.admit(answer.peek) } satisfies ToWorker);
         return;
       } catch (err) {
         slot.worker.postMessage({ type: "refused", id: answer.id } satisfies ToWorker);

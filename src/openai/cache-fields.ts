@@ -12,11 +12,23 @@ export const CacheFields = {
   cache_prompt: z.boolean().nullish(),
 };
 
-/** The scope a request seals (none under `cache_prompt: false`, which is sealed instead), and the fields that say so. */
-export function cacheOf(cachePrompt: boolean | null | undefined, scope: string | undefined) {
+/** The gateway's names for a caller's prompt cache (gateway/keys/cache-scope.ts), handed to the parser as plain values. */
+export interface CacheInputs {
+  /** The scope for the body's `prompt_cache_key`; absent, no scope is sealed. */
+  cacheScope?: string | undefined;
+  /** The key the scope belongs to, as a provider shares its cache out (one share per key). */
+  cacheOwner?: string | undefined;
+}
+
+/** The scope a request seals with its owner (none under `cache_prompt: false`, which is sealed instead), and the
+ * fields that say so. */
+export function cacheOf(cachePrompt: boolean | null | undefined, { cacheScope: scope, cacheOwner }: CacheInputs) {
   const cacheScope = cachePrompt === false ? undefined : scope;
   return {
     cacheScope,
-    sealed: { ...(cacheScope === undefined ? {} : { cache_scope: cacheScope }), ...(cachePrompt === false ? { cache_prompt: false as const } : {}) },
+    sealed: {
+      ...(cacheScope === undefined ? {} : { cache_scope: cacheScope, ...(cacheOwner === undefined ? {} : { cache_owner: cacheOwner }) }),
+      ...(cachePrompt === false ? { cache_prompt: false as const } : {}),
+    },
   };
 }

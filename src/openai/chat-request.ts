@@ -12,7 +12,7 @@ import { MAX_CALL_ID_LENGTH } from "../session/tools.ts";
 import { ResponseFormatBody, responseFormatOf } from "./response-format.ts";
 import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tools-request.ts";
 import { refuseUnsupported } from "./unsupported-fields.ts";
-import { CacheFields, cacheOf } from "./cache-fields.ts";
+import { CacheFields, cacheOf, type CacheInputs } from "./cache-fields.ts";
 import { loneSurrogateAt } from "./well-formed.ts";
 
 export const MAX_MESSAGES = 100;
@@ -111,14 +111,12 @@ export interface ChatRequest {
 }
 
 /** What a request is read against: the catalog its `model` resolves in, the gateway's defaults, and its nonces. */
-export interface ChatContext extends ToolingDefaults {
+export interface ChatContext extends ToolingDefaults, CacheInputs {
   catalog: Catalog;
   /** The gateway's fresh nonce for this request (32 hex digits), sealed and echoed in the receipt. */
   nonce: string;
   /** The `x-svc-receipt-nonce` header as received, if any. */
   receiptNonce?: string | string[] | undefined;
-  /** The caller's prompt-cache scope for the body's `prompt_cache_key` (gateway/keys/cache-scope.ts), as a plain value; absent, no scope is sealed. */
-  cacheScope?: string;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -164,7 +162,7 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
   const entry = resolveModel(catalog, b.model ?? catalog.default);
-  const cache = cacheOf(b.cache_prompt, context.cacheScope);
+  const cache = cacheOf(b.cache_prompt, context);
   const sealed: SessionPlaintext = {
     model: entry.alias,
     messages,

@@ -6,7 +6,7 @@ import { ApiError } from "../errors.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../session/sampling.ts";
 import { firstIssue } from "../validation.ts";
 import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
-import { CacheFields, cacheOf } from "./cache-fields.ts";
+import { CacheFields, cacheOf, type CacheInputs } from "./cache-fields.ts";
 
 /** OpenAI's default for this route (chat's is longer). */
 export const LEGACY_DEFAULT_MAX_TOKENS = 16;
@@ -46,12 +46,10 @@ const Body = z.object({
 /** What chat's parse gives, so the route opens its session as chat does (routing, cache affinity). */
 export type LegacyRequest = ChatRequest;
 
-interface LegacyContext {
+interface LegacyContext extends CacheInputs {
   catalog: Catalog;
   nonce: string;
   receiptNonce?: string | string[] | undefined;
-  /** The caller's prompt-cache scope for the body's `prompt_cache_key` (gateway/keys/cache-scope.ts). */
-  cacheScope?: string;
 }
 
 export function parseLegacyRequest(body: unknown, context: LegacyContext): LegacyRequest {
@@ -73,7 +71,7 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const entry = resolveModel(context.catalog, b.model);
   const stop = typeof b.stop === "string" ? [b.stop] : b.stop;
-  const cache = cacheOf(b.cache_prompt, context.cacheScope);
+  const cache = cacheOf(b.cache_prompt, context);
   return {
     body: {
       model: entry.alias,

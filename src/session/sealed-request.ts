@@ -74,6 +74,8 @@ export const SessionPlaintextSchema = z
     ...ToolingSchema.shape,
     /** The caller's prompt-cache scope (DESIGN §9): the gateway's HMAC of its key (and `prompt_cache_key`), never the key. */
     cache_scope: Hex32.optional(),
+    /** Whose scope it is (an HMAC of the key alone): the provider's cache gives each owner a fair share (issue 41). */
+    cache_owner: Hex32.optional(),
     /** Only `false` (llama-server's `cache_prompt`): reuse no cached prefix, and keep nothing of this session. */
     cache_prompt: z.literal(false).optional(),
     /** The caller's `x-svc-receipt-nonce` (null without one), signed into the receipt as `client_nonce`. */

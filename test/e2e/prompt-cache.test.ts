@@ -147,6 +147,17 @@ describe("DESIGN §9 a caller's next turn", () => {
   });
 });
 
+describe("Issue 41 each API key gets a fair share of a provider's cache", () => {
+  it("another key's 16 prompt_cache_keys evict only its own conversations: the first key's next turn is still a hit", async () => {
+    const first = opening("victor");
+    const one = await turn(first);
+    // more scopes than the provider keeps conversations (8 at most): under plain LRU the first key's was gone
+    for (let i = 0; i < 16; i++) await turn(opening(`mallory-${i}`), { prompt_cache_key: `flood-${i}` }, SECOND_KEY);
+    const two = await turn(next(first, one.text, "Change it to 8080."));
+    expect(two.cached).toBeGreaterThan(system.content.length);
+  });
+});
+
 describe("DESIGN §9 on the Responses route and legacy completions: the same scope, the same report", () => {
   interface Reported {
     cached: number;

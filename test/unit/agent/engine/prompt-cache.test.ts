@@ -6,6 +6,51 @@ import { cacheSequences, MAX_CACHED_CONVERSATIONS } from "../../../../agent/engi
 
 const GIB = 1024 ** 3;
 
+describe("Issue 41 PromptCache: each owner (an API key) gets a fair share", () => {
+  /** A session of `scope` for `owner` that ends well at `now`. */
+  const serve = (cache: PromptCache<string>, scope: string, owner: string | undefined, now: number) => {
+    const lease = cache.take(scope, now, owner);
+    cache.keep(lease.entry, scope, now, owner);
+    return lease;
+  };
+
+  it("one owner's many scopes evict only its own conversations once another owner holds fewer", () => {
+    const cache = new PromptCache(Array.from({ length: 8 }, (_, i) => `s${i}`), 60_000);
+    serve(cache, "victim-conversation", "victim", 0);
+    // the flood: 8 prompt_cache_keys of one key, the newest each time
+    for (let i = 0; i < 20; i++) serve(cache, `flood-${i}`, "flooder", 1 + i);
+    expect(cache.heldBy("victim")).toBe(1);
+    expect(cache.heldBy("flooder")).toBe(7);
+    expect(cache.take("victim-conversation", 100, "victim")).toMatchObject({ hit: true });
+  });
+
+  it("a newcomer takes from the owner holding the most, its least recently used; a session without scope too", () => {
+    const cache = new PromptCache(["s0", "s1", "s2"], 60_000);
+    serve(cache, "a1", "A", 1);
+    serve(cache, "b1", "B", 2);
+    serve(cache, "b2", "B", 3);
+    const newcomer = cache.take("c1", 4, "C");
+    expect([newcomer.entry.scope, newcomer.evict]).toEqual(["b1", true]);
+    cache.keep(newcomer.entry, "c1", 4, "C");
+    // now each holds one: the least recently used of all goes
+    expect(cache.take(undefined, 5).entry.scope).toBe("a1");
+  });
+
+  it("among equals, the owner asking evicts its own least recently used rather than another's", () => {
+    const cache = new PromptCache(["s0", "s1"], 60_000);
+    serve(cache, "b1", "B", 1);
+    serve(cache, "a1", "A", 2);
+    expect(cache.take("a2", 3, "A").entry.scope).toBe("a1");
+  });
+
+  it("scopes sealed without an owner (an older gateway) each count as an owner of their own", () => {
+    const cache = new PromptCache(["s0", "s1"], 60_000);
+    serve(cache, "x", undefined, 1);
+    serve(cache, "y", undefined, 2);
+    expect(cache.take("z", 3, undefined).entry.scope).toBe("x");
+  });
+});
+
 describe("PromptCache: which sequence a session takes", () => {
   it("a scope finds its own sequence; another scope an empty one; with none empty, the least recently used", () => {
     const cache = new PromptCache(["s0", "s1"], 1000);

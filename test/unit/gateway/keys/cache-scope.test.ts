@@ -1,7 +1,7 @@
 // DESIGN §9's cache scope at the gateway: an HMAC of the key id (and prompt_cache_key) under the gateway secret,
 // sealed as cache_scope; prompt_cache_key and cache_prompt parsed at the boundary.
 import { describe, expect, it } from "vitest";
-import { affinityKey, bodyScope, cacheScopes, scopeSecret } from "../../../../gateway/keys/cache-scope.ts";
+import { affinityKey, cacheOwners, cacheScopes, scopeSecret } from "../../../../gateway/keys/cache-scope.ts";
 import { MAX_PROMPT_CACHE_KEY_LENGTH } from "../../../../src/openai/cache-fields.ts";
 import { parseSessionPlaintext } from "../../../../src/session/sealed-request.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
@@ -10,8 +10,13 @@ import { parseLegacyRequest } from "../../../../src/openai/legacy-request.ts";
 
 const scopeOf = cacheScopes("the-gateway-secret");
 const base = { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }] };
-// as the route does: the scope is read off the body before the parse
-const parseFor = (body: Record<string, unknown>, keyId: string) => parse(body, { cacheScope: bodyScope(scopeOf, keyId, body) });
+const ownerOf = cacheOwners("the-gateway-secret");
+/** The scope admission computes from the body's prompt_cache_key (gateway/openai/pipeline.ts), and its owner. */
+const cacheFor = (keyId: string, body: Record<string, unknown>) => ({
+  cacheScope: scopeOf(keyId, typeof body.prompt_cache_key === "string" ? body.prompt_cache_key : undefined),
+  cacheOwner: ownerOf(keyId),
+});
+const parseFor = (body: Record<string, unknown>, keyId: string) => parse(body, cacheFor(keyId, body));
 
 describe("DESIGN §9 cache scope: one secret for every gateway on a shared store", () => {
   it("a store every gateway shares gives its secret, made by the first to ask; any other store leaves the gateway's own", async () => {
@@ -68,17 +73,28 @@ describe("§2.1 prompt_cache_key and cache_prompt", () => {
     expect(parseSessionPlaintext(JSON.parse(JSON.stringify(plain.body))).cache_scope).toBe(plain.body.cache_scope);
   });
 
+  it("beside its scope a request seals its owner: one per key whatever its prompt_cache_key, naming neither (issue 41)", () => {
+    const owner = ownerOf("key_1");
+    expect(owner).toMatch(/^[0-9a-f]{64}$/);
+    expect(owner).not.toBe(scopeOf("key_1", undefined));
+    expect(ownerOf("key_2")).not.toBe(owner);
+    expect(cacheOwners("another-secret")("key_1")).not.toBe(owner);
+    for (const key of [undefined, "chat-7", "chat-8"]) expect(parseFor({ ...base, prompt_cache_key: key }, "key_1").body.cache_owner).toBe(owner);
+    expect(parseSessionPlaintext(JSON.parse(JSON.stringify(parseFor(base, "key_1").body))).cache_owner).toBe(owner);
+  });
+
   it("cache_prompt false seals no scope and cache_prompt: false; true is the default and seals nothing more", () => {
     const off = parseFor({ ...base, cache_prompt: false }, "key_1");
     expect(off.body).toMatchObject({ cache_prompt: false });
     expect(off.body).not.toHaveProperty("cache_scope");
+    expect(off.body).not.toHaveProperty("cache_owner");
     expect(off.cacheScope).toBeUndefined();
     expect(parseFor({ ...base, cache_prompt: true }, "key_1").body).toEqual(parseFor(base, "key_1").body);
   });
 
   it("a legacy completion seals the caller's scope as chat does, prompt_cache_key refining it, none under cache_prompt false", () => {
     const legacy = (body: Record<string, unknown>, keyId: string) =>
-      parseLegacyRequest(body, { catalog: CATALOG, nonce: NONCE, cacheScope: bodyScope(scopeOf, keyId, body) });
+      parseLegacyRequest(body, { catalog: CATALOG, nonce: NONCE, ...cacheFor(keyId, body) });
     const raw = { model: "qwen3-4b", prompt: "def main():" };
     expect(legacy(raw, "key_1").body.cache_scope).toBe(scopeOf("key_1", undefined));
     expect(legacy(raw, "key_1").cacheScope).toBe(scopeOf("key_1", undefined));

@@ -19,9 +19,9 @@ const withSchema = (schema: unknown) => ({ ...base, response_format: { type: "js
 const never = new AbortController().signal;
 const inputs = { nonce: NONCE, receiptNonce: undefined };
 const alice: Tenant = { key: "key_alice", user: "user:1" };
-const admitAll: Admit = () => undefined;
+const admitAll: Admit = () => ({});
 const bytesOf = (body: unknown) => new TextEncoder().encode(JSON.stringify(body));
-const inPlace = (kind: RouteKind, body: unknown) => parseRoute(kind, body, { catalog: CATALOG, reasoningFormat: "none", ...inputs, cacheScope: undefined });
+const inPlace = (kind: RouteKind, body: unknown) => parseRoute(kind, body, { catalog: CATALOG, reasoningFormat: "none", ...inputs });
 const parse = (body: unknown, tenant = alice, signal = never, admit = admitAll, kind: RouteKind = "chat", p = parser) => p.parse(kind, bytesOf(body), inputs, tenant, admit, signal);
 /** A body well past the in-place size: a long message, and a megabyte in a field that changes nothing. */
 const big = () => ({ ...base, messages: [{ role: "user", content: "x".repeat(IN_PLACE_MAX_BYTES + 1) }], user: "u".repeat(1 << 20) });
@@ -152,9 +152,12 @@ describe("Issue 41 Admission comes between a body's JSON parse and its costly pa
     });
   }
 
-  it("the scope admission returns is the one sealed", async () => {
-    const scope = "ab".repeat(32);
-    for (const body of [base, withSchema(weather), big()]) expect((await parse(body, alice, never, () => scope)).body.cache_scope).toBe(scope);
+  it("the scope and owner admission returns are the ones sealed", async () => {
+    const cache = { cacheScope: "ab".repeat(32), cacheOwner: "cd".repeat(32) };
+    for (const body of [base, withSchema(weather), big()]) {
+      const sealed = (await parse(body, alice, never, () => cache)).body;
+      expect([sealed.cache_scope, sealed.cache_owner]).toEqual([cache.cacheScope, cache.cacheOwner]);
+    }
   });
 });
 
