@@ -8,17 +8,20 @@ import { fromStream } from "./saved-stream.ts";
 import { fromResponsesBody, fromResponsesStream, isResponsesBody, isResponsesStream } from "./saved-responses.ts";
 import { fromLegacyBody, fromLegacyStream, isLegacyBody, isLegacyStream } from "./saved-legacy.ts";
 import { fromEmbeddingsBody, isEmbeddingsBody } from "./saved-embeddings.ts";
+import { savedTextProblem, trimJsonSpace } from "./saved-text.ts";
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./types.ts";
 
 export type { SavedKind, SavedResponse } from "./types.ts";
 
 /**
  * Throws an Error saying what the file is not when it is none of these: a chat, Responses or legacy completions body
- * or stream, an embeddings body, a receipt.
+ * or stream, an embeddings body, a receipt; or when JSON readers could read it differently (saved-text.ts, strict-json.ts).
  */
 export function readSavedResponse(text: string): SavedResponse {
-  const body = withoutHttpHead(text).trim();
-  if (body.startsWith("{")) return fromJson(parseJson(body, "the file is neither valid JSON nor an SSE transcript"));
+  const problem = savedTextProblem(text);
+  if (problem !== undefined) throw new Error(problem);
+  const body = trimJsonSpace(withoutHttpHead(text));
+  if (body.startsWith("{")) return fromJson(parseJson(body, "the file", "the file is neither valid JSON nor an SSE transcript"));
   if (/^(data|event|id|retry):|^:/m.test(body)) {
     if (isResponsesStream(body)) return fromResponsesStream(body);
     return isLegacyStream(body) ? fromLegacyStream(body) : fromStream(body);

@@ -94,7 +94,7 @@ export function fromResponsesStream(text: string): SavedResponse {
   const rebuild = new ItemsRebuild();
   let final: Json | undefined;
   for (const [i, { name, data }] of events.entries()) {
-    const event = parseJson(data, `event ${i + 1} is not JSON`);
+    const event = parseJson(data, `event ${i + 1}`, `event ${i + 1} is not JSON`);
     if (!isObject(event)) throw new Error(`event ${i + 1} is not a JSON object`);
     if (event.type === "error" || event.type === "response.failed") {
       problems.push(`the stream failed (${describeError(event.type === "error" ? event : isObject(event.response) ? event.response.error : undefined)}); a failed stream has no receipt`);

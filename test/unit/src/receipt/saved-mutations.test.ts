@@ -1,7 +1,9 @@
 // RECEIPTS.md "Fields outside the receipt": the verifier accepts only what it checked. Saved answers of each kind
-// (text, reasoning, tool calls, JSON output; bodies, streams, bodies saved from the openai SDK's `parse()`) are
-// changed one field at a time, every way the field allows; each change must verify INVALID unless the field is
-// listed outside the receipt, and the list must be RECEIPTS.md's table.
+// (text, reasoning, tool calls, JSON output; bodies, streams, legacy and embeddings answers, bodies saved from the openai
+// SDK's `parse()`) are changed one field at a time, every way the field allows; each change must verify INVALID
+// unless the field is listed outside the receipt, and the list must be RECEIPTS.md's table. Then each is written so
+// that two JSON readers could read it differently (a name twice with the forged value first, a lone surrogate, a number
+// beyond a double, a byte order mark): each must be refused before anything is read (RFC 8259 §4, RFC 7493).
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
@@ -10,7 +12,9 @@ import * as z from "zod";
 import type { AnswerPiece } from "../../../../src/receipt/answer-record.ts";
 import { OUTSIDE_THE_RECEIPT, type OutsideRule } from "../../../../src/receipt/outside-fields.ts";
 import { readSavedResponse, verifySavedResponse } from "../../../../src/receipt/saved-response.ts";
-import { savedAnswer, savedResponsesAnswer, transcriptOf, trustedKey, type SavedAnswer, type SavedEvent } from "../../../fixtures/saved-answer.ts";
+import {
+  savedAnswer, savedEmbeddingsBody, savedLegacyAnswer, savedResponsesAnswer, transcriptOf, trustedKey, type EventWriter, type SavedAnswer, type SavedEvent,
+} from "../../../fixtures/saved-answer.ts";
 
 type Path = readonly (string | number)[];
 interface Mutation {
@@ -87,15 +91,21 @@ function verdictOf(text: string): Verdict {
   }
 }
 
+/** How a fixture's JSON is written: `write(value, path)` for a body (path []) and for each event (path [i]). */
+type Writer = (value: unknown, at: Path) => string;
+
 interface Fixture {
   name: string;
   root: unknown;
-  text: (root: unknown) => string;
+  text: (root: unknown, write?: Writer) => string;
   /** Where a field's path starts inside `root`: streams are event lists, so their paths begin with the event. */
   fieldPath: (path: Path) => Path;
 }
-const bodyFixture = (name: string, body: unknown): Fixture => ({ name, root: body, text: (r) => JSON.stringify(r, null, 2), fieldPath: (p) => p });
-const streamFixture = (name: string, events: SavedEvent[]): Fixture => ({ name, root: events, text: (r) => transcriptOf(r as SavedEvent[]), fieldPath: (p) => p.slice(1) });
+const bodyFixture = (name: string, body: unknown): Fixture => ({ name, root: body, text: (r, write) => (write ? write(r, []) : JSON.stringify(r, null, 2)), fieldPath: (p) => p });
+const eventWriter = (write: Writer | undefined): EventWriter | undefined => (write === undefined ? undefined : (e, i) => write(e, [i]));
+const streamFixture = (name: string, events: SavedEvent[]): Fixture => ({
+  name, root: events, text: (r, write) => transcriptOf(r as SavedEvent[], eventWriter(write)), fieldPath: (p) => p.slice(1),
+});
 
 const call = (index: number, id: string, name: string, args: string[]): AnswerPiece[] =>
   [{ type: "tool_call", index, id, name }, ...args.map((text): AnswerPiece => ({ type: "tool_args", index, text }))];
@@ -117,6 +127,9 @@ const responses = savedResponsesAnswer([
 ], { usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21, completion_tokens_details: { reasoning_tokens: 4 } } });
 
 const Forecast = z.object({ city: z.string(), days: z.array(z.number()) });
+const legacy = savedLegacyAnswer(["Once", " upon"]);
+const embeddings = savedEmbeddingsBody([[0.5, -0.25, Math.fround(0.1)], [1, 2, Math.fround(-1e-7)]], "float");
+const embeddingsBase64 = savedEmbeddingsBody([[0.5, -0.25, Math.fround(0.1)]], "base64");
 
 /** What a caller saves with `JSON.stringify(await client.chat.completions.parse(…))`, the SDK fed the gateway's body. */
 async function savedFromSdk(answer: SavedAnswer, params: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, "model" | "messages">): Promise<unknown> {
@@ -141,8 +154,68 @@ const fixtures: Fixture[] = [
   bodyFixture("tool calls, saved from the SDK's parse()", sdkTools),
   bodyFixture("a receipt alone", text.receipt),
   bodyFixture("reasoning and tool calls, a Responses body", responses.body),
-  { name: "reasoning and tool calls, a Responses stream", root: responses.events, text: (r) => responses.sse(r as unknown[]), fieldPath: (p) => p.slice(1) },
+  { name: "reasoning and tool calls, a Responses stream", root: responses.events, text: (r, write) => responses.sse(r as unknown[], eventWriter(write)), fieldPath: (p) => p.slice(1) },
+  bodyFixture("a legacy completions body", legacy.body),
+  streamFixture("a legacy completions stream", legacy.events),
+  bodyFixture("an embeddings body, float", embeddings.body),
+  bodyFixture("an embeddings body, base64", embeddingsBase64.body),
 ];
+
+const samePath = (a: Path, b: Path) => a.length === b.length && a.every((k, i) => k === b[i]);
+
+/**
+ * JSON as JSON.stringify writes it, except at `path`: another literal in place of the value there, or, for a member,
+ * its name first given `duplicate` and then its own value, as a forger who knows readers keep the first would write it.
+ */
+function writerWith(path: Path, edit: { literal: string } | { duplicate: string }): Writer {
+  const write = (value: unknown, at: Path): string => {
+    if ("literal" in edit && samePath(at, path)) return edit.literal;
+    if (Array.isArray(value)) return `[${value.map((v, i) => write(v, [...at, i])).join(",")}]`;
+    if (typeof value !== "object" || value === null) return JSON.stringify(value);
+    const members = Object.entries(value).map(([k, v]) => {
+      const member = `${JSON.stringify(k)}:${write(v, [...at, k])}`;
+      return "duplicate" in edit && samePath([...at, k], path) ? `${JSON.stringify(k)}:${edit.duplicate},${member}` : member;
+    });
+    return `{${members.join(",")}}`;
+  };
+  return write;
+}
+
+/** The same double with more digits than a double holds: JSON.parse reads `n`, a decimal or big-number reader another value. */
+function beyondDouble(n: number): string {
+  if (n === 0) return "-0";
+  const [mantissa, exponent] = JSON.stringify(n).split("e");
+  return `${mantissa}${mantissa!.includes(".") ? "" : "."}00000000000000000001${exponent === undefined ? "" : `e${exponent}`}`;
+}
+
+/** Every way to write `root` that two JSON readers could read differently, one place at a time. */
+function* ambiguities(root: unknown, path: Path = [], at: unknown = root): Generator<{ how: string; path: Path; write: Writer }> {
+  if (Array.isArray(at)) {
+    for (const [i, item] of at.entries()) yield* ambiguities(root, [...path, i], item);
+  } else if (typeof at === "object" && at !== null) {
+    for (const [key, value] of Object.entries(at)) {
+      const inner = [...path, key];
+      const forged = Array.isArray(value) ? "[]" : typeof value === "object" && value !== null ? "{}" : JSON.stringify(changed(value));
+      yield { how: "a name twice, the forged value first", path: inner, write: writerWith(inner, { duplicate: forged }) };
+      yield* ambiguities(root, inner, value);
+    }
+  } else if (typeof at === "string") {
+    yield { how: "a lone surrogate escaped", path, write: writerWith(path, { literal: JSON.stringify(`${at}\ud800`) }) };
+  } else if (typeof at === "number") {
+    yield { how: "digits beyond a double", path, write: writerWith(path, { literal: beyondDouble(at) }) };
+    yield { how: "a number beyond a double's range", path, write: writerWith(path, { literal: at < 0 ? "-1e400" : "1e400" }) };
+  }
+}
+
+/** Why the verifier refused to read `text` at all, or undefined when it read it. */
+function refusalOf(text: string): string | undefined {
+  try {
+    verifySavedResponse(text, trustedKey);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 
 /** Each change with the field it touches, how that field is listed, and the verdict. */
 function* outcomes(fixture: Fixture) {
@@ -194,5 +267,21 @@ describe("RECEIPTS.md Verifying a receipt: every single-field change of a saved 
     const free = OUTSIDE_THE_RECEIPT.filter((f) => f.rule === "free").flatMap((f) => f.fields);
     const leftValid = new Set(fixtures.flatMap((f) => [...outcomes(f)].filter((o) => o.exempt && o.verdict() === "valid").map((o) => o.outside!.name)));
     expect(free.filter((f) => !leftValid.has(f))).toEqual([]);
+  });
+});
+
+describe("RFC 8259 §4, RFC 7493: a saved answer that two JSON readers could read differently is refused", () => {
+  it.each(fixtures.map((f) => [f.name, f] as const))("%s", (name, fixture) => {
+    const plain = fixture.text(fixture.root, (value) => JSON.stringify(value));
+    expect(verdictOf(plain), name).toBe("valid");
+    const cases = [...ambiguities(fixture.root)].map(({ how, path, write }) => ({ how, path, text: fixture.text(fixture.root, write) }));
+    // the file whole: a byte order mark before it, and a raw lone surrogate in it (no UTF-8 file can hold one)
+    cases.push({ how: "a byte order mark", path: [], text: `\ufeff${plain}` });
+    const quote = plain.indexOf('"', plain.indexOf('"') + 1);
+    cases.push({ how: "a raw lone surrogate", path: [], text: `${plain.slice(0, quote)}\udc00${plain.slice(quote)}` });
+    // a stream's `data: [DONE]` is no JSON: writing it otherwise changes nothing
+    const read = cases.filter((c) => c.text !== plain).map((c) => ({ ...c, refusal: refusalOf(c.text) })).filter((c) => !/not I-JSON|byte order mark|lone surrogate/.test(c.refusal ?? ""));
+    expect(read.map((c) => `${c.how} at ${c.path.join(".")}: ${c.refusal ?? verdictOf(c.text)}`)).toEqual([]);
+    expect(cases.filter((c) => c.how.startsWith("a name twice")).length, name).toBeGreaterThanOrEqual(10);
   });
 });
