@@ -16,10 +16,17 @@ export declare const RECEIPT_VERSION_TOOLS: 2;
  */
 export declare function verifyReceipt(raw: unknown, expect?: ReceiptExpectations): ReceiptVerdict;
 
-/** Reads a saved response body, a receipt alone or an SSE transcript; throws when the text is none of them. */
+/**
+ * Reads a saved response body, a receipt alone or an SSE transcript; throws when the text is none of them, or when two
+ * JSON readers could read it differently (not I-JSON, RFC 7493: a name twice in an object, a lone surrogate, a byte
+ * order mark, a number a double does not hold exactly).
+ */
 export declare function readSavedResponse(text: string): SavedResponse;
 
-/** Reads saved text and checks its receipt against the content, usage and finish reason in it. */
+/** A saved file's bytes as the text the two functions here take; throws when they are not UTF-8 (a byte order mark is kept, to be refused). */
+export declare function decodeSavedBytes(bytes: Uint8Array): string;
+
+/** Reads saved text and checks its receipt against the content, usage and finish reason in it; throws as `readSavedResponse` does. */
 export declare function verifySavedResponse(
   text: string,
   expect?: Omit<ReceiptExpectations, "content" | "usage" | "finishReason" | "toolCalls" | "reasoning">,

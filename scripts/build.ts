@@ -13,7 +13,7 @@ const DIST = join(ROOT, "dist");
 /** Built beside dist/ and swapped in when whole, so a process running dist/ meanwhile never sees half a build. */
 const NEXT = join(ROOT, `dist.next-${process.pid}`);
 /** The package entry's values; index.d.ts declares them, with the types from src/receipt/types.ts. */
-const ENTRY = ["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "verifyReceipt", "readSavedResponse", "verifySavedResponse"];
+const ENTRY = ["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "verifyReceipt", "readSavedResponse", "verifySavedResponse", "decodeSavedBytes"];
 
 const inputs = buildInputsDigest(ROOT);
 const stamp = join(DIST, STAMP_FILE);

@@ -1,9 +1,10 @@
 // `svc-agent verify FILE`: re-checks a saved response's receipt offline (RECEIPTS.md) and says whether the key
 // that signed it is tied to a provider you trust: a directory listing, a known key, or keys seen before.
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import { z } from "zod";
-import { checkSavedResponse, readSavedResponse, receiptStatus, type Receipt, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../../src/receipt/index.ts";
+import { checkSavedResponse, decodeSavedBytes, readSavedResponse, receiptStatus, type Receipt, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../../src/receipt/index.ts";
 import { TRUST_LEVELS } from "../../src/receipt/rungs.ts";
+import { MAX_SAVED_BYTES, TOO_LARGE } from "../../src/receipt/saved-text.ts";
 import { checkKnownKey } from "./known-keys.ts";
 
 export interface VerifyFlags {
@@ -44,12 +45,14 @@ type ListingEntry = z.infer<typeof ListingSchema>[number];
  * listing it cannot read throws, which the command line turns into CANNOT_CHECK_EXIT.
  */
 export async function verifyFile(path: string, flags: VerifyFlags, print: (line: string) => void): Promise<ReceiptStatus> {
-  const text = await readFile(path, "utf8").catch((err: Error) => {
+  const bytes = await readAtMost(path, MAX_SAVED_BYTES).catch((err: Error) => {
     throw new Error(`cannot read ${path}: ${err.message}`);
   });
   let saved;
   try {
-    saved = readSavedResponse(text);
+    if (bytes === undefined) throw new Error(TOO_LARGE);
+    // the bytes, not node's lenient utf8 decoding: invalid UTF-8 and a byte order mark are refused, not smoothed over
+    saved = readSavedResponse(decodeSavedBytes(bytes));
   } catch (err) {
     print(`${path}: not a saved response`);
     print(`INVALID: ${(err as Error).message}`);
@@ -83,6 +86,19 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
   for (const note of notes(flags, receipt, saved.kind === "receipt")) print(`  --    ${note}`);
   print(verdictLine(status, problems, receipt));
   return status;
+}
+
+/** The file's bytes, or undefined past `limit`: reading stops there (a hostile file, or a device that never ends). */
+async function readAtMost(path: string, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    // leaving the loop destroys the stream
+    if (total > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 function notes(flags: VerifyFlags, receipt: Receipt | undefined, noContent: boolean): string[] {

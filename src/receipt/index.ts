@@ -5,4 +5,5 @@
 // for a browser to hold it to that.
 export { RECEIPT_VERSION, RECEIPT_VERSION_TOOLS, receiptStatus, verifyReceipt } from "./receipt.ts";
 export { checkSavedResponse, readSavedResponse, verifySavedResponse } from "./saved-response.ts";
+export { decodeSavedBytes } from "./saved-text.ts";
 export type { Receipt, ReceiptCheck, ReceiptExpectations, ReceiptStatus, ReceiptVerdict, SavedKind, SavedResponse } from "./types.ts";

@@ -3,9 +3,10 @@
 
 /**
  * `free`: any value of the right type passes; `optional`: may be absent, but when present must agree with the
- * covered fields; `checked`: required and must agree with the receipt.
+ * covered fields; `null`: may be absent or `null` and nothing else (what an SDK writes for something svc never
+ * produces); `checked`: required and must agree with the receipt.
  */
-export type OutsideRule = "free" | "optional" | "checked";
+export type OutsideRule = "free" | "optional" | "null" | "checked";
 
 export interface OutsideField {
   /** Paths inside one response body or one chunk; `[]` is any array element. */
@@ -25,15 +26,15 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
   },
   {
     fields: ["x_svc_timing"],
-    where: "the stop chunk",
+    where: "the stop chunk; a response saved from openai-node's `chat.completions.stream().finalChatCompletion()`",
     rule: "free",
     check: "nothing but the type: the gateway's own step durations in ms",
   },
   {
     fields: ["x_svc_trust", "x_svc_model", "x_svc_provider"],
-    where: "the stop chunk",
+    where: "the stop chunk; a response saved from openai-node's `chat.completions.stream().finalChatCompletion()`",
     rule: "checked",
-    check: "present, and equal to the receipt's `trust_level`, `model_id` and `provider_id`",
+    check: "present on the stop chunk (on a response, all three or none), and equal to the receipt's `trust_level`, `model_id` and `provider_id`",
   },
   {
     fields: ["choices[].message.parsed"],
@@ -48,6 +49,29 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
     check: "absent, `null`, or the JSON value of that call's `arguments`",
   },
   {
+    fields: ["choices[].message.refusal", "choices[].logprobs"],
+    where: "a response saved from openai-node's `chat.completions.stream().finalChatCompletion()` or openai-python's `model_dump_json()`",
+    rule: "null",
+    check: "absent or `null`: svc refuses nothing and returns no log probabilities",
+  },
+  {
+    fields: ["choices[].message.tool_calls"],
+    where: "a response saved from openai-python's `model_dump_json()` or `parse().to_json()`",
+    rule: "null",
+    check: "`null` only in an answer without tool calls (the receipt's `tool_calls_sha256` is null)",
+  },
+  {
+    fields: [
+      "metadata", "moderation", "service_tier", "system_fingerprint", "choices[].message.annotations", "choices[].message.audio", "choices[].message.function_call",
+      "usage.completion_tokens_details", "usage.prompt_tokens_details",
+      "usage.completion_tokens_details.accepted_prediction_tokens", "usage.completion_tokens_details.audio_tokens", "usage.completion_tokens_details.rejected_prediction_tokens", "usage.completion_tokens_details.text_tokens",
+      "usage.prompt_tokens_details.audio_tokens", "usage.prompt_tokens_details.cache_write_tokens", "usage.prompt_tokens_details.image_tokens", "usage.prompt_tokens_details.text_tokens",
+    ],
+    where: "a response saved from openai-python's `model_dump_json()`, which writes every field of its models",
+    rule: "null",
+    check: "absent or `null`: what svc never returns; `usage`'s details `null` only where the receipt has no such count",
+  },
+  {
     fields: ["id", "created_at", "output[].id", "instructions", "max_output_tokens", "parallel_tool_calls", "reasoning", "temperature", "text", "tool_choice", "tools", "top_p", "metadata", "user"],
     where: "a Responses response",
     rule: "free",
@@ -58,6 +82,24 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
     where: "a Responses response saved from the openai SDK",
     rule: "optional",
     check: "absent, or every `output_text` of the message items joined",
+  },
+  {
+    fields: ["output[].content[].parsed"],
+    where: "a Responses response saved from openai-node's `responses.parse()` or `responses.stream().finalResponse()`",
+    rule: "optional",
+    check: "absent, `null`, or, where `text.format.type` is `json_schema`, the JSON value of that part's `text`",
+  },
+  {
+    fields: ["output[].parsed_arguments"],
+    where: "the same, on a `function_call` item",
+    rule: "optional",
+    check: "absent, `null`, or the JSON value of that call's `arguments`",
+  },
+  {
+    fields: ["output_parsed"],
+    where: "the same",
+    rule: "optional",
+    check: "absent, or the first `parsed` of the message items that is not `null` (`null` when none is)",
   },
 ];
 

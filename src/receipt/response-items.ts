@@ -15,12 +15,13 @@ export const ReasoningItemSchema = z.strictObject({
   summary: z.tuple([]),
   content: z.tuple([z.strictObject({ type: z.literal("reasoning_text"), text: z.string().min(1) })]),
 });
+export const OutputTextSchema = z.strictObject({ type: z.literal("output_text"), text: z.string(), annotations: z.tuple([]) });
 export const MessageItemSchema = z.strictObject({
   type: z.literal("message"),
   id: z.string(),
   status: ItemStatus,
   role: z.literal("assistant"),
-  content: z.tuple([z.strictObject({ type: z.literal("output_text"), text: z.string(), annotations: z.tuple([]) })]),
+  content: z.tuple([OutputTextSchema]),
 });
 export const FunctionCallItemSchema = z.strictObject({
   type: z.literal("function_call"),

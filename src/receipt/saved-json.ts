@@ -1,15 +1,21 @@
 // Small readers shared by the saved-answer parsers (saved-response.ts, saved-stream.ts). Portable: part of the
 // verifier in src/receipt/index.ts.
 import { canonicalJson } from "./canonical-json.ts";
+import { parseStrictJson, StrictJsonError } from "./strict-json.ts";
 
 export type Json = Record<string, unknown>;
 export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-export function parseJson(text: string, why: string): unknown {
+/**
+ * The value of `text` (the file, or `subject`: one event's data), read as I-JSON (strict-json.ts). Throws `notJson`
+ * and the reader's detail, or, for JSON two readers could read differently, says that of `subject`.
+ */
+export function parseJson(text: string, subject: string, notJson: string): unknown {
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error(why);
+    return parseStrictJson(text);
+  } catch (err) {
+    if (!(err instanceof StrictJsonError)) throw err;
+    throw new Error(err.kind === "ambiguous" ? `${subject} is not I-JSON (RFC 7493), so JSON readers could read it differently: ${err.message}` : `${notJson}: ${err.message}`);
   }
 }
 

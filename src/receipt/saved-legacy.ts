@@ -55,7 +55,7 @@ export function fromLegacyStream(text: string): SavedResponse {
       done = true;
       continue;
     }
-    const json = parseJson(raw, `event ${i + 1} is not JSON`);
+    const json = parseJson(raw, `event ${i + 1}`, `event ${i + 1} is not JSON`);
     if (!isObject(json)) throw new Error(`event ${i + 1} is not a JSON object`);
     if ("error" in json) {
       problems.push(`the stream failed (${describeError(json.error)}); a failed stream has no receipt`);

@@ -3,22 +3,25 @@
 // page /verify). Portable: part of the verifier in src/receipt/index.ts, so no node: modules here.
 import { RECEIPT_VERSION, verifyReceipt } from "./receipt.ts";
 import { describeError, isJsonOf, isObject, parseJson } from "./saved-json.ts";
-import { BodySchema, readShape, type Body } from "./saved-shapes.ts";
+import { BodySchema, readShape, reportedUsageOf, stopFieldsProblem, type Body } from "./saved-shapes.ts";
 import { fromStream } from "./saved-stream.ts";
 import { fromResponsesBody, fromResponsesStream, isResponsesBody, isResponsesStream } from "./saved-responses.ts";
 import { fromLegacyBody, fromLegacyStream, isLegacyBody, isLegacyStream } from "./saved-legacy.ts";
 import { fromEmbeddingsBody, isEmbeddingsBody } from "./saved-embeddings.ts";
+import { savedTextProblem, trimJsonSpace } from "./saved-text.ts";
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./types.ts";
 
 export type { SavedKind, SavedResponse } from "./types.ts";
 
 /**
  * Throws an Error saying what the file is not when it is none of these: a chat, Responses or legacy completions body
- * or stream, an embeddings body, a receipt.
+ * or stream, an embeddings body, a receipt; or when JSON readers could read it differently (saved-text.ts, strict-json.ts).
  */
 export function readSavedResponse(text: string): SavedResponse {
-  const body = withoutHttpHead(text).trim();
-  if (body.startsWith("{")) return fromJson(parseJson(body, "the file is neither valid JSON nor an SSE transcript"));
+  const problem = savedTextProblem(text);
+  if (problem !== undefined) throw new Error(problem);
+  const body = trimJsonSpace(withoutHttpHead(text));
+  if (body.startsWith("{")) return fromJson(parseJson(body, "the file", "the file is neither valid JSON nor an SSE transcript"));
   if (/^(data|event|id|retry):|^:/m.test(body)) {
     if (isResponsesStream(body)) return fromResponsesStream(body);
     return isLegacyStream(body) ? fromLegacyStream(body) : fromStream(body);
@@ -78,24 +81,35 @@ function fromJson(json: unknown): SavedResponse {
   if (read.problem !== undefined) return { kind: "response", receipt: json.svc_receipt, problems: [...problems, `the response is not in the gateway's shape: ${read.problem}`] };
   const body = read.data;
   const { message, finish_reason } = body.choices[0];
-  if (message.content === null && message.tool_calls === undefined) problems.push("message.content is null in an answer without tool calls");
-  problems.push(...clientFieldProblems(message));
+  const calls = message.tool_calls ?? [];
+  if (message.content === null && calls.length === 0) problems.push("message.content is null in an answer without tool calls");
+  problems.push(...clientFieldProblems(body));
   return {
     kind: "response",
     receipt: body.svc_receipt,
     content: message.content ?? "",
     // the receipt covers each call as the gateway sent it, without what a client added
-    toolCalls: (message.tool_calls ?? []).map(({ id, type, function: { name, arguments: args } }) => ({ id, type, function: { name, arguments: args } })),
+    toolCalls: calls.map(({ id, type, function: { name, arguments: args } }) => ({ id, type, function: { name, arguments: args } })),
     reasoning: message.reasoning_content ?? null,
-    usage: body.usage,
+    usage: reportedUsageOf(body.usage),
     finishReason: finish_reason,
     problems,
   };
 }
 
-/** The openai SDK's `parse()` fields (RECEIPTS.md "Fields outside the receipt"): absent, null, or what they parse. */
-function clientFieldProblems(message: Body["choices"][0]["message"]): string[] {
+const VERDICT_FIELDS = ["x_svc_trust", "x_svc_model", "x_svc_provider"] as const;
+
+/**
+ * What SDKs add that is not null (RECEIPTS.md "Fields outside the receipt"): `parse()`'s fields, absent, null, or what
+ * they parse; the stop chunk's verdict fields that `stream().finalChatCompletion()` keeps, all three or none, the receipt's.
+ */
+function clientFieldProblems(body: Body): string[] {
   const problems: string[] = [];
+  if (VERDICT_FIELDS.some((field) => body[field] !== undefined)) {
+    const problem = stopFieldsProblem(body, true);
+    if (problem !== undefined) problems.push(problem);
+  }
+  const { message } = body.choices[0];
   const { parsed } = message;
   if (parsed !== undefined && parsed !== null && !isJsonOf(parsed, message.content)) problems.push("message.parsed is not the JSON value of message.content");
   for (const [i, call] of (message.tool_calls ?? []).entries()) {

@@ -5,13 +5,21 @@
 import { createParser } from "eventsource-parser";
 import * as z from "zod";
 import { canonicalJson } from "./canonical-json.ts";
-import { answerOfItems, OutputItemSchema, ResponsesUsageSchema, type OutputItem } from "./response-items.ts";
-import { describeError, isObject, parseJson, type Json } from "./saved-json.ts";
+import { answerOfItems, FunctionCallItemSchema, MessageItemSchema, OutputTextSchema, ReasoningItemSchema, ResponsesUsageSchema, type OutputItem } from "./response-items.ts";
+import { describeError, isJsonOf, isObject, parseJson, type Json } from "./saved-json.ts";
 import { readShape } from "./saved-shapes.ts";
 import type { SavedResponse } from "./types.ts";
 import { RECEIPT_VERSION_CACHE } from "./receipt.ts";
 
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** The items as the gateway writes them, and as openai-node's `responses.parse()` and `stream().finalResponse()` hand them back. */
+const SavedItemSchema = z.discriminatedUnion("type", [
+  ReasoningItemSchema,
+  MessageItemSchema.extend({ content: z.tuple([OutputTextSchema.extend({ parsed: z.unknown().optional() })]) }),
+  FunctionCallItemSchema.extend({ parsed_arguments: z.unknown().optional() }),
+]);
+type SavedItem = z.infer<typeof SavedItemSchema>;
 
 const ResponseBodySchema = z.strictObject({
   id: z.string(),
@@ -24,7 +32,7 @@ const ResponseBodySchema = z.strictObject({
   instructions: z.string().nullable(),
   max_output_tokens: count.nullable(),
   model: z.string(),
-  output: z.array(OutputItemSchema).min(1),
+  output: z.array(SavedItemSchema).min(1),
   parallel_tool_calls: z.boolean(),
   previous_response_id: z.null(),
   reasoning: z.strictObject({ effort: z.string().nullable(), summary: z.null() }),
@@ -41,7 +49,10 @@ const ResponseBodySchema = z.strictObject({
   svc_receipt: z.unknown().optional(),
   /** The openai SDK's convenience: every output_text joined. */
   output_text: z.string().optional(),
+  /** openai-node's `responses.parse()` and `stream().finalResponse()`: the first `parsed` of a message that is not null. */
+  output_parsed: z.unknown().optional(),
 });
+type ResponseBody = z.infer<typeof ResponseBodySchema>;
 
 /** Whether the JSON is a Responses response object (rather than a chat completion or a receipt). */
 export const isResponsesBody = (json: Json): boolean => json.object === "response";
@@ -56,6 +67,7 @@ export function fromResponsesBody(json: Json, kind: "responses" | "responses-str
   if ("problem" in answer) return { kind, receipt: body.svc_receipt, problems: [...problems, `the output items are not a layout the gateway makes: ${answer.problem}`] };
   if ((body.incomplete_details !== null) !== (body.status === "incomplete")) problems.push("incomplete_details does not match status");
   if (body.output_text !== undefined && body.output_text !== answer.content) problems.push("output_text is not every output_text of the message items joined");
+  problems.push(...parsedProblems(body));
   const { usage } = body;
   const v3 = isObject(body.svc_receipt) && body.svc_receipt.version === RECEIPT_VERSION_CACHE;
   if (!v3 && usage.input_tokens_details.cached_tokens !== 0) problems.push("usage.input_tokens_details.cached_tokens is not covered by a v2 receipt and must be 0");
@@ -82,6 +94,29 @@ export function fromResponsesBody(json: Json, kind: "responses" | "responses-str
   };
 }
 
+/**
+ * openai-node's parsed fields (RECEIPTS.md "Fields outside the receipt"): each absent, null, or the JSON value of the
+ * text it was parsed from, a message's only under a `json_schema` text format; `output_parsed` the first that is not null.
+ */
+function parsedProblems(body: ResponseBody): string[] {
+  const problems: string[] = [];
+  let first: unknown = null;
+  for (const [i, item] of (body.output as SavedItem[]).entries()) {
+    if (item.type === "function_call") {
+      const args = item.parsed_arguments;
+      if (args !== undefined && args !== null && !isJsonOf(args, item.arguments)) problems.push(`output[${i}].parsed_arguments is not the JSON value of its arguments`);
+    } else if (item.type === "message") {
+      const { parsed, text } = item.content[0];
+      if (parsed === undefined || parsed === null) continue;
+      if (body.text.format.type !== "json_schema") problems.push(`output[${i}].content[0].parsed is not null, but text.format is not json_schema`);
+      else if (!isJsonOf(parsed, text)) problems.push(`output[${i}].content[0].parsed is not the JSON value of its text`);
+      if (first === null) first = parsed;
+    }
+  }
+  if (body.output_parsed !== undefined && canonicalJson(body.output_parsed) !== canonicalJson(first)) problems.push("output_parsed is not the first parsed of the message items");
+  return problems;
+}
+
 /** Whether an SSE transcript is a Responses event stream (its events are typed `response.…`). */
 export const isResponsesStream = (text: string): boolean => /^event: *response\./m.test(text) || /^data: *\{"type":"response\./m.test(text);
 
@@ -94,7 +129,7 @@ export function fromResponsesStream(text: string): SavedResponse {
   const rebuild = new ItemsRebuild();
   let final: Json | undefined;
   for (const [i, { name, data }] of events.entries()) {
-    const event = parseJson(data, `event ${i + 1} is not JSON`);
+    const event = parseJson(data, `event ${i + 1}`, `event ${i + 1} is not JSON`);
     if (!isObject(event)) throw new Error(`event ${i + 1} is not a JSON object`);
     if (event.type === "error" || event.type === "response.failed") {
       problems.push(`the stream failed (${describeError(event.type === "error" ? event : isObject(event.response) ? event.response.error : undefined)}); a failed stream has no receipt`);

@@ -4,6 +4,7 @@
 import * as z from "zod";
 import { MAX_CALL_ID_LENGTH, MAX_TOOL_CALLS, ToolCallSchema } from "./answer-record.ts";
 import { FINISH_REASONS, ReportedUsageSchema } from "./receipt.ts";
+import type { ReportedUsage } from "./types.ts";
 
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** Not covered by the receipt (outside-fields.ts): only their types are checked. */
@@ -15,6 +16,45 @@ const BodyToolCallSchema = ToolCallSchema.extend({
   function: z.strictObject({ name: z.string(), arguments: z.string(), parsed_arguments: z.unknown().optional() }),
 });
 
+/** What an SDK writes for something svc never produces: `null`, or nothing (RECEIPTS.md "Fields outside the receipt"). */
+const none = z.null().optional();
+
+/** A body's `usage`; openai-python's `model_dump_json()` adds the other counts of its usage models, each null. */
+const BodyUsageSchema = z.strictObject({
+  prompt_tokens: count,
+  completion_tokens: count,
+  total_tokens: count,
+  completion_tokens_details: z.strictObject({ reasoning_tokens: count, accepted_prediction_tokens: none, audio_tokens: none, rejected_prediction_tokens: none, text_tokens: none }).nullable().optional(),
+  prompt_tokens_details: z.strictObject({ cached_tokens: count, audio_tokens: none, cache_write_tokens: none, image_tokens: none, text_tokens: none }).nullable().optional(),
+});
+
+/** The usage a body reports, without what an SDK added: its null counts, and a null in place of details there are none of. */
+export function reportedUsageOf(usage: z.infer<typeof BodyUsageSchema>): ReportedUsage {
+  const { prompt_tokens, completion_tokens, total_tokens, completion_tokens_details: done, prompt_tokens_details: prompt } = usage;
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens,
+    ...(done == null ? {} : { completion_tokens_details: { reasoning_tokens: done.reasoning_tokens } }),
+    ...(prompt == null ? {} : { prompt_tokens_details: { cached_tokens: prompt.cached_tokens } }),
+  };
+}
+
+/** The stop chunk's own fields (SPEC §3 step 4), on chat's stream and the legacy one. */
+export const StopChunkFields = {
+  usage: ReportedUsageSchema.optional(),
+  svc_receipt: z.unknown().optional(),
+  x_svc_trust: z.string().optional(),
+  x_svc_model: z.string().optional(),
+  x_svc_provider: z.string().optional(),
+  x_svc_timing: z.record(z.string(), z.number().nonnegative()).optional(),
+};
+
+/**
+ * A completion body as the gateway writes it, and as SDKs hand it back: openai-node's `parse()` adds `parsed` and
+ * `parsed_arguments`, its `stream().finalChatCompletion()` also `refusal` and `logprobs` (null) and keeps the stop
+ * chunk's `x_svc_*`, openai-python's `model_dump_json()` writes every field of its models, null where svc has nothing.
+ */
 export const BodySchema = z.strictObject({
   ...Meta,
   object: z.literal("chat.completion"),
@@ -26,15 +66,25 @@ export const BodySchema = z.strictObject({
         role: z.literal("assistant"),
         content: z.string().nullable(),
         reasoning_content: z.string().optional(),
-        tool_calls: z.array(BodyToolCallSchema).min(1).max(MAX_TOOL_CALLS).optional(),
+        // null (openai-python) only for an answer without calls: the calls' hash holds it to that
+        tool_calls: z.array(BodyToolCallSchema).min(1).max(MAX_TOOL_CALLS).nullable().optional(),
         /** The openai SDK's `parse()`: the JSON value of `content`, or null. */
         parsed: z.unknown().optional(),
+        refusal: none,
+        annotations: none,
+        audio: none,
+        function_call: none,
       }),
       finish_reason: z.enum(FINISH_REASONS),
+      logprobs: none,
     }),
   ]),
-  usage: ReportedUsageSchema,
-  svc_receipt: z.unknown().optional(),
+  ...StopChunkFields,
+  usage: BodyUsageSchema,
+  metadata: none,
+  moderation: none,
+  service_tier: none,
+  system_fingerprint: none,
 });
 export type Body = z.infer<typeof BodySchema>;
 
@@ -50,16 +100,6 @@ const CallMoreSchema = z.strictObject({
   function: z.strictObject({ name: z.string().optional(), arguments: z.string() }),
 });
 export type CallDelta = z.infer<typeof CallStartSchema> | z.infer<typeof CallMoreSchema>;
-
-/** The stop chunk's own fields (SPEC §3 step 4), on chat's stream and the legacy one. */
-export const StopChunkFields = {
-  usage: ReportedUsageSchema.optional(),
-  svc_receipt: z.unknown().optional(),
-  x_svc_trust: z.string().optional(),
-  x_svc_model: z.string().optional(),
-  x_svc_provider: z.string().optional(),
-  x_svc_timing: z.record(z.string(), z.number().nonnegative()).optional(),
-};
 
 export const ChunkSchema = z.strictObject({
   ...Meta,

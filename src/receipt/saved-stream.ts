@@ -25,7 +25,7 @@ export function fromStream(text: string): SavedResponse {
       done = true;
       continue;
     }
-    const chunk = parseJson(raw, `event ${i + 1} is not JSON`);
+    const chunk = parseJson(raw, `event ${i + 1}`, `event ${i + 1} is not JSON`);
     if (!isObject(chunk)) throw new Error(`event ${i + 1} is not a JSON object`);
     if ("error" in chunk) {
       note(`the stream failed (${describeError(chunk.error)}); a failed stream has no receipt`);

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerIdOf } from "../../src/receipt/provider-id.ts";
 import { newReceiptId, signReceipt, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { Signer } from "../../src/crypto/signing.ts";
-import { runCli } from "../../harness/cli.ts";
+import type * as PackageEntry from "../../index.js";
+import { decodeSavedBytes } from "../../src/receipt/index.ts";
+import { runCli, runNode } from "../../harness/cli.ts";
 import { receiptPayload } from "../fixtures/receipt-payload.ts";
 import { savedBody } from "../fixtures/saved-answer.ts";
 
@@ -156,6 +158,73 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
     const result = await verify(forgedHardware(), "--trust-on-first-use", junk);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(new RegExp(`^svc-agent: ${junk}: not a known-keys file`));
+  });
+});
+
+describe("svc-agent verify reads only I-JSON (RFC 8259 §4, RFC 7493): a file two JSON readers could read differently is INVALID (exit 1)", () => {
+  /** The honest answer under `--key`, written with `edit` applied to its JSON text, as bytes. */
+  const doctored = (edit: (json: string) => string | Buffer): string => {
+    const path = receiptFile(honest, { trust_level: "process" });
+    const edited = edit(readFileSync(path, "utf8"));
+    writeFileSync(path, edited);
+    return path;
+  };
+
+  it("the untouched file is VALID; the same answer with the content's name given twice, the forged value first, is INVALID", async () => {
+    const honestFile = doctored((json) => json);
+    expect((await verify(honestFile, "--key", honest.publicKey)).code).toBe(0);
+    // a reader that keeps the first value (as many do) would show "Forged" under a receipt that holds
+    const forged = doctored((json) => json.replace(`"content":"${content}"`, `"content":"Forged","content":"${content}"`));
+    const result = await verify(forged, "--key", honest.publicKey);
+    expect([result.code, result.stdout]).toEqual([1, expect.stringContaining('INVALID: the file is not I-JSON (RFC 7493), so JSON readers could read it differently: the name "content" appears twice in one object')]);
+    const receipt = doctored((json) => json.replace('"svc_receipt":', '"svc_receipt":{},"svc_receipt":'));
+    expect((await verify(receipt, "--key", honest.publicKey)).stdout).toContain('the name "svc_receipt" appears twice in one object');
+  });
+
+  it("a byte order mark, bytes that are not UTF-8, a lone surrogate and a number beyond a double", async () => {
+    const cases: [string, (json: string) => string | Buffer, string][] = [
+      ["a byte order mark", (json) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), "INVALID: the file starts with a byte order mark (U+FEFF), which RFC 8259 §8.1 forbids"],
+      ["a byte that is not UTF-8", (json) => Buffer.concat([Buffer.from(json.slice(0, -1)), Buffer.from([0xff, 0x7d])]), "INVALID: the file is not UTF-8 (RFC 8259 §8.1)"],
+      ["an escaped lone surrogate in an id", (json) => json.replace('"chatcmpl-saved"', '"chatcmpl-saved\\ud800"'), "INVALID: the file is not I-JSON (RFC 7493), so JSON readers could read it differently: a lone surrogate \\ud800"],
+      ["a usage count JSON.parse reads as 7", (json) => json.replace('"prompt_tokens":7', '"prompt_tokens":7.00000000000000000001'), "is not exactly an IEEE 754 double"],
+    ];
+    for (const [what, edit, line] of cases) {
+      const result = await verify(doctored(edit), "--key", honest.publicKey);
+      expect([what, result.code, result.stdout]).toEqual([what, 1, expect.stringContaining(line)]);
+    }
+  });
+
+  it("the package's export in plain node: verifySavedResponse(decodeSavedBytes(file)) from 'svc-agent' refuses them too", async () => {
+    const files = {
+      honest: doctored((json) => json),
+      duplicated: doctored((json) => json.replace('"svc_receipt":', '"svc_receipt":{},"svc_receipt":')),
+      bom: doctored((json) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)])),
+    };
+    const script = `
+      import { readFileSync } from "node:fs";
+      import { decodeSavedBytes, verifySavedResponse } from "svc-agent";
+      const out = {};
+      for (const [name, path] of Object.entries(JSON.parse(process.argv[1]))) {
+        try { out[name] = verifySavedResponse(decodeSavedBytes(readFileSync(path)), { signingKey: process.argv[2] }).status; }
+        catch (err) { out[name] = "refused: " + err.message; }
+      }
+      console.log(JSON.stringify(out));`;
+    const run = await runNode(["--input-type=module", "-e", script, JSON.stringify(files), honest.publicKey], { cwd: new URL("../..", import.meta.url) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      honest: "valid",
+      duplicated: expect.stringMatching(/^refused: the file is not I-JSON \(RFC 7493\), so JSON readers could read it differently: the name "svc_receipt" appears twice in one object/),
+      bom: expect.stringMatching(/^refused: the file starts with a byte order mark/),
+    });
+    // index.d.ts declares it as implemented (checked by tsc in both directions)
+    const declared: typeof PackageEntry.decodeSavedBytes = decodeSavedBytes;
+    const implemented: typeof decodeSavedBytes = declared;
+    expect(implemented).toBe(decodeSavedBytes);
+  });
+
+  it("a file that never ends is read only as far as the bound: INVALID, not an exhausted memory", async () => {
+    const result = await verify("/dev/zero", "--key", honest.publicKey);
+    expect([result.code, lastLine(result.stdout)]).toEqual([1, "INVALID: the file is larger than the 268435456 bytes the verifier reads"]);
   });
 });
 

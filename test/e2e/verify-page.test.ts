@@ -152,6 +152,37 @@ describe("GET /verify: saved answers of the other routes", () => {
   });
 });
 
+describe("GET /verify: a file two JSON readers could read differently is invalid (RFC 8259 §4, RFC 7493)", () => {
+  it("the content's name twice with the forged value first, pasted; a byte order mark and bytes that are not UTF-8, chosen as files", async () => {
+    const { page, requests, errors } = await openVerifyPage();
+    requests.length = 0;
+    const content = (JSON.parse(json) as { choices: [{ message: { content: string } }] }).choices[0].message.content;
+    const signed = `"content":${JSON.stringify(content)}`;
+    expect(json).toContain(signed);
+    // a reader that keeps the first value would show "Forged" beside a receipt that holds
+    await verifyText(page, json.replace(signed, `"content":"Forged",${signed}`), gateway.providerId);
+    await expect.poll(() => verdict(page).getAttribute("data-status")).toBe("invalid");
+    expect(await row(page, "file").textContent()).toContain('the name "content" appears twice in one object');
+
+    await page.fill("#provider-id", gateway.providerId);
+    const files: [string, Buffer, string][] = [
+      ["bom.json", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), "the file starts with a byte order mark (U+FEFF)"],
+      ["latin1.json", Buffer.concat([Buffer.from(json.slice(0, -1)), Buffer.from([0xe9, 0x7d])]), "the file is not UTF-8"],
+    ];
+    for (const [name, buffer, words] of files) {
+      // the page's verdict of the valid file first, so each verdict below is the new file's
+      await page.setInputFiles("#saved-file", { name: "ok.json", mimeType: "application/json", buffer: Buffer.from(json) });
+      await expect.poll(() => verdict(page).getAttribute("data-status")).toBe("valid");
+      await page.setInputFiles("#saved-file", { name, mimeType: "application/json", buffer });
+      await expect.poll(() => verdict(page).getAttribute("data-status")).toBe("invalid");
+      expect(await row(page, "file").textContent(), name).toContain(words);
+    }
+    expect(requests).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe("the page's report in plain words (the same code, in node)", () => {
   it("says why a file is not a saved response, and what it could not check", () => {
     expect(verificationReport({ text: "hello" }, [])).toMatchObject({ status: "invalid", rows: [{ check: "file", result: "fail" }] });

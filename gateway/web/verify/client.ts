@@ -1,11 +1,12 @@
 // The page /verify's script, run in the browser: reads the pasted, dropped or chosen file and shows the report.
 // The gateway bundles it with the verifier (bundle.ts); nothing here sends a request, and the page's CSP forbids it.
-import { verificationReport, type ModelPin, type Report } from "./report.ts";
+import { decodeSavedBytes } from "../../../src/receipt/index.ts";
+import { unreadableReport, verificationReport, type ModelPin, type Report } from "./report.ts";
 
 // The project type-checks as node code (no DOM lib: its fetch and body types clash with node's for every other
 // file), so here are the few DOM members this script uses, as the browser has them.
 interface FileLike {
-  text(): Promise<string>;
+  arrayBuffer(): Promise<ArrayBuffer>;
 }
 interface DomEvent {
   preventDefault(): void;
@@ -72,8 +73,16 @@ function verify(): void {
 
 async function load(chosen: FileLike | undefined): Promise<void> {
   if (chosen === undefined) return;
-  // read here, in the page: the file never leaves the browser
-  saved.value = await chosen.text();
+  // read here, in the page: the file never leaves the browser. Its bytes, as the command line reads them: File.text()
+  // would drop a byte order mark and replace invalid UTF-8, which the verifier must see to refuse
+  const bytes = new Uint8Array(await chosen.arrayBuffer());
+  try {
+    saved.value = decodeSavedBytes(bytes);
+  } catch (err) {
+    saved.value = "";
+    show(unreadableReport((err as Error).message));
+    return;
+  }
   verify();
 }
 

@@ -91,14 +91,16 @@ const given = (value: string | undefined): string | undefined => {
 
 const notChecked = (check: string, label: string, words: string): ReportRow => ({ check, label, result: "not checked", words });
 
+/** The report on a file that cannot be read as a saved response: invalid, saying why. */
+export const unreadableReport = (words: string): Report => ({ status: "invalid", headline: `Invalid: ${words}.`, rows: [{ check: "file", label: "The file", result: "fail", words }] });
+
 /** Never throws: a file that is no saved response is an invalid report that says why. */
 export function verificationReport(inputs: VerifyInputs, pins: readonly ModelPin[]): Report {
   let saved;
   try {
     saved = readSavedResponse(inputs.text);
   } catch (err) {
-    const words = (err as Error).message;
-    return { status: "invalid", headline: `Invalid: ${words}.`, rows: [{ check: "file", label: "The file", result: "fail", words }] };
+    return unreadableReport((err as Error).message);
   }
   // hex in a receipt is lowercase; a key or id copied from elsewhere may not be
   const providerId = given(inputs.providerId)?.toLowerCase();
