@@ -3,7 +3,7 @@
 // rate limits and the queues' caps run before any schema work, and an honest caller is served all the while.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA_PARAM, schemaParam } from "../../src/schema/schema-fault.ts";
-import { SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
+import { branchingChain, SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
 import { OPERATOR_KEY, post, startGateway, waitForProvider, type GatewayProcess } from "../fixtures/gateway.ts";
 
 const ATTACK_KEY = "sk-svc_operator-attack-0123456789";
@@ -43,6 +43,15 @@ describe("Schema limits: the attack corpus over HTTP", () => {
     }
     expect((await honest).status).toBe(200);
     expect((await chat(OPERATOR_KEY, {})).status).toBe(200);
+  });
+
+  it("the branching $defs chain of issue 41 is refused as a tool's parameters too, with tool_choice auto or required", async () => {
+    for (const tool_choice of ["auto", "required"]) {
+      const tools = [{ type: "function", function: { name: "f", parameters: branchingChain(27, "anyOf") } }];
+      const res = await chat(ATTACK_KEY, { tools, tool_choice });
+      const error = await errorOf(res);
+      expect([res.status, error.code, error.param]).toEqual([400, "schema_too_complex", "tools[0].function.parameters.$defs.l18"]);
+    }
   });
 
   it("authentication comes before any schema work: a hostile schema without a valid key is a 401", async () => {
