@@ -345,24 +345,38 @@ function commonPrefix(texts: readonly string[]): string {
  * neither's known prefix leaves the other's (sorted, each prefix's extensions follow it, so a group is one run).
  */
 function alike(shapes: readonly Shape[]): Shape[][] {
+  if (shapes.length < 2) return shapes.map((s) => [s]);
   const parent = shapes.map((_, i) => i);
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
   const join = (a: number, b: number) => void (parent[find(a)] = find(b));
-  for (let bit = 1; bit <= ANY; bit <<= 1) {
-    const members = shapes.map((s, i) => i).filter((i) => (shapes[i]!.kinds & bit) !== 0);
-    const open = members.filter((i) => !single(shapes[i]!.kinds) || shapes[i]!.prefix === "");
-    if (open.length > 0) {
+  const byKind = new Map<number, number[]>();
+  shapes.forEach((s, i) => {
+    for (let bit = 1; bit <= s.kinds; bit <<= 1) {
+      if (!(s.kinds & bit)) continue;
+      const members = byKind.get(bit);
+      if (members) members.push(i);
+      else byKind.set(bit, [i]);
+    }
+  });
+  for (const members of byKind.values()) {
+    if (members.length < 2) continue;
+    if (members.some((i) => !single(shapes[i]!.kinds) || shapes[i]!.prefix === "")) {
       for (const i of members) join(i, members[0]!);
       continue;
     }
-    const sorted = [...members].sort((a, b) => (shapes[a]!.prefix < shapes[b]!.prefix ? -1 : shapes[a]!.prefix > shapes[b]!.prefix ? 1 : 0));
-    let head: number | undefined;
-    for (const i of sorted) {
-      if (head !== undefined && shapes[i]!.prefix.startsWith(shapes[head]!.prefix)) join(i, head);
+    members.sort((a, b) => (shapes[a]!.prefix < shapes[b]!.prefix ? -1 : shapes[a]!.prefix > shapes[b]!.prefix ? 1 : 0));
+    let head = members[0]!;
+    for (const i of members.slice(1)) {
+      if (shapes[i]!.prefix.startsWith(shapes[head]!.prefix)) join(i, head);
       else head = i;
     }
   }
   const groups = new Map<number, Shape[]>();
-  shapes.forEach((s, i) => groups.set(find(i), [...(groups.get(find(i)) ?? []), s]));
+  shapes.forEach((s, i) => {
+    const root = find(i);
+    const group = groups.get(root);
+    if (group) group.push(s);
+    else groups.set(root, [s]);
+  });
   return [...groups.values()];
 }
