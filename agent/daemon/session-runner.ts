@@ -55,7 +55,8 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers
     const answer = new AnswerRecord();
-    const events = request.input === undefined ? ctx.engine.generate(planTurn(request), signal) : embeddingEvents(ctx.engine, request, signal);
+    const events =
+      request.input === undefined ? ctx.engine.generate(planTurn(request, { schemaSteps: ctx.faults.schemaSteps }), signal) : embeddingEvents(ctx.engine, request, signal);
     for await (const event of withFaults(events, ctx.faults, signal)) {
       if (event.type !== "done") {
         if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {

@@ -1,6 +1,6 @@
 // Test-only faults for an agent (`svc-agent start --test-fault …`), so black-box tests can make a real
 // provider slow, silent or endless, make it fail mid-stream, call tools it was not offered, write its own error
-// text, or send the receipts a broken or dishonest provider would.
+// text, send the receipts a broken or dishonest provider would, or hold schemas to a smaller budget than the gateway's.
 import { randomBytes } from "node:crypto";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { GenerateEvent } from "../engine/inference.ts";
@@ -32,13 +32,15 @@ export interface Faults {
   toolCall?: string;
   /** Answer with an error frame of this code and text of the provider's own. */
   errorCode?: string;
+  /** Spend at most this many steps on a session's schemas, grammar work included: what the gateway let through, it refuses. */
+  schemaSteps?: number;
   receipt?: ReceiptFault;
 }
 
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 export function parseFaults(spec: string): Faults {
@@ -62,6 +64,7 @@ export function parseFaults(spec: string): Faults {
     else if (name === "fail-after") faults.failAfterDeltas = value;
     else if (name === "first-token-delay-ms") faults.firstTokenDelayMs = value;
     else if (name === "endless") faults.endlessChars = value;
+    else if (name === "schema-steps") faults.schemaSteps = value;
     else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
   }
   return faults;

@@ -12,8 +12,9 @@ const CALLER_FAULTS: Record<CallerCode, (provider: string, param: string | null)
   context_length_exceeded: (provider) => `The prompt and its answer do not fit the model's context on provider ${provider}; shorten the messages or lower max_tokens.`,
   invalid_value: (provider, param) => `Provider ${provider} found a value this model cannot take${param === null ? "" : ` in ${param}`}; change it.`,
   unsupported_parameter: (provider, param) => `Provider ${provider} does not support ${param ?? "a field of this request"} for this model; remove it.`,
-  // the agent bounds a schema as the gateway does (src/schema/bounds.ts), each schema on its own budget
-  schema_too_complex: (provider, param) => `Provider ${provider} found ${param ?? "a schema of this request"} too complex to compile; simplify it.`,
+  // the agent bounds a schema's grammar work as the gateway does (src/schema/grammar-work.ts), and its building and
+  // sampling as they happen (agent/engine/grammar/grammar-guard.ts): either way the schema's fault, not the provider's
+  schema_too_complex: (provider, param) => `Provider ${provider} found ${param ?? "a schema of this request"} too costly for its grammar to build or follow; simplify it.`,
 };
 
 /** A provider's param names a field only when its first name is a field of the request the gateway sealed. */
