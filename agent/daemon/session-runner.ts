@@ -50,7 +50,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
-    if (ctx.faults.errorCode !== undefined) return emit({ type: "error", code: ctx.faults.errorCode, message: FAULT_ERROR_TEXT, param: "messages" });
+    if (ctx.faults.errorCode !== undefined) return emit({ type: "error", code: ctx.faults.errorCode, message: FAULT_ERROR_TEXT, param: ctx.faults.errorParam ?? "messages" });
     let deltas = 0;
     let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers

@@ -32,6 +32,8 @@ export interface Faults {
   toolCall?: string;
   /** Answer with an error frame of this code and text of the provider's own. */
   errorCode?: string;
+  /** The `param` that error frame names (default `messages`): text of the provider's own too. */
+  errorParam?: string;
   /** Spend at most this many steps on a session's schemas, grammar work included: what the gateway let through, it refuses. */
   schemaSteps?: number;
   receipt?: ReceiptFault;
@@ -40,7 +42,7 @@ export interface Faults {
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 export function parseFaults(spec: string): Faults {
@@ -52,10 +54,11 @@ export function parseFaults(spec: string): Faults {
       faults.receipt = parseReceiptFault(raw, part);
       continue;
     }
-    if (name === "tool-call" || name === "error") {
+    if (name === "tool-call" || name === "error" || name === "error-param") {
       if (raw === "") throw new Error(`--test-fault ${part}: expected ${name}=NAME`);
       if (name === "tool-call") faults.toolCall = raw;
-      else faults.errorCode = raw;
+      else if (name === "error") faults.errorCode = raw;
+      else faults.errorParam = raw;
       continue;
     }
     const value = Number(raw);

@@ -16,6 +16,7 @@ import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
 import type { LiveSession } from "./live-session.ts";
 import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
+import type { Disputed } from "./provider-errors.ts";
 import type { Sealed } from "./receipt-check.ts";
 import { attempt, type AttemptHost, type Outcome } from "./session-attempt.ts";
 
@@ -38,6 +39,8 @@ export class CoordinatorClient implements Directory, AttemptHost {
   readonly url: string;
   private nextRid = 0;
   private readonly copy = new DirectoryCopy();
+  /** Each open request's disputed validation errors, by request id, charged when another provider serves it. */
+  private readonly disputes = new Map<string, ({ provider: string } & Disputed)[]>();
   /** Waiting for the first whole directory of this link. */
   private readonly syncing = new Set<Mailbox<true>>();
   private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
@@ -144,24 +147,45 @@ export class CoordinatorClient implements Directory, AttemptHost {
     let reroutes = MAX_FAULT_REROUTES;
     /** The last provider fault re-routed away from: the caller's answer when no other provider is left to try. */
     let fault: ApiError | undefined;
+    /** Validation errors providers claimed for this request, re-routed before the caller heard them. */
+    const disputes: ({ provider: string } & Disputed)[] = [];
+    this.disputes.set(request.requestId, disputes);
+    try {
     for (;;) {
       let outcome: Outcome;
       try {
         outcome = yield* attempt(this, request, exclude, reroutes > 0, signal);
       } catch (err) {
-        throw fault !== undefined && err instanceof ApiError && err.code === "provider_unavailable" ? fault : err;
+        // no other provider to ask: a claimed validation error stands (as the one provider of a model says it),
+        // else the last fault
+        if (err instanceof ApiError && err.code === "provider_unavailable") throw disputes[0]?.error ?? fault ?? err;
+        throw err;
       }
       if (outcome.done) return;
       if ("stale" in outcome) {
         if (++stale < MAX_STALE_CHOICES) continue;
         throw new ApiError("overloaded", `The directory changed under each of ${stale} choices of provider for this request; retry it.`, { retryAfterS: 1 });
       }
-      // re-route: an unpinned request whose provider left or faulted before starting goes to another machine
+      // re-route: an unpinned request whose provider left, faulted or claimed it invalid before starting goes to another machine
       if (outcome.fault !== undefined) {
         reroutes--;
         fault = outcome.fault;
       }
+      if (outcome.disputed !== undefined) {
+        reroutes--;
+        disputes.push({ provider: outcome.leftBy, ...outcome.disputed });
+      }
       exclude.push(outcome.leftBy);
+    }
+    } finally {
+      this.disputes.delete(request.requestId);
+    }
+  }
+
+  /** Another provider served the request: each validation error claimed for it before was false, and is charged. */
+  served(requestId: string): void {
+    for (const { provider, error, chargeable } of this.disputes.get(requestId) ?? []) {
+      if (chargeable) this.charge(provider, { kind: "error", why: `claimed the request ${error.code === "invalid_value" ? "held an invalid value" : "asked for something unsupported"}, and another provider served it` }, requestId);
     }
   }
 
