@@ -45,7 +45,9 @@ Conventions, on every command of both bins:
   \`svc-agent verify\`, \`svc-agent doctor\` and \`svc-agent service status\` have their own exit codes (their
   descriptions below say which).
 - \`~\` stands for the home directory of the user who runs the command. A flag given on the command line wins
-  over its environment variable. Options used only by the tests are hidden and not listed.
+  over its environment variable, and over the variable of a flag it cannot be given with (\`verify --attestation
+  FILE\` with \`SVC_API_KEY\` set, \`--token-file\` with \`SVC_PROVIDER_TOKEN\`). Options used only by the tests are hidden
+  and not listed.
 - \`npm start\` (not a bin) takes \`--host\` (\`127.0.0.1\`), \`--port\` (8080), \`--coordinator-port\` (8081) and
   \`--data-dir\` (\`~/.svc\`); see the [README](../README.md#two-commands).
 `;

@@ -111,12 +111,40 @@ function unknownOptionsFirst(program: Command): void {
   });
 }
 
+/** The attributes an option was declared to conflict with (commander keeps them; its typings do not show them). */
+const conflictsOf = (option: Option): readonly string[] => (option as Option & { conflictsWith?: string[] }).conflictsWith ?? [];
+
+/**
+ * A flag given on the command line wins over its environment variable (docs/configuration.md), also over the
+ * variable of a flag it conflicts with: commander counts a value from the environment as given, so `verify
+ * --attestation FILE` with SVC_API_KEY set (as npm start's banner leaves it) was refused as a conflict. A value the
+ * environment supplied is dropped when a flag it conflicts with is on the command line, before commander checks
+ * conflicts; two flags that conflict, both typed, are still refused.
+ */
+export function flagsWinOverEnvironment(program: Command): void {
+  const walk = (command: Command) => {
+    for (const option of command.options) {
+      if (option.envVar === undefined) continue;
+      const name = option.attributeName();
+      const rivals = command.options.filter((o) => conflictsOf(o).includes(name) || conflictsOf(option).includes(o.attributeName()));
+      if (rivals.length === 0) continue;
+      // commander's own listener, added with the option, has set the value from the environment by now
+      command.on(`optionEnv:${option.name()}`, () => {
+        if (rivals.some((o) => command.getOptionValueSource(o.attributeName()) === "cli")) command.setOptionValueWithSource(name, option.defaultValue, "default");
+      });
+    }
+    command.commands.forEach(walk);
+  };
+  walk(program);
+}
+
 /**
  * Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one
  * line and exit 1, or the error's own `exitCode` (2: a --database that is wrong or away).
  */
 export async function runProgram(program: Command, bin: string): Promise<void> {
   unknownOptionsFirst(program);
+  flagsWinOverEnvironment(program);
   try {
     await program.parseAsync();
   } catch (err) {
