@@ -160,7 +160,7 @@ export function agentProgram(): Command {
       log(`leaving the directory; a running session has ${flags.shutdownGraceMs} ms to finish`);
       await agent.stop(flags.shutdownGraceMs);
       log("stopped");
-    });
+    }, log);
   });
 
   addServiceCommand(program);

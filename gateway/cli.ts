@@ -192,7 +192,7 @@ export function gatewayProgram(): Command {
       console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
       await running.close(flags.shutdownGraceMs);
       console.log("svc-gateway: stopped");
-    });
+    }, (line) => console.log(`svc-gateway: ${line}`));
     console.log(readyLine({ ready: "svc-gateway serve", gateway: running.url, coordinator: running.coordinatorUrl }));
   });
 
