@@ -2,7 +2,7 @@
 // running a program.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CommanderError, InvalidArgumentError, type Command, type Option, type OutputConfiguration } from "commander";
+import { CommanderError, InvalidArgumentError, type Command, type Option, type OptionValues, type OutputConfiguration } from "commander";
 import { Hex32 } from "../receipt/hex.ts";
 import { PACKAGE_ROOT } from "./package-root.ts";
 import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
@@ -74,6 +74,19 @@ export const USAGE_EXIT = 64;
 export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
   outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}; see --help\n`),
 });
+
+/**
+ * The options of a script run by npm (`npm start`, `npm run demo`): `--help` prints and exits 0, and a usage error is
+ * one line, `name: unknown option '--x'; see --help`, with exit USAGE_EXIT, as the bins do.
+ */
+export function parseScriptOptions<T>(program: Command, name: string, argv: readonly string[] = process.argv): T {
+  try {
+    return program.exitOverride().configureOutput(oneLineUsageErrors(name)).parse(argv).opts<T & OptionValues>();
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    process.exit(err.exitCode === 0 ? 0 : USAGE_EXIT);
+  }
+}
 
 /** This package's version, for `--version` on both bins. */
 export function packageVersion(): string {
