@@ -17,7 +17,8 @@ import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
 import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
-import { closeServer, listen } from "./http/listen.ts";
+import type { Server as NetServer } from "node:net";
+import { closeServer, reservePort, serveOn } from "./http/listen.ts";
 import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./routes.ts";
@@ -138,6 +139,17 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
+  // the gateway's port before anything that logs (the coordinator link): a port in use is the one line said
+  const reserved = await reservePort(options.port, options.host, "gateway");
+  try {
+    return await serveOnReserved(options, reserved);
+  } catch (err) {
+    if (reserved.listening) reserved.close();
+    throw err;
+  }
+}
+
+async function serveOnReserved(options: ServeOptions, reserved: NetServer): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -231,7 +243,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await store.close();
   };
   try {
-    const url = await listen(gatewayServer, options.port, options.host, "gateway");
+    const url = await serveOn(gatewayServer, reserved);
     const signInInfo = signIn && {
       settingsUrl: `${signIn.oidc.settings.publicUrl.href.replace(/\/+$/, "")}/settings`,
       redirectUri: signIn.oidc.redirectUri,
