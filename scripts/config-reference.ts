@@ -18,7 +18,7 @@ export const DIRECT_ENV: readonly { name: string; where: string; meaning: string
     name: "SVC_OPERATOR_KEYS",
     where: "`svc-gateway serve`, `npm start`",
     meaning:
-      "comma-separated operator API keys, valid bearer keys on every route (never shown on the settings page). Without any, and without sign-in, every request gets 401; `npm start` makes one per run when it is unset",
+      "comma-separated operator API keys, valid bearer keys on every route (never shown on the settings page). Without any, only the key store's user keys work (made on the settings page or with `svc-gateway keys create`); `npm start` makes one per run when it is unset",
   },
   { name: "SVC_CHROMIUM", where: "the test suite", meaning: "the Chromium or Chrome the browser tests drive (default `/usr/bin/chromium`)" },
   {
