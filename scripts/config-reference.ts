@@ -48,8 +48,8 @@ Conventions, on every command of both bins:
   over its environment variable, and over the variable of a flag it cannot be given with (\`verify --attestation
   FILE\` with \`SVC_API_KEY\` set, \`--token-file\` with \`SVC_PROVIDER_TOKEN\`). Options used only by the tests are hidden
   and not listed.
-- \`npm start\` (not a bin) takes \`--host\` (\`127.0.0.1\`), \`--port\` (8080), \`--coordinator-port\` (8081) and
-  \`--data-dir\` (\`~/.svc\`); see the [README](../README.md#two-commands).
+- \`npm start\` and \`npm run demo\` (not bins) take \`--host\` (\`127.0.0.1\`), \`--port\` (8080), \`--coordinator-port\`
+  (8081) and \`--data-dir\` (\`~/.svc\`); see the [README](../README.md#two-commands).
 `;
 
 /** Markdown for a table cell: `|` escaped, and `<…>` outside code spans kept from reading as HTML. */
