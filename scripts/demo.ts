@@ -2,22 +2,13 @@
 // and their catalog (what `npm start` serves when no catalog chat model is downloaded: one for chat, one for
 // embeddings) and prints the two commands that run an operator and a provider as separate processes on this box, the
 // way `npm start` does inside, then an example per route (scripts/examples.ts). Nothing is started here.
-import { Command } from "commander";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
-import { parseScriptOptions, port } from "../src/process/cli-options.ts";
+import { serviceOptions } from "./service-options.ts";
 import { DEMO_ALIAS, DEMO_EMBEDDING_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
 import { binCommand, indent, routeExamples } from "./examples.ts";
 
-const opts = parseScriptOptions<{ host: string; port: number; coordinatorPort: number; dataDir: string }>(
-  new Command("npm run demo")
-    .option("--host <host>", "address the printed gateway listens on", "127.0.0.1")
-    .option("--port <port>", "the printed gateway's port", port, 8080)
-    .option("--coordinator-port <port>", "the printed coordinator's port", port, 8081)
-    .option("--data-dir <dir>", "where the demo catalog and models go (under demo/)", DEFAULT_DATA_DIR),
-  "npm run demo",
-);
+const opts = serviceOptions("npm run demo");
 
 const demo = writeDemoCatalog(opts.dataDir);
 // a fresh key each time: a fixed one printed in a README would open every demo gateway left running

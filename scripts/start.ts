@@ -3,35 +3,26 @@
 // otherwise tiny random-weight demo models (one for chat, one for embeddings), saying so plainly; then it prints an
 // example per route that works as printed (scripts/examples.ts). package.json runs it with `exec`, so that npm's
 // own pid is this process's parent and a SIGINT npm passes on reaches it (issue 44).
-import { Command } from "commander";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { requireSupportedNode } from "../src/process/node-support.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import type { ReadyLine } from "../src/process/ready-line.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/start.ts";
 import { kindOf, loadCatalog } from "../src/catalog.ts";
-import { parseScriptOptions, port } from "../src/process/cli-options.ts";
+import { serviceOptions } from "./service-options.ts";
 import { DEMO_ALIAS, DEMO_EMBEDDING_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
 import { BIN, binCommand, indent, routeExamples, sdkExamples } from "./examples.ts";
 
 // nothing above loads a native module, so this is the first thing that can fail on an unsupported Node
 requireSupportedNode("npm start");
 
-const opts = parseScriptOptions<{ host: string; port: number; coordinatorPort: number; dataDir: string }>(
-  new Command("npm start")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--port <port>", "gateway port", port, 8080)
-    .option("--coordinator-port <port>", "coordinator port", port, 8081)
-    .option("--data-dir <dir>", "state and models", DEFAULT_DATA_DIR),
-  "npm start",
-);
+const opts = serviceOptions("npm start");
 
 const keys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
 const key = keys[0] ?? `sk-svc_op_${randomBytes(24).toString("base64url")}`;
