@@ -47,7 +47,8 @@ describe("npm start", () => {
     expect([saved.object, saved.svc_receipt.model_id]).toEqual(["chat.completion", "tiny-random"]);
     const bodies = [...run.stdout.matchAll(/^\{.*\}$/gm)].map((m) => JSON.parse(m[0]) as { object: string; status?: string; model?: string; data?: { embedding: number[] }[]; svc_receipt?: unknown });
     expect(bodies.map((b) => b.object)).toEqual(["chat.completion", "response", "list"]);
-    expect(bodies[1]).toMatchObject({ status: "completed", model: "tiny-random", svc_receipt: expect.any(Object) });
+    // the random model may run to max_output_tokens: "incomplete" is an answer too
+    expect(bodies[1]).toMatchObject({ status: expect.stringMatching(/^(completed|incomplete)$/), model: "tiny-random", svc_receipt: expect.any(Object) });
     expect(bodies[2]).toMatchObject({ model: "tiny-embed", svc_receipt: expect.any(Object) });
     expect(bodies[2]!.data![0]!.embedding.length).toBeGreaterThan(0);
     expect(run.stdout).toContain("VALID: receipt rcpt_");
