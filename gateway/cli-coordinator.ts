@@ -128,7 +128,7 @@ export function addCoordinatorCommand(program: Command): void {
       await running.close();
       await nats?.close();
       await store.close();
-    });
+    }, (line) => console.log(`svc-gateway: ${line}`));
     console.log(readyLine({ ready: "svc-gateway coordinator", coordinator: running.url }));
   });
 }

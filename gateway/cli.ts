@@ -183,8 +183,8 @@ export function gatewayProgram(): Command {
       console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
       console.log(`svc-gateway: register this redirect URI with the issuer: ${running.signIn.redirectUri}`);
     } else {
-      console.log(`svc-gateway: sign-in is not configured (--oidc-issuer): only operator keys work`);
-      if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
+      console.log("svc-gateway: sign-in is not configured (--oidc-issuer): no settings page; operator keys and the key store's user keys (svc-gateway keys create) work");
+      if (operatorKeys.length === 0) console.log("svc-gateway: no operator keys: set SVC_OPERATOR_KEYS=key1,key2; without them only user keys made with svc-gateway keys create work");
     }
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     // listening for a stop before saying ready: whatever reads the line may stop it at once
@@ -192,7 +192,7 @@ export function gatewayProgram(): Command {
       console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
       await running.close(flags.shutdownGraceMs);
       console.log("svc-gateway: stopped");
-    });
+    }, (line) => console.log(`svc-gateway: ${line}`));
     console.log(readyLine({ ready: "svc-gateway serve", gateway: running.url, coordinator: running.coordinatorUrl }));
   });
 

@@ -17,7 +17,8 @@ import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
 import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
-import { closeServer, listen } from "./http/listen.ts";
+import type { Server as NetServer } from "node:net";
+import { closeServer, reservePort, serveOn } from "./http/listen.ts";
 import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./routes.ts";
@@ -72,7 +73,7 @@ export interface ServeOptions {
   /** `--database`: the PostgreSQL key store replicas share; without it, the SQLite file under `dataDir`. */
   database?: string;
   operatorKeys: string[];
-  /** Sign-in for the settings page; without it only operator keys work. */
+  /** Sign-in for the settings page; without it there is none, and keys come from `svc-gateway keys create` alone. */
   oidc?: OidcSettings;
   /** `--admin-emails`: signed-in users who see every user's usage at /settings/usage (lower-cased). */
   adminEmails?: string[];
@@ -110,12 +111,21 @@ export interface RunningGateway {
   close(graceMs?: number): Promise<void>;
 }
 
-/** The user keys, cookies and OIDC client behind the settings page. */
-async function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): Promise<SignIn> {
+/**
+ * The store's user keys, honoured whether or not people can sign in here to make more: `svc-gateway keys create`
+ * makes them too, and an operator expects a key it made to work, as LiteLLM's and OpenRouter's do. Turning sign-in
+ * off closes the settings page, not the keys; `keys revoke` does that.
+ */
+async function openUserKeys(store: KeyStore, logger: Logger, maxKeysPerUser?: number): Promise<UserKeys> {
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"), undefined, maxKeysPerUser);
   // a key revoked by another replica, or by `svc-gateway keys revoke`, leaves this gateway's cache too
   await users.watch();
-  const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
+  return users;
+}
+
+/** The cookies and OIDC client behind the settings page, over the store's user keys. */
+function openSignIn(settings: OidcSettings, users: UserKeys, dataDir: string, logger: Logger, admins: Admins): SignIn {
+  const sessions = new Sessions(loadCookieSecret(dataDir), users.store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
   return { oidc, sessions, users, flash: new NewKeyFlash(), admins };
@@ -138,6 +148,17 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
+  // the gateway's port before anything that logs (the coordinator link): a port in use is the one line said
+  const reserved = await reservePort(options.port, options.host, "gateway");
+  try {
+    return await serveOnReserved(options, reserved);
+  } catch (err) {
+    if (reserved.listening) reserved.close();
+    throw err;
+  }
+}
+
+async function serveOnReserved(options: ServeOptions, reserved: NetServer): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -180,7 +201,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
   const admins: Admins = new Admins(options.adminEmails ?? [], async (req) => (await limiter.authenticate(req, () => auth.authenticate(req.headers.authorization))).kind === "operator");
-  const signIn = options.oidc && (await openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser));
+  const users = await openUserKeys(store, options.logger.child({ role: "keys" }), options.maxKeysPerUser);
+  const signIn = options.oidc && openSignIn(options.oidc, users, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
   // on NATS every coordinator is reached there, its own too; else the embedded one in-process, a remote one over its WebSocket
   const fabric = nats
     ? new NatsFabric(nats, redactNats(options.nats!))
@@ -195,11 +217,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   });
   const leases = store.budgetLeases?.();
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
-    overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
-    userOverrides: (userId) => signIn?.users.userLimits(userId),
+    overrides: (principal) => (principal.kind === "user" ? users.limits(principal.keyId) : undefined),
+    userOverrides: (userId) => users.userLimits(userId),
     limited: (limit) => metrics.rateLimited(limit),
   }, leases && leasedBudgets(leases, (err) => options.logger.warn({ err: (err as Error).message }, "rate limits: the shared budgets cannot be reached; each gateway counts its own share of every limit until they can")));
-  const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
+  const auth = new Authenticator(new OperatorKeys(options.operatorKeys), users);
   const reasoningFormat = options.reasoningFormat ?? "none";
   const parser = new RequestParser(catalog, reasoningFormat);
   const { server: gatewayServer, drain } = createGatewayServer(
@@ -211,6 +233,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       auth,
       limiter,
       signIn,
+      users,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       reasoningFormat,
       bodyLimitBytes: BODY_LIMIT_BYTES,
@@ -228,11 +251,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await directory.close();
     await coordinator?.close();
     await nats?.close();
-    await signIn?.users.close();
+    await users.close();
     await store.close();
   };
   try {
-    const url = await listen(gatewayServer, options.port, options.host, "gateway");
+    const url = await serveOn(gatewayServer, reserved);
     const signInInfo = signIn && {
       settingsUrl: `${signIn.oidc.settings.publicUrl.href.replace(/\/+$/, "")}/settings`,
       redirectUri: signIn.oidc.redirectUri,

@@ -8,7 +8,7 @@ import { loadManifest } from "../../src/trust/release-manifest.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
 import { AgentDaemon, type DaemonOptions } from "./coordinator-link.ts";
 import { Engine } from "../engine/engine.ts";
-import type { Faults } from "./test-faults.ts";
+import type { FaultInjection } from "./session-runner.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { BUNDLED_MANIFEST_PATH } from "./start-options.ts";
 import { loadOrCreateKeys } from "./identity.ts";
@@ -35,7 +35,7 @@ export interface StartAgentOptions {
   heartbeatMs: number;
   /** `--token` / SVC_PROVIDER_TOKEN: the operator's enrollment token. */
   token?: string;
-  faults: Faults;
+  faults?: FaultInjection;
   /** `--engine synthetic`: the benchmark engine instead of llama.cpp. */
   synthetic?: { tokens: number; tokenMs: number };
   log(line: string): void;

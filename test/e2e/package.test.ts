@@ -99,6 +99,11 @@ describe("npm pack", () => {
     expect(packed.filter((p) => /^dist\/(test|bench|scripts|tiny-model)\//.test(p) || /\.test\.|\.tmp$|\.gguf$/.test(p))).toEqual([]);
   });
 
+  it("leaves out the agent's test-only fault switches (issue 44): the build has them, the tarball does not", () => {
+    expect(existsSync(join(ROOT, "dist", "agent", "daemon", "test-faults.js"))).toBe(true);
+    expect(packed.filter((p) => p.includes("test-faults"))).toEqual([]);
+  });
+
   it("every relative link in its README and docs resolves to a file it holds", () => {
     const broken: string[] = [];
     for (const file of packed.filter((p) => p.endsWith(".md"))) {
@@ -157,6 +162,11 @@ describe("the installed tarball", () => {
     expect(help.stdout).toContain("serve");
     const version = spawnSync(bin("svc-agent"), ["--version"], { encoding: "utf8" });
     expect(version.stdout.trim()).toBe(pkg.version);
+  });
+
+  it("svc-agent start refuses --test-fault as an unknown option: an installed agent cannot be made faulty (issue 44)", () => {
+    const start = spawnSync(bin("svc-agent"), ["start", "--coordinator", "http://127.0.0.1:1", "--test-fault", "receipt=tamper"], { encoding: "utf8", timeout: 30_000 });
+    expect([start.status, start.stdout, start.stderr]).toEqual([64, "", "svc-agent: unknown option '--test-fault'; see --help\n"]);
   });
 
   it("`npx svc-agent catalog` in the project runs the installed bin", () => {
