@@ -60,8 +60,8 @@ export function gateLimits(flags: CoordinatorFlags): GateLimits {
 export function coordinatorOptions(command: Command): Command {
   return command
     .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
-    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
-    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
+    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung, as the coordinator grants it and each gateway re-checks it")
+    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung, as the coordinator grants it and each gateway re-checks it")
     .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
     .addOption(databaseOption())
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")

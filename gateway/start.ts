@@ -16,7 +16,7 @@ import { connectNats, redactNats, type NatsAccess } from "../src/link/nats.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
-import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
+import { startCoordinator, trustAnchors, type RunningCoordinator } from "./coordinator/start.ts";
 import { closeServer, listen } from "./http/listen.ts";
 import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
@@ -64,7 +64,7 @@ export interface ServeOptions {
   /** The embedded coordinator's caps and handshake deadline for connections not yet proven. */
   coordinatorGate?: GateLimits;
   catalogPath?: string;
-  /** The embedded coordinator's trust anchors. */
+  /** The trust anchors this gateway checks every provider's evidence under, and its embedded coordinator grants by. */
   releaseKeysPath?: string;
   rootsDir?: string;
   floor: TrustLevel;
@@ -139,6 +139,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
   const catalog = loadCatalog(options.catalogPath);
+  const anchors = trustAnchors(options.releaseKeysPath, options.rootsDir);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
@@ -188,7 +189,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       ? new LocalFabric(coordinator)
       : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
-  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
+  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), anchors, {
     deadlines: options.sessionDeadlines,
     faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),

@@ -166,7 +166,7 @@ export class NatsFabric implements Fabric {
         },
         (err: unknown) => {
           // no responders: no coordinator holds that provider any more (the copy was behind); else the request was lost
-          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, record: null });
+          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, evidence: null });
           const s = sessions.get(message.id);
           if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
         },

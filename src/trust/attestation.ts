@@ -106,7 +106,13 @@ function transparentCheck(evidence: Evidence, anchors: TrustAnchors): RungCheck 
 
 async function hardwareCheck(evidence: Evidence, anchors: TrustAnchors, at: Date): Promise<EvidenceChecks["hardware"]> {
   if (!evidence.chain) return { presented: false };
-  const chain = await verifyChain(evidence.chain, anchors.roots, keysDigest(evidence.signing_key, evidence.sealing_key), at);
+  let chain: Awaited<ReturnType<typeof verifyChain>>;
+  try {
+    chain = await verifyChain(evidence.chain, anchors.roots, keysDigest(evidence.signing_key, evidence.sealing_key), at);
+  } catch (err) {
+    // a certificate that parses but whose key or algorithm WebCrypto cannot use
+    chain = { ok: false, reason: `the attestation chain cannot be checked (${(err as Error).message})` };
+  }
   return chain.ok ? { presented: true, ok: true, serial: chain.serial } : { presented: true, ok: false, reason: chain.reason };
 }
 

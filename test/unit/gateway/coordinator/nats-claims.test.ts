@@ -55,7 +55,7 @@ function coordinator() {
   const registry = new Registry(new Set(["qwen3-4b"]));
   const closed: string[] = [];
   const side = serveGatewaysOnNats(nats.nc, { registry, attestations: new Attestations(), log: pino({ level: "silent" }), epochs: shared.epochs });
-  registry.add({ id: PROVIDER, trust: "process", signingKey: "1".repeat(64), sealingKey: "2".repeat(64) }, { send: () => undefined, close: (why) => void closed.push(why) });
+  registry.add({ id: PROVIDER, trust: "process", signingKey: "1".repeat(64), sealingKey: "2".repeat(64), evidence: "3".repeat(64) }, { send: () => undefined, close: (why) => void closed.push(why) });
   registry.advertise(PROVIDER, ["qwen3-4b"]);
   registry.feed.flush();
   const held = () => registry.entries().some((e) => e.id === PROVIDER);
