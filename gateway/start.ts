@@ -166,6 +166,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // on NATS, the embedded coordinator signs what it publishes with the data dir's directory key, which this gateway trusts
   const signing = options.nats !== undefined && !options.noCoordinator ? directoryKey(options.dataDir) : undefined;
   const coordinatorKeys = options.nats === undefined ? undefined : new CoordinatorKeys(options.coordinatorKeysPath, signing ? [signing.publicKey] : []);
+  if (coordinatorKeys?.size === 0) options.logger.warn({ file: options.coordinatorKeysPath }, "--coordinator-keys lists no key: this gateway takes no coordinator's message on NATS until the file lists one");
   const nats = options.nats === undefined ? undefined : await connectNats(options.nats, "svc-gateway serve", options.natsAccess);
   const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;

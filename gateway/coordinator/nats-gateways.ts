@@ -48,6 +48,26 @@ interface Hold {
 /** Claims are held to one queue group per provider subject, so a placement reaches one holder even mid-race. */
 const QUEUE = "svc";
 
+/** What a coordinator's message may say besides its body: the feed's number, what it answers. */
+export type FeedHeaders = { [H_SEQ]?: string; [H_ASK]?: string };
+
+/**
+ * Publishes to gateways as coordinator `from`, each message signed with `key` over the subject, the sender, its
+ * number, the feed's number and ask, and the body (src/wire/nats.ts signedPart). Every message of this run is
+ * numbered once (the id is new each run), so a gateway can tell a replay.
+ */
+export function signedPublisher(nc: NatsConnection, from: string, key: Signer): (subject: string, text: string, extra?: FeedHeaders) => void {
+  let n = 0;
+  return (subject, text, extra = {}) => {
+    const body = Buffer.from(text);
+    const signed = { from, key: key.publicKey, n: ++n, seq: extra[H_SEQ], ask: extra[H_ASK] };
+    const h = headers();
+    for (const [k, v] of Object.entries({ [H_FROM]: from, ...extra, [H_KEY]: key.publicKey, [H_N]: String(signed.n) })) h.set(k, v);
+    h.set(H_SIG, key.sign(SIGNATURE_DOMAINS.fabric, signedPart(subject, signed, body)));
+    nc.publish(subject, body, { headers: h });
+  };
+}
+
 export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations, log, epochs, key }: CoordinatorCore): NatsGateways {
   const id = `c_${randomBytes(9).toString("base64url")}`;
   const hdrs = (extra: Record<string, string> = {}): MsgHdrs => {
@@ -56,16 +76,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
     for (const [k, v] of Object.entries(extra)) h.set(k, v);
     return h;
   };
-  /** Every message this run signs is numbered once (its id is new each run), so a gateway can tell a replay. */
-  let n = 0;
-  /** Publishes to gateways, signed over the subject, the sender, the number, the feed's number and ask, and the body. */
-  const publish = (subject: string, text: string, extra: { [H_SEQ]?: string; [H_ASK]?: string } = {}) => {
-    const body = Buffer.from(text);
-    const signed = { from: id, key: key.publicKey, n: ++n, seq: extra[H_SEQ], ask: extra[H_ASK] };
-    const h = hdrs({ ...extra, [H_KEY]: key.publicKey, [H_N]: String(signed.n) });
-    h.set(H_SIG, key.sign(SIGNATURE_DOMAINS.fabric, signedPart(subject, signed, body)));
-    nc.publish(subject, body, { headers: h });
-  };
+  const publish = signedPublisher(nc, id, key);
   let seq = 0;
   /** Providers whose socket this coordinator holds: their claim's epoch (none yet while it is being fetched) and placement subscription. */
   const held = new Map<string, Hold>();

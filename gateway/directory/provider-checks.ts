@@ -21,7 +21,7 @@ type Passed = Extract<Verdict, { ok: true }>;
 /** Verdicts kept, least recently used out first: a few hundred bytes each. */
 export const MAX_VERDICTS = 50_000;
 /** Fetches and checks in flight at once; the rest wait their turn. */
-export const MAX_CHECKING = 4;
+export const MAX_CHECKING = 8;
 /** A fetch that got no evidence (the coordinator did not answer) is tried again after this, while the entry stands. */
 export const FETCH_RETRY_MS = 1_000;
 
