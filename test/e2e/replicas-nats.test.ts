@@ -3,10 +3,12 @@
 // carries is the WebSocket's ciphertext only; the newer of two connections wins, whatever the coordinators' clocks say;
 // and the faults: a coordinator, a gateway, a NATS node and then NATS itself killed.
 import { randomBytes } from "node:crypto";
-import { cpSync } from "node:fs";
+import { cpSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
-import { directoryKey } from "../../gateway/coordinator/directory-key.ts";
+import { DIRECTORY_KEY_FILE, directoryKey } from "../../gateway/coordinator/directory-key.ts";
+import { runCli } from "../../harness/cli.ts";
 import { Signer } from "../../src/crypto/signing.ts";
 import { H_ASK } from "../../src/wire/nats.ts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -36,8 +38,8 @@ const carried: { subject: string; body: string }[] = [];
 /** Replicas A and B (gateway + coordinator), coordinators alone C and D, a gateway alone G. */
 let a: Replica;
 let b: Replica;
-let c: Proc & { coordinatorUrl: string };
-let d: Proc & { coordinatorUrl: string };
+let c: Proc & { coordinatorUrl: string; dataDir: string };
+let d: Proc & { coordinatorUrl: string; dataDir: string };
 let g: Replica;
 /** P on A; X1 and X2 on C, falling back to D. */
 let p: AgentProcess;
@@ -319,6 +321,13 @@ describe("DESIGN §7 Replicas on NATS: start-up", () => {
     expect(proc.stderr()).toBe(
       "svc-gateway: --nats: a coordinator on NATS needs --database postgres://… (the shared database orders which coordinator holds a provider); a gateway alone takes --no-coordinator\n",
     );
+  });
+
+  it("svc-gateway directory-key prints the key a coordinator on NATS signs with, as its banner says it, kept 0600 in its data dir", async () => {
+    const printed = await runCli("svc-gateway", ["directory-key", "--data-dir", c.dataDir]);
+    expect(printed).toMatchObject({ code: 0, stdout: `${directoryKey(c.dataDir).publicKey}\n` });
+    expect(c.stdout()).toContain(`signs what it publishes with directory key ${directoryKey(c.dataDir).publicKey}`);
+    expect(statSync(join(c.dataDir, DIRECTORY_KEY_FILE)).mode & 0o777).toBe(0o600);
   });
 
   it("a gateway alone on NATS without --coordinator-keys, or the flag without --nats, is one line naming it, exit code 64", async () => {
