@@ -8,6 +8,7 @@ import { LRUCache } from "lru-cache";
 import type { Logger } from "pino";
 import { attestationRecord, type AttestationRecord } from "../../src/trust/attestation-record.ts";
 import { checkEvidence, evidenceDigest, EvidenceSchema, type Evidence, type TrustAnchors } from "../../src/trust/attestation.ts";
+import { verifySignatureNative } from "../../src/crypto/signing.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { DirectoryEntry } from "../../src/wire/gateway.ts";
 import type { DirectoryDelta } from "./directory-copy.ts";
@@ -174,6 +175,7 @@ export class ProviderChecks {
       );
     }
     const put = this.judged(entry, verdict);
+    if (put) this.options.log.info({ provider: id, rung: put.trust }, "provider's evidence checked");
     this.options.checked(put ? [put] : [], put ? [] : [id]);
   }
 
@@ -196,7 +198,8 @@ export class ProviderChecks {
     const known = this.verdicts.get(digest);
     if (known !== undefined) return known;
     const checkedAt = this.options.now?.() ?? new Date();
-    const result = await checkEvidence(evidence, this.options.anchors, checkedAt);
+    // node's native Ed25519 for the signatures, as for receipts: the same verdicts, about 15 times faster
+    const result = await checkEvidence(evidence, this.options.anchors, checkedAt, { signature: verifySignatureNative });
     const verdict: Verdict = result.ok
       ? { ok: true, rung: result.rung, ...(result.serial === undefined ? {} : { serial: result.serial }), providerId: result.providerId, signingKey: result.signingKey, sealingKey: result.sealingKey, checkedAt }
       : { ok: false, reason: result.reason };

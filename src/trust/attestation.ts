@@ -72,13 +72,17 @@ export type EvidenceVerdict = { checks: EvidenceChecks } & (
   | { ok: false; reason: string }
 );
 
-/** What `evidence` proves under `anchors`, with the chain's dates read as of `at`. Never throws. */
-export async function checkEvidence(evidence: Evidence, anchors: TrustAnchors, at: Date): Promise<EvidenceVerdict> {
+/**
+ * What `evidence` proves under `anchors`, with the chain's dates read as of `at`. Never throws. `engines.signature`
+ * swaps in another Ed25519 check with the same verdicts (a gateway hands it node's native one, as for receipts).
+ */
+export async function checkEvidence(evidence: Evidence, anchors: TrustAnchors, at: Date, engines: { signature?: typeof verifySignature } = {}): Promise<EvidenceVerdict> {
+  const checkSignature = engines.signature ?? verifySignature;
   const { signature: signed, ...unsigned } = evidence;
-  const signature: EvidenceChecks["signature"] = verifySignature(evidence.signing_key, SIGNATURE_DOMAINS.attestation, unsigned, signed)
+  const signature: EvidenceChecks["signature"] = checkSignature(evidence.signing_key, SIGNATURE_DOMAINS.attestation, unsigned, signed)
     ? { ok: true }
     : { ok: false, reason: "the signature over the challenge does not verify with the presented signing key" };
-  const transparent = transparentCheck(evidence, anchors);
+  const transparent = transparentCheck(evidence, anchors, checkSignature);
   const hardware = await hardwareCheck(evidence, anchors, at);
   const checks = { signature, transparent, hardware };
   if (!signature.ok) return { checks, ok: false, reason: signature.reason };
@@ -94,13 +98,13 @@ export async function checkEvidence(evidence: Evidence, anchors: TrustAnchors, a
   return { checks, ok: true, rung, ...(rung === "hardware" ? { serial: hardware.serial } : {}), ...keys, refusals };
 }
 
-function transparentCheck(evidence: Evidence, anchors: TrustAnchors): RungCheck {
+function transparentCheck(evidence: Evidence, anchors: TrustAnchors, checkSignature: typeof verifySignature): RungCheck {
   if (!evidence.measurement && !evidence.manifest) return { presented: false };
   const reason = !evidence.measurement
     ? "the evidence carries a manifest but no code measurement"
     : !evidence.manifest
       ? "the evidence carries a code measurement but no release manifest"
-      : manifestRefusal(evidence.manifest, anchors.releaseKeys, evidence.measurement);
+      : manifestRefusal(evidence.manifest, anchors.releaseKeys, evidence.measurement, checkSignature);
   return reason === undefined ? { presented: true, ok: true } : { presented: true, ok: false, reason };
 }
 

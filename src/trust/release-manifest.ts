@@ -20,10 +20,10 @@ export function signManifest(signer: { publicKey: string; sign(domain: Signature
 }
 
 /** Why `measurement` is not vouched for by `manifest` under these release keys, or undefined when it is. */
-export function manifestRefusal(manifest: ReleaseManifest, trustedKeys: ReadonlySet<string>, measurement: string): string | undefined {
+export function manifestRefusal(manifest: ReleaseManifest, trustedKeys: ReadonlySet<string>, measurement: string, checkSignature = verifySignature): string | undefined {
   if (!trustedKeys.has(manifest.release_key)) return `the release manifest is signed by ${manifest.release_key}, not a trusted release key`;
   const { signature, ...unsigned } = manifest;
-  if (!verifySignature(manifest.release_key, SIGNATURE_DOMAINS.release, unsigned, signature)) {
+  if (!checkSignature(manifest.release_key, SIGNATURE_DOMAINS.release, unsigned, signature)) {
     return "the release manifest's signature does not verify (tampered manifest)";
   }
   if (!manifest.measurements.includes(measurement)) return `code measurement ${measurement} is not listed in the release manifest`;
