@@ -26,6 +26,7 @@ interface ServeFlags extends CoordinatorFlags {
   coordinatorPort: number;
   coordinatorHost: string;
   trustFloor: TrustLevel;
+  coordinatorKeys?: string;
   keepaliveMs: number;
   reasoningFormat: "none" | "parsed";
   shutdownGraceMs: number;
@@ -90,6 +91,10 @@ export function gatewayProgram(): Command {
       .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
       .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
       .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
+      .addOption(
+        new Option("--coordinator-keys <file>", "with --nats: the directory keys of the coordinators whose messages this gateway takes (one hex Ed25519 public key per line; svc-gateway directory-key prints one); its own coordinator's is trusted besides")
+          .env("SVC_COORDINATOR_KEYS"),
+      )
       .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
       .addOption(
         new Option("--reasoning-format <format>", "for requests that name no reasoning_format: none keeps <think>…</think> in content, parsed returns it as reasoning_content")
@@ -140,6 +145,7 @@ export function gatewayProgram(): Command {
       nats: flags.nats,
       natsAccess: natsAccess(flags),
       noCoordinator: flags.coordinator === false,
+      coordinatorKeysPath: flags.coordinatorKeys,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
       gatewaySecret,
@@ -176,6 +182,7 @@ export function gatewayProgram(): Command {
     else {
       const where = running.embedded ? "embedded coordinator" : "remote coordinator";
       console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${redactNats(flags.nats)}`}`);
+      if (running.directoryKey) console.log(`svc-gateway: on NATS the coordinator signs what it publishes with directory key ${running.directoryKey}: list it in every other gateway's --coordinator-keys file`);
       console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);

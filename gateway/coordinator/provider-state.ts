@@ -43,6 +43,8 @@ export interface ProviderInfo {
   serial?: string;
   signingKey: string;
   sealingKey: string;
+  /** The SHA-256 of the evidence it was last granted its rung for (src/trust/attestation.ts evidenceDigest): gateways check that evidence themselves. */
+  evidence: string;
 }
 
 export interface Provider extends ProviderInfo {
@@ -67,7 +69,7 @@ export const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length
 export const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
 
 export function toDirectoryEntry(p: Provider): DirectoryEntry {
-  return { ...toEntry(p), last_assigned: p.lastAssigned };
+  return { ...toEntry(p), last_assigned: p.lastAssigned, evidence_sha256: p.evidence };
 }
 
 export function toEntry(p: Provider): ProviderEntry {
