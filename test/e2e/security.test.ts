@@ -263,7 +263,7 @@ describe("Security: placements cannot wedge or flood a queue", () => {
       }),
     );
     next!.send(JSON.stringify({ t: "attestation", rid: 1, id: "e".repeat(64) }));
-    expect(await answer).toEqual({ t: "attestation", rid: 1, record: null });
+    expect(await answer).toEqual({ t: "attestation", rid: 1, evidence: null });
     next!.close();
   });
 
