@@ -12,7 +12,10 @@
 //   next tick of 0.25 s, which may run up to half a tick late): idlePeerBoundMs;
 // - an agent that dies mid-session (beats every 2 s) is dropped within 4.4 s, so its stream gets the SPEC's
 //   provider_error within 10 s: deadPeerBoundMs; a gateway link is judged the same;
-// - a gateway judges the coordinator within 6 s (it asks on every beat), an agent within 45 s (peerAllowanceMs).
+// - a gateway judges the coordinator within 6 s (it asks on every beat), an agent within 45 s (peerAllowanceMs);
+// - an agent beats from a thread of its own (agent/daemon/link-thread.ts), so work that holds its main thread for
+//   seconds (a model's load) holds back no beat; it vouches for that thread while it turns within 30 s, so one stuck
+//   for good, its process alive, is dropped within 30 s and deadPeerBoundMs.
 import { WebSocket } from "ws";
 
 /** The busy ping interval: a gateway's, and an agent's while it runs a session (`--heartbeat-ms`). */
@@ -80,6 +83,12 @@ export interface BeatIntervals {
   idleMs?: number;
   /** The peer is asked for an answer once it has been silent this many idle intervals (default 1: every beat asks). */
   askEvery?: number;
+  /**
+   * Whether the owner is alive by its own measure, when the beats come from a thread other than the one doing its
+   * work (agent/daemon/link-thread.ts): while it is not, no beat goes out, so the peer finds it dead as it would a
+   * hung process. Default: always.
+   */
+  alive?: () => boolean;
 }
 
 /** A client end's heartbeat on one connection. */
@@ -102,6 +111,7 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
   const { busyMs } = intervals;
   const idleMs = intervals.idleMs ?? busyMs;
   const askEvery = intervals.askEvery ?? 1;
+  const alive = intervals.alive ?? (() => true);
   const askAfter = askAfterMs(idleMs, askEvery);
   const allowed = peerAllowanceMs(idleMs, askEvery);
   let busy = false;
@@ -110,6 +120,8 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
   let lastSent = lastHeard;
   let lastAsk = -Infinity;
   let due = 0;
+  /** A beat fell due while the owner was not alive: none went out. */
+  let withheld = false;
   let timer: NodeJS.Timeout | undefined;
   let recheck: NodeJS.Immediate | undefined;
   const interval = () => (busy ? busyMs : idleMs);
@@ -140,7 +152,8 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
       });
       return;
     }
-    if (now >= beatDue()) {
+    withheld = now >= beatDue() && !alive();
+    if (now >= beatDue() && !withheld) {
       lastSent = now;
       // a beat that does not ask is enough for the coordinator, and costs it no answer; a beat asks when the
       // ask would otherwise fall due before the next beat, so an idle agent's asks ride on its beats
@@ -154,7 +167,8 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
   const schedule = () => {
     if (stopped) return;
     const now = performance.now();
-    const next = Math.min(beatDue(), lastHeard + allowed);
+    // a beat withheld is due again at once: the owner is looked at again a quarter interval on, not in a busy loop
+    const next = Math.min(withheld ? now + interval() / 4 : beatDue(), lastHeard + allowed);
     const wait = Math.max(0, next - now) + JITTER * interval() * random();
     due = now + wait;
     timer = setTimeout(check, wait);
