@@ -16,7 +16,9 @@
 // - an agent beats from a thread of its own (agent/daemon/link-thread.ts), so work that holds its main thread for
 //   seconds (a model's load) holds back no beat; it vouches for that thread while it turns within 30 s, so one stuck
 //   for good, its process alive, is dropped within 30 s and deadPeerBoundMs.
+// Every judge times silence on a clock that stands still while the judge itself stalls (awake-clock.ts).
 import { WebSocket } from "ws";
+import { stallOf } from "./awake-clock.ts";
 
 /** The busy ping interval: a gateway's, and an agent's while it runs a session (`--heartbeat-ms`). */
 export const DEFAULT_HEARTBEAT_MS = 2_000;
@@ -139,7 +141,7 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
     const now = performance.now();
     // a stall of this process itself (a long GC, a starved machine) is no silence of the peer's; a timer
     // that is merely late by a little counts as it is, so a vanished peer is not kept longer under load
-    if (now - due > busyMs / 2) lastHeard += now - due;
+    lastHeard += stallOf(due, busyMs / 2);
     // a link still connecting has nothing to ping; the handshake timeout covers that stage
     if (ws.readyState !== WebSocket.OPEN) lastHeard = lastSent = now;
     if (silentFor() >= allowed) {
