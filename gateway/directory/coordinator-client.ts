@@ -18,6 +18,7 @@ import type { LiveSession } from "./live-session.ts";
 import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
 import type { Sealed } from "./receipt-check.ts";
 import { attempt, type AttemptHost, type Outcome } from "./session-attempt.ts";
+import { HeldLedger, type HeldLimits } from "./held-bytes.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 /** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */
@@ -31,6 +32,8 @@ export interface SessionPolicy {
   faults?: ProviderFaults;
   /** Each fault charged, and each rest it began, for the metrics. */
   onFault?: (kind: FaultKind, rested: boolean) => void;
+  /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
+  held?: HeldLimits;
 }
 
 export class CoordinatorClient implements Directory, AttemptHost {
@@ -44,6 +47,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
   readonly sessions = new Map<string, LiveSession>();
   readonly deadlines: SessionDeadlines;
   readonly faults: ProviderFaults;
+  readonly held: HeldLedger;
 
   constructor(
     fabric: Fabric,
@@ -52,6 +56,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
   ) {
     this.deadlines = policy.deadlines ?? DEFAULT_SESSION_DEADLINES;
     this.faults = policy.faults ?? new ProviderFaults();
+    this.held = new HeldLedger(policy.held);
     const url = (this.url = fabric.where);
     this.link = fabric.connect(
       {

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
+import { CallerGone } from "../http/caller-gone.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
 import type { Receipt } from "../../src/receipt/index.ts";
 import type { FrameCipher } from "../../src/crypto/seal.ts";
@@ -15,6 +16,7 @@ import { AnswerBounds } from "./answer-bounds.ts";
 import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
 import type { Breach } from "./provider-faults.ts";
+import type { Cut, HeldLedger } from "./held-bytes.ts";
 import { callerError, rejection } from "./provider-errors.ts";
 import { checkReceipt, type Sealed } from "./receipt-check.ts";
 
@@ -29,6 +31,8 @@ export interface AttemptHost {
   readonly deadlines: SessionDeadlines;
   /** The sessions in flight, by id: where the coordinator's messages for each are handed. */
   readonly sessions: Map<string, LiveSession>;
+  /** What its sessions in flight hold, unread and kept, within the gateway's bounds. */
+  readonly held: HeldLedger;
   readonly log: Logger;
   /** Chooses a provider from the copy, seals the request to it and places it there. */
   place(id: string, request: SessionRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }>;
@@ -43,12 +47,16 @@ export interface AttemptHost {
 export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
   const id = `s_${randomBytes(12).toString("base64url")}`;
   const bounds = new AnswerBounds(request.body);
-  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id));
+  let chosen: string | undefined;
+  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id), host.held, request.whole === true, (cut, gone) => {
+    logCut(host, request, chosen, cut, gone);
+  });
   host.sessions.set(id, live);
   let finished = false;
   let relayed = 0;
   try {
     const { provider, sealed } = await host.place(id, request, exclude, bounds.limits.wireBytes, signal);
+    chosen = provider.id;
     yield { type: "provider", provider: record(provider) };
     /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
     const fault = ({ kind, why }: Breach): Outcome => {
@@ -63,10 +71,11 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     for (;;) {
       let message: SessionMessage;
       try {
-        message = await live.box.take(signal);
+        message = await live.take(signal);
       } catch (err) {
+        // a breach, or the ledger's cut, cancelled it already
+        finished = live.breach !== undefined || live.cut !== undefined;
         if (live.breach === undefined) throw err;
-        finished = true; // the breach cancelled it already
         return fault(live.breach);
       }
       // whatever the coordinator said of the session, its own counts hold it now
@@ -110,6 +119,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
         } catch (err) {
           return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
         }
+        live.keep(piece);
         relayed++;
         yield piece;
       }
@@ -135,6 +145,20 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     // hung up, or failed on our side: the queue spot or the running session is given back at once
     if (!finished) host.cancel(id);
   }
+}
+
+/** The ledger ended the session (held-bytes.ts), never the provider's fault: its own code in the log, and a stream's caller let go. */
+function logCut(host: AttemptHost, request: SessionRequest, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
+  const { unreadPerSession, total } = host.held.limits;
+  const past =
+    bound === "unread"
+      ? `its caller left ${unread} bytes unread, past the ${unreadPerSession} a session may hold`
+      : `it held the most (${unread} bytes unread, ${kept} of answer kept) when the gateway passed the ${total} it holds for all sessions`;
+  host.log.warn(
+    { request_id: request.requestId, provider, code: gone?.code ?? "overloaded", bound, unread_bytes: unread, kept_bytes: kept },
+    `session of ${request.requestId} ended: ${past}; the provider is stopped, not charged, and ${gone ? "the caller's connection closed" : "the caller answered 503 overloaded"}`,
+  );
+  if (gone) request.hangUp?.(gone);
 }
 
 /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
