@@ -41,6 +41,8 @@ export interface ProviderInfo {
   name?: string;
   trust: TrustLevel;
   serial?: string;
+  /** The enrollment it was admitted under (admission.ts's enrollmentRef); none: its own id. */
+  enrollment?: string;
   signingKey: string;
   sealingKey: string;
 }
