@@ -69,7 +69,7 @@ export const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length
 export const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
 
 export function toDirectoryEntry(p: Provider): DirectoryEntry {
-  return { ...toEntry(p), last_assigned: p.lastAssigned };
+  return { ...toEntry(p), last_assigned: p.lastAssigned, ...(p.enrollment === undefined ? {} : { enrollment: p.enrollment }) };
 }
 
 export function toEntry(p: Provider): ProviderEntry {

@@ -65,6 +65,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
         affinity: (key, provider) => this.copy.remember(key, provider),
         closed: ({ error, wasOpen, retryMs }) => {
           this.copy.clear();
+          this.faults.forgetProviders();
           for (const box of [...this.syncing, ...this.attestations.values(), ...[...this.sessions.values()].map((s) => s.box)]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
           if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
@@ -85,6 +86,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "directory") {
       this.copy.apply(message);
+      this.faults.listed(message);
       // a mailbox hands over defined items only: each waiter is woken with `true`
       if (this.copy.ready) for (const box of this.syncing) box.post(true);
     } else if (message.t === "attestation") {
@@ -178,13 +180,15 @@ export class CoordinatorClient implements Directory, AttemptHost {
     this.link.send({ t: "cancel", id });
   }
 
-  /** Counts a provider's fault; the one that sends it to rest says so once, in the log and the metrics. */
-  charge(providerId: string, { kind, why }: Breach, requestId: string): void {
-    const faults = this.faults.charge(providerId, Date.now());
-    this.log.warn({ provider: providerId, request_id: requestId, fault: kind, why }, `provider ${providerId} fault: it ${why}`);
+  /** Counts a provider's fault against its enrollment; the one that sends it to rest says so once, in the log and the metrics. */
+  charge(provider: DirectoryEntry, { kind, why }: Breach, requestId: string): void {
+    const faults = this.faults.charge(provider, Date.now());
+    const { id, enrollment } = provider;
+    this.log.warn({ provider: id, enrollment, request_id: requestId, fault: kind, why }, `provider ${id} fault: it ${why}`);
     if (faults !== undefined) {
       const restS = Math.round(this.faults.policy.restMs / 1000);
-      this.log.warn({ provider: providerId, faults, rest_s: restS }, `provider ${providerId} rests out of rotation for ${restS} s after ${faults} faults`);
+      // and with it every other key its enrollment connects with
+      this.log.warn({ provider: id, enrollment, faults, rest_s: restS }, `provider ${id} rests out of rotation for ${restS} s after ${faults} faults`);
     }
     this.policy.onFault?.(kind, faults !== undefined);
   }

@@ -40,7 +40,8 @@ export interface AttemptHost {
   settle(id: string): void;
   /** Gives the queue spot or the running session back. */
   cancel(id: string): void;
-  charge(providerId: string, breach: Breach, requestId: string): void;
+  /** Charges a fault to the provider's enrollment (provider-faults.ts). */
+  charge(provider: DirectoryEntry, breach: Breach, requestId: string): void;
 }
 
 /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
@@ -60,7 +61,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     yield { type: "provider", provider: record(provider) };
     /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
     const fault = ({ kind, why }: Breach): Outcome => {
-      host.charge(provider.id, { kind, why }, request.requestId);
+      host.charge(provider, { kind, why }, request.requestId);
       const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
       if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
       throw error;
@@ -167,7 +168,7 @@ function verified(host: AttemptHost, raw: unknown, session: { request: SessionRe
   const verdict = checkReceipt(raw, session);
   if (verdict.valid && verdict.receipt) return verdict.receipt;
   host.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
-  host.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
+  host.charge(provider, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
   throw new ApiError(
     "receipt_invalid",
     `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,

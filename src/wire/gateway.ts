@@ -37,6 +37,11 @@ export interface ProviderEntry extends ProviderRecord {
 /** A directory entry as the gateways' copies hold it: with when it was last given a session, for routing's tie-break. */
 export interface DirectoryEntry extends ProviderEntry {
   last_assigned: number;
+  /**
+   * The enrollment the provider was admitted under, an opaque reference the coordinator vouches for (never the
+   * token): a gateway charges its faults to it, so new keys on one enrollment do not start afresh. None: its own id.
+   */
+  enrollment?: string;
 }
 
 /** The coordinator's queue caps, as its gateways learn them (`--max-queue-per-provider`). */
@@ -148,7 +153,7 @@ export function readFromGateway(data: unknown): FromGateway | undefined {
 
 function isEntry(e: unknown): boolean {
   return isObj(e) && isStr(e.id) && isStrings(e.model_ids) && isTrust(e.trust) && typeof e.busy === "boolean" && isNum(e.waiting) &&
-    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr);
+    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr) && optional(e.enrollment, isStr);
 }
 
 function isToGateway(m: Obj): boolean {

@@ -30,4 +30,13 @@ describe("Issue 41: one enrollment, one identity at a time", () => {
     expect(registry.holderOf("ptk_1")).toBeUndefined();
     expect(enrollmentInUse("ptk_1", registry.holderOf("ptk_1"), hex("b"))).toBeUndefined();
   });
+
+  it("the gateways' copies learn each provider's enrollment; the public listing does not show it", () => {
+    const registry = new Registry(new Set(["qwen3-4b"]));
+    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2") }, port());
+    const sent: unknown[] = [];
+    registry.feed.subscribe({ send: (m) => sent.push(m) });
+    expect(sent[0]).toMatchObject({ t: "directory", put: [{ id: hex("a"), enrollment: "ptk_1" }] });
+    expect(registry.entries()[0]).not.toHaveProperty("enrollment");
+  });
 });
