@@ -39,6 +39,8 @@ export class HeldCount {
   kept = 0;
   /** Set once this session was cut: it holds nothing and counts nothing more. */
   cut?: Cut;
+  /** Out of the ledger (closed or cut): whatever comes later is not counted. */
+  released = false;
 
   constructor(
     private readonly ledger: HeldLedger,
@@ -52,14 +54,14 @@ export class HeldCount {
 
   /** A message arrived for the caller; past a bound, this session (or the one holding the most) is cut before this returns. */
   arrived(bytes: number): void {
-    if (this.cut !== undefined) return;
+    if (this.released) return;
     this.unread += bytes;
     this.ledger.rose(this, bytes);
   }
 
   /** The caller took a message. */
   taken(bytes: number): void {
-    if (this.cut !== undefined) return;
+    if (this.released) return;
     const taken = Math.min(bytes, this.unread);
     this.unread -= taken;
     this.ledger.fell(taken);
@@ -67,7 +69,7 @@ export class HeldCount {
 
   /** Answer text passed on and kept for the receipt check. */
   keep(bytes: number): void {
-    if (this.cut !== undefined) return;
+    if (this.released) return;
     this.kept += bytes;
     this.ledger.rose(this, bytes);
   }
@@ -114,6 +116,7 @@ export class HeldLedger {
     this.held -= count.bytes;
     count.unread = 0;
     count.kept = 0;
+    count.released = true;
   }
 
   /** Linear in the sessions in flight, and only once the total is crossed. */

@@ -66,6 +66,10 @@ describe("Issue 41: bytes held, per session and in total", () => {
     expect([ledger.bytes, cuts.length]).toEqual([140, 0]);
     a.close();
     expect(ledger.bytes).toBe(100);
+    // a closed session counts nothing more
+    a.arrived(10);
+    a.keep(10);
+    expect(ledger.bytes).toBe(100);
     const c = open("c");
     c.arrived(50);
     expect(cuts).toEqual([]);
