@@ -10,7 +10,7 @@ import { DEFAULT_HELD_LIMITS, MIB } from "../../gateway/directory/held-bytes.ts"
 import { post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
 
 const synthetic = ["--engine", "synthetic", "--synthetic-tokens", "20", "--synthetic-token-ms", "5"];
-/** 8 KiB deltas, one every 2 ms or so (paced, so that 8 of them leave the machine to other suites): frames of some 11 KiB. */
+/** 8 KiB deltas, one every 2 ms or so (paced, so that 8 of them do not flood a loaded machine): frames of some 11 KiB. */
 const ENDLESS = [...synthetic, "--test-fault", "endless=8192,token-delay-ms=2"];
 /** The most one frame adds past a bound before the cut (a whole answer's frames carry up to 64 Ki characters). */
 const FRAME_SLACK = 256 * 1024;
