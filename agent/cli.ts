@@ -2,6 +2,7 @@
 // parses argv, and scripts/config-reference.ts can read the options to write docs/configuration.md. A command's
 // heavy modules (llama.cpp, X.509, sealing) load in its action, so `--help` and `catalog` start in a blink.
 import { Command, Option } from "commander";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { catalogBody, findAlias } from "../src/catalog.ts";
 import { catalogFrom } from "./models/catalog-source.ts";
@@ -35,6 +36,18 @@ interface RunFlags extends StartFlags {
   syntheticTokens: number;
   syntheticTokenMs: number;
 }
+
+/**
+ * `start --test-fault` is for the tests alone: its module is left out of the package (package.json "files"), and where
+ * it is absent so is the flag, so an installed agent refuses it as an unknown option.
+ */
+const TEST_FAULTS_BUILT = ["ts", "js"].some((ext) => existsSync(new URL(`./daemon/test-faults.${ext}`, import.meta.url)));
+
+const testFaultOption = () =>
+  new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,first-token-delay-ms=N,endless=CHARS,tool-call=NAME,error=CODE,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp();
+
+/** What `--test-fault SPEC` makes of each session. */
+const testFaults = async (spec: string) => (await import("./daemon/test-faults.ts")).faultInjection(spec);
 
 /** The `svc-agent` program, not yet parsed. */
 export function agentProgram(): Command {
@@ -100,55 +113,55 @@ export function agentProgram(): Command {
       console.log(`${alias}: ${verb} (sha256 ${entry.sha256}) at ${outcome.path}`);
     });
 
-  addStartOptions(
+  const start = addStartOptions(
     program.command("start").description("serve catalog models to a coordinator: prove this machine's keys, advertise, run sealed sessions"),
   )
     .addOption(new Option("--engine <kind>", "llama (serves models) or synthetic (benchmarks only: fixed tokens, no model, rung process)").choices(["llama", "synthetic"]).default("llama"))
     .option("--synthetic-tokens <n>", "synthetic engine: tokens per answer", positiveInteger, 16)
     .option("--synthetic-token-ms <ms>", "synthetic engine: pause before each token", nonNegativeInteger, 0)
-    .addOption(new Option("--heartbeat-ms <ms>", `link heartbeat interval while running a session; ${IDLE_HEARTBEAT_FACTOR}x longer while idle`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp())
-    .addOption(new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,first-token-delay-ms=N,endless=CHARS,tool-call=NAME,error=CODE,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp())
-    .action(async (flags: RunFlags, command: Command) => {
-      const token = takeSecret(command, "--token", "SVC_PROVIDER_TOKEN", "svc-agent");
-      // under a service manager the lines go to a rotating file; a failure to start is logged there too
-      const file = flags.logFile === undefined ? undefined : new RotatingLog(flags.logFile, flags.logMaxMb);
-      const log = (line: string) => {
-        const text = `svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`;
-        if (file) file.write(text);
-        else console.log(text);
-      };
-      const [{ startAgent }, { parseFaults }] = await Promise.all([import("./daemon/start.ts"), import("./daemon/test-faults.ts")]);
-      const agent = await startAgent({
-        coordinatorUrl: flags.coordinator,
-        catalogPath: flags.catalog,
-        models: flags.model,
-        modelsDir: flags.modelsDir,
-        dataDir: flags.dataDir,
-        memoryGb: flags.memoryGb,
-        attestor: flags.attestor,
-        releaseManifestPath: flags.releaseManifest,
-        name: flags.name,
-        threads: flags.threads,
-        contextSize: flags.contextSize,
-        promptCache: { gb: flags.promptCacheGb, ttlMs: flags.promptCacheTtl * 1000 },
-        heartbeatMs: flags.heartbeatMs,
-        token,
-        faults: flags.testFault === undefined ? {} : parseFaults(flags.testFault),
-        ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
-        log,
-        // on stdout even with --log-file: it is for whatever started this process, not the log
-        ready: (state) => console.log(readyLine({ ready: "svc-agent start", ...state, coordinator: flags.coordinator })),
-      }).catch((err: Error) => {
-        file?.write(`svc-agent: ${err.message}`);
-        throw err;
-      });
-      // a second signal means now: the running session is abandoned
-      onShutdownSignal(async () => {
-        log(`leaving the directory; a running session has ${flags.shutdownGraceMs} ms to finish`);
-        await agent.stop(flags.shutdownGraceMs);
-        log("stopped");
-      });
+    .addOption(new Option("--heartbeat-ms <ms>", `link heartbeat interval while running a session; ${IDLE_HEARTBEAT_FACTOR}x longer while idle`).argParser(positiveInteger).default(DEFAULT_HEARTBEAT_MS).hideHelp());
+  if (TEST_FAULTS_BUILT) start.addOption(testFaultOption());
+  start.action(async (flags: RunFlags, command: Command) => {
+    const token = takeSecret(command, "--token", "SVC_PROVIDER_TOKEN", "svc-agent");
+    // under a service manager the lines go to a rotating file; a failure to start is logged there too
+    const file = flags.logFile === undefined ? undefined : new RotatingLog(flags.logFile, flags.logMaxMb);
+    const log = (line: string) => {
+      const text = `svc-agent${flags.name ? ` [${flags.name}]` : ""}: ${line}`;
+      if (file) file.write(text);
+      else console.log(text);
+    };
+    const [{ startAgent }, faults] = await Promise.all([import("./daemon/start.ts"), flags.testFault === undefined ? undefined : testFaults(flags.testFault)]);
+    const agent = await startAgent({
+      coordinatorUrl: flags.coordinator,
+      catalogPath: flags.catalog,
+      models: flags.model,
+      modelsDir: flags.modelsDir,
+      dataDir: flags.dataDir,
+      memoryGb: flags.memoryGb,
+      attestor: flags.attestor,
+      releaseManifestPath: flags.releaseManifest,
+      name: flags.name,
+      threads: flags.threads,
+      contextSize: flags.contextSize,
+      promptCache: { gb: flags.promptCacheGb, ttlMs: flags.promptCacheTtl * 1000 },
+      heartbeatMs: flags.heartbeatMs,
+      token,
+      faults,
+      ...(flags.engine === "synthetic" ? { synthetic: { tokens: flags.syntheticTokens, tokenMs: flags.syntheticTokenMs } } : {}),
+      log,
+      // on stdout even with --log-file: it is for whatever started this process, not the log
+      ready: (state) => console.log(readyLine({ ready: "svc-agent start", ...state, coordinator: flags.coordinator })),
+    }).catch((err: Error) => {
+      file?.write(`svc-agent: ${err.message}`);
+      throw err;
     });
+    // a second signal means now: the running session is abandoned
+    onShutdownSignal(async () => {
+      log(`leaving the directory; a running session has ${flags.shutdownGraceMs} ms to finish`);
+      await agent.stop(flags.shutdownGraceMs);
+      log("stopped");
+    }, log);
+  });
 
   addServiceCommand(program);
   addDoctorCommand(program);

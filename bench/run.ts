@@ -56,7 +56,10 @@ const RUNS: Record<Section, Run> = {
   scale: async (dir, tiny, quick) => keepResults(await scaleBench(dir, tiny, quick, opts.agents?.split(",").map(Number))),
   engine: async (dir, tiny, quick) => keepResults(await engineBench(dir, tiny, quick)),
   peer: async (dir, tiny, quick) => peerBench(dir, tiny, quick).then((r) => ({ result: { peer: r.peer, rows: r.rows }, tables: r.tables })),
-  startup: async (_dir, _tiny, quick) => keepRows(startupBench(quick)),
+  startup: async (_dir, _tiny, quick) => {
+    const { rows, install, tables } = startupBench(quick);
+    return { result: { rows, install }, tables };
+  },
   attack: async (dir, tiny, quick) => keepRows(await attackBench(dir, tiny, quick)),
   agent: async (dir, tiny, quick) => keepRows(await agentBench(dir, tiny, quick)),
   cluster: async (dir, tiny, quick) => keepResults(await clusterBench(dir, tiny, quick)),

@@ -1,8 +1,10 @@
 // The bench's startup section: how long `svc-agent --help`, `svc-agent catalog` and `svc-gateway --help` take to
-// run from the compiled bins (dist/, what npm installs) and from the sources through tsx, median of N runs.
+// run from the compiled bins (dist/, what npm installs) and from the sources through tsx, median of N runs; and what
+// an install weighs on disk (install-size.ts), since that is the other half of what starting to use svc costs.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { installSize, type InstallSize } from "./install-size.ts";
 import { percentile, type Table } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -31,7 +33,24 @@ function timeRun(args: string[]): number {
 
 const median = (runs: number, args: string[]) => percentile(Array.from({ length: runs }, () => timeRun(args)), 50);
 
-export function startupBench(quick: boolean): { rows: StartupRow[]; tables: Table[] } {
+const MIB = 2 ** 20;
+
+function installTable(size: InstallSize): Table {
+  return {
+    title: "Install size: node_modules on disk",
+    columns: ["install", "packages", "MiB", "of which llama.cpp binaries, MiB"],
+    rows: [
+      ["this clone (npm install: dev dependencies too)", size.packages.all, size.all / MIB, size.llamaBinaries / MIB],
+      ["a production install (npm install the package)", size.packages.production, size.production / MIB, size.llamaBinaries / MIB],
+    ],
+    note:
+      "Disk usage as `du` counts it, of this clone's node_modules; the production row is the packages package-lock.json does not mark dev, " +
+      "as laid out here (the package itself adds about 3 MiB). node-llama-cpp's prebuilt llama.cpp binaries (`@node-llama-cpp/*`, CPU, CUDA and " +
+      "Vulkan builds for this platform) are most of it, and even code that only verifies receipts installs them all.",
+  };
+}
+
+export function startupBench(quick: boolean): { rows: StartupRow[]; install: InstallSize; tables: Table[] } {
   if (!existsSync(`${ROOT}/dist/bin/svc-agent.js`)) throw new Error("no dist/: run `npm run build` first (npm install runs it)");
   const runs = quick ? 5 : 15;
   const nodeMs = median(runs, ["-e", ""]);
@@ -48,5 +67,6 @@ export function startupBench(quick: boolean): { rows: StartupRow[]; tables: Tabl
     note: `Median wall time of ${runs} runs each, a fresh node process per run; \`node -e ''\` is node's own start. ` +
       "An installed package, the end-to-end tests and the bench run dist/ (package.json `bin`); `npm start` runs the sources through tsx.",
   };
-  return { rows, tables: [table] };
+  const install = installSize(ROOT);
+  return { rows, install, tables: [table, installTable(install)] };
 }

@@ -38,7 +38,6 @@ for (let i = 0; i < opts.agents; i++) {
     store,
     aliases,
     name: `swarm-${i}`,
-    faults: {},
     heartbeatMs: DEFAULT_HEARTBEAT_MS,
     log: (line) => {
       // per-session lines would cost more than the sessions; only joining and trouble are worth printing

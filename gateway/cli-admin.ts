@@ -114,7 +114,7 @@ export function addAdminCommands(program: Command): void {
 
   keys
     .command("create")
-    .description("make an API key for a signed-in user (shown once), within the cap on live keys per user")
+    .description("make an API key for a user who has signed in before (shown once), within the cap on live keys per user; every gateway on this key store takes it, with or without sign-in")
     .requiredOption("--user <user>", "the user: their email address or id, from users list", userRef)
     .option("--name <label>", "what the key is for", "cli")
     .option("--max-keys-per-user <n>", "the cap, as given to serve", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)

@@ -27,6 +27,7 @@ interface ServeFlags extends CoordinatorFlags {
   coordinatorPort: number;
   coordinatorHost: string;
   trustFloor: TrustLevel;
+  coordinatorKeys?: string;
   keepaliveMs: number;
   reasoningFormat: "none" | "parsed";
   shutdownGraceMs: number;
@@ -93,6 +94,10 @@ export function gatewayProgram(): Command {
       .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
       .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
       .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
+      .addOption(
+        new Option("--coordinator-keys <file>", "with --nats: the directory keys of the coordinators whose messages this gateway takes (one hex Ed25519 public key per line; svc-gateway directory-key prints one); its own coordinator's is trusted besides")
+          .env("SVC_COORDINATOR_KEYS"),
+      )
       .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
       .addOption(
         new Option("--reasoning-format <format>", "for requests that name no reasoning_format: none keeps <think>…</think> in content, parsed returns it as reasoning_content")
@@ -145,6 +150,7 @@ export function gatewayProgram(): Command {
       nats: flags.nats,
       natsAccess: natsAccess(flags),
       noCoordinator: flags.coordinator === false,
+      coordinatorKeysPath: flags.coordinatorKeys,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
       gatewaySecret,
@@ -182,6 +188,7 @@ export function gatewayProgram(): Command {
     else {
       const where = running.embedded ? "embedded coordinator" : "remote coordinator";
       console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${redactNats(flags.nats)}`}`);
+      if (running.directoryKey) console.log(`svc-gateway: on NATS the coordinator signs what it publishes with directory key ${running.directoryKey}: list it in every other gateway's --coordinator-keys file`);
       console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);
@@ -189,8 +196,8 @@ export function gatewayProgram(): Command {
       console.log(`svc-gateway: settings page at ${running.signIn.settingsUrl} (sign-in through ${running.signIn.issuer})`);
       console.log(`svc-gateway: register this redirect URI with the issuer: ${running.signIn.redirectUri}`);
     } else {
-      console.log(`svc-gateway: sign-in is not configured (--oidc-issuer): only operator keys work`);
-      if (operatorKeys.length === 0) console.log("svc-gateway: no API keys: set SVC_OPERATOR_KEYS=key1,key2 or every request gets 401");
+      console.log("svc-gateway: sign-in is not configured (--oidc-issuer): no settings page; operator keys and the key store's user keys (svc-gateway keys create) work");
+      if (operatorKeys.length === 0) console.log("svc-gateway: no operator keys: set SVC_OPERATOR_KEYS=key1,key2; without them only user keys made with svc-gateway keys create work");
     }
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     // listening for a stop before saying ready: whatever reads the line may stop it at once
@@ -198,7 +205,7 @@ export function gatewayProgram(): Command {
       console.log(`svc-gateway: shutting down; requests in flight have ${flags.shutdownGraceMs} ms to finish`);
       await running.close(flags.shutdownGraceMs);
       console.log("svc-gateway: stopped");
-    });
+    }, (line) => console.log(`svc-gateway: ${line}`));
     console.log(readyLine({ ready: "svc-gateway serve", gateway: running.url, coordinator: running.coordinatorUrl }));
   });
 

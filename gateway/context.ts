@@ -12,6 +12,7 @@ import type { CallerGone } from "./http/caller-gone.ts";
 import type { ServerTiming } from "./http/server-timing.ts";
 import type { RequestParser } from "./openai/request-parser.ts";
 import type { SignIn } from "./web/routes.ts";
+import type { UserKeys } from "./keys/user-keys.ts";
 import type { OwnerOf, ScopeOf } from "./keys/cache-scope.ts";
 
 export interface Gateway {
@@ -21,8 +22,10 @@ export interface Gateway {
   auth: Authenticator;
   /** Per-key rate limits and failed-authentication slowdown. */
   limiter: Limiter;
-  /** The settings pages' sign-in and key store; absent when no identity provider is configured. */
+  /** The settings pages' sign-in; absent when no identity provider is configured. */
   signIn?: SignIn;
+  /** The store's user keys: their usage and limits, with or without sign-in. */
+  users: UserKeys;
   keepaliveMs: number;
   /** `--reasoning-format`: "parsed" returns `<think>` apart for requests that name no reasoning_format. */
   reasoningFormat: ReasoningFormat;

@@ -13,12 +13,16 @@ import { BODY_LIMIT_BYTES } from "./http/body.ts";
 import { LocalFabric } from "./fabric/local.ts";
 import { WebSocketFabric } from "./fabric/websocket.ts";
 import { NatsFabric } from "./fabric/nats.ts";
+import { CoordinatorKeys } from "./fabric/coordinator-keys.ts";
+import { directoryKey } from "./coordinator/directory-key.ts";
+import { USAGE_EXIT } from "../src/process/cli-options.ts";
 import { connectNats, redactNats, type NatsAccess } from "../src/link/nats.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
-import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
-import { closeServer, listen } from "./http/listen.ts";
+import { startCoordinator, trustAnchors, type RunningCoordinator } from "./coordinator/start.ts";
+import type { Server as NetServer } from "node:net";
+import { closeServer, reservePort, serveOn } from "./http/listen.ts";
 import type { HttpTimeouts } from "./http/timeouts.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { createGatewayServer } from "./routes.ts";
@@ -51,6 +55,11 @@ export interface ServeOptions {
   natsAccess?: NatsAccess;
   /** `--no-coordinator`: a gateway alone on the NATS fabric, serving the providers of every coordinator there. */
   noCoordinator?: boolean;
+  /**
+   * `--coordinator-keys FILE`: the directory keys of the coordinators on NATS whose messages this gateway takes
+   * (its own embedded coordinator's is trusted besides); a gateway alone on NATS needs it.
+   */
+  coordinatorKeysPath?: string;
   coordinatorPort: number;
   /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
   coordinatorHost?: string;
@@ -65,7 +74,7 @@ export interface ServeOptions {
   /** The embedded coordinator's caps and handshake deadline for connections not yet proven. */
   coordinatorGate?: GateLimits;
   catalogPath?: string;
-  /** The embedded coordinator's trust anchors. */
+  /** The trust anchors this gateway checks every provider's evidence under, and its embedded coordinator grants by. */
   releaseKeysPath?: string;
   rootsDir?: string;
   floor: TrustLevel;
@@ -73,7 +82,7 @@ export interface ServeOptions {
   /** `--database`: the PostgreSQL key store replicas share; without it, the SQLite file under `dataDir`. */
   database?: string;
   operatorKeys: string[];
-  /** Sign-in for the settings page; without it only operator keys work. */
+  /** Sign-in for the settings page; without it there is none, and keys come from `svc-gateway keys create` alone. */
   oidc?: OidcSettings;
   /** `--admin-emails`: signed-in users who see every user's usage at /settings/usage (lower-cased). */
   adminEmails?: string[];
@@ -102,6 +111,8 @@ export interface RunningGateway {
   coordinatorUrl: string;
   /** Whether the coordinator runs in this process. */
   embedded: boolean;
+  /** On NATS, the public half of the directory key the embedded coordinator signs with (hex). */
+  directoryKey?: string;
   catalog: Catalog;
   /** Where people sign in and make keys, when an identity provider is configured. */
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
@@ -113,12 +124,21 @@ export interface RunningGateway {
   close(graceMs?: number): Promise<void>;
 }
 
-/** The user keys, cookies and OIDC client behind the settings page. */
-async function openSignIn(settings: OidcSettings, store: KeyStore, dataDir: string, logger: Logger, admins: Admins, maxKeysPerUser?: number): Promise<SignIn> {
+/**
+ * The store's user keys, honoured whether or not people can sign in here to make more: `svc-gateway keys create`
+ * makes them too, and an operator expects a key it made to work, as LiteLLM's and OpenRouter's do. Turning sign-in
+ * off closes the settings page, not the keys; `keys revoke` does that.
+ */
+async function openUserKeys(store: KeyStore, logger: Logger, maxKeysPerUser?: number): Promise<UserKeys> {
   const users = new UserKeys(store, (err) => logger.error({ err }, "could not record key usage"), undefined, maxKeysPerUser);
   // a key revoked by another replica, or by `svc-gateway keys revoke`, leaves this gateway's cache too
   await users.watch();
-  const sessions = new Sessions(loadCookieSecret(dataDir), store, settings.publicUrl.protocol === "https:");
+  return users;
+}
+
+/** The cookies and OIDC client behind the settings page, over the store's user keys. */
+function openSignIn(settings: OidcSettings, users: UserKeys, dataDir: string, logger: Logger, admins: Admins): SignIn {
+  const sessions = new Sessions(loadCookieSecret(dataDir), users.store, settings.publicUrl.protocol === "https:");
   const oidc = new OidcClient(settings, logger);
   oidc.warmUp();
   return { oidc, sessions, users, flash: new NewKeyFlash(), admins };
@@ -136,15 +156,41 @@ function linkSecret(dataDir: string, coordinatorUrl: string | undefined): string
   return shared;
 }
 
+/** `--coordinator-keys` goes with --nats, and a gateway alone there needs it: one line naming the flag, exit 64. */
+function checkCoordinatorKeys(options: ServeOptions): void {
+  const usage = (message: string) => Object.assign(new Error(message), { exitCode: USAGE_EXIT });
+  if (options.coordinatorKeysPath !== undefined && options.nats === undefined) throw usage("--coordinator-keys: only a gateway on NATS (--nats) takes coordinators' directory keys");
+  if (options.nats !== undefined && options.noCoordinator && options.coordinatorKeysPath === undefined) {
+    throw usage("--coordinator-keys: a gateway alone on NATS takes no coordinator's message unsigned; pass --coordinator-keys FILE, the coordinators' directory keys (svc-gateway directory-key --data-dir DIR prints one)");
+  }
+}
+
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
+  checkCoordinatorKeys(options);
+  // the gateway's port before anything that logs (the coordinator link): a port in use is the one line said
+  const reserved = await reservePort(options.port, options.host, "gateway");
+  try {
+    return await serveOnReserved(options, reserved);
+  } catch (err) {
+    if (reserved.listening) reserved.close();
+    throw err;
+  }
+}
+
+async function serveOnReserved(options: ServeOptions, reserved: NetServer): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
+  const anchors = trustAnchors(options.releaseKeysPath, options.rootsDir);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
+  // on NATS, the embedded coordinator signs what it publishes with the data dir's directory key, which this gateway trusts
+  const signing = options.nats !== undefined && !options.noCoordinator ? directoryKey(options.dataDir) : undefined;
+  const coordinatorKeys = options.nats === undefined ? undefined : new CoordinatorKeys(options.coordinatorKeysPath, signing ? [signing.publicKey] : []);
+  if (coordinatorKeys?.size === 0) options.logger.warn({ file: options.coordinatorKeysPath }, "--coordinator-keys lists no key: this gateway takes no coordinator's message on NATS until the file lists one");
   const nats = options.nats === undefined ? undefined : await connectNats(options.nats, "svc-gateway serve", options.natsAccess);
   const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;
@@ -171,7 +217,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,
-        nats: nats && { connection: nats, epochs: store.claimEpochs!() },
+        nats: nats && { connection: nats, epochs: store.claimEpochs!(), key: signing! },
       });
     }
   } catch (err) {
@@ -183,15 +229,16 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // an operator key on /settings/usage is checked as on the API, failures counted per address; `limiter` and
   // `auth` exist by the time a request asks
   const admins: Admins = new Admins(options.adminEmails ?? [], async (req) => (await limiter.authenticate(req, () => auth.authenticate(req.headers.authorization))).kind === "operator");
-  const signIn = options.oidc && (await openSignIn(options.oidc, store, options.dataDir, options.logger.child({ role: "sign-in" }), admins, options.maxKeysPerUser));
+  const users = await openUserKeys(store, options.logger.child({ role: "keys" }), options.maxKeysPerUser);
+  const signIn = options.oidc && openSignIn(options.oidc, users, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
   // on NATS every coordinator is reached there, its own too; else the embedded one in-process, a remote one over its WebSocket
   const fabric = nats
-    ? new NatsFabric(nats, redactNats(options.nats!))
+    ? new NatsFabric(nats, redactNats(options.nats!), { trusted: (key) => coordinatorKeys!.has(key), log: options.logger.child({ role: "gateway" }) })
     : coordinator
       ? new LocalFabric(coordinator)
       : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
-  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
+  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), anchors, {
     deadlines: options.sessionDeadlines,
     faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),
@@ -199,11 +246,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   });
   const leases = store.budgetLeases?.();
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
-    overrides: (principal) => (principal.kind === "user" ? signIn?.users.limits(principal.keyId) : undefined),
-    userOverrides: (userId) => signIn?.users.userLimits(userId),
+    overrides: (principal) => (principal.kind === "user" ? users.limits(principal.keyId) : undefined),
+    userOverrides: (userId) => users.userLimits(userId),
     limited: (limit) => metrics.rateLimited(limit),
   }, leases && leasedBudgets(leases, (err) => options.logger.warn({ err: (err as Error).message }, "rate limits: the shared budgets cannot be reached; each gateway counts its own share of every limit until they can")));
-  const auth = new Authenticator(new OperatorKeys(options.operatorKeys), signIn?.users);
+  const auth = new Authenticator(new OperatorKeys(options.operatorKeys), users);
   const reasoningFormat = options.reasoningFormat ?? "none";
   const parser = new RequestParser(catalog, reasoningFormat);
   const { server: gatewayServer, drain } = createGatewayServer(
@@ -215,6 +262,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       auth,
       limiter,
       signIn,
+      users,
       keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
       reasoningFormat,
       bodyLimitBytes: BODY_LIMIT_BYTES,
@@ -232,11 +280,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     await directory.close();
     await coordinator?.close();
     await nats?.close();
-    await signIn?.users.close();
+    await users.close();
     await store.close();
   };
   try {
-    const url = await listen(gatewayServer, options.port, options.host, "gateway");
+    const url = await serveOn(gatewayServer, reserved);
     const signInInfo = signIn && {
       settingsUrl: `${signIn.oidc.settings.publicUrl.href.replace(/\/+$/, "")}/settings`,
       redirectUri: signIn.oidc.redirectUri,
@@ -247,7 +295,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       return { id: token.id, secret };
     };
     const revokeProvider = (id: string) => store.revokeProviderToken(id);
-    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, enrollProvider, revokeProvider, close: shutdown };
+    return {
+      url, coordinatorUrl, embedded: coordinator !== undefined, ...(signing ? { directoryKey: signing.publicKey } : {}), catalog, signIn: signInInfo, enrollProvider, revokeProvider, close: shutdown,
+    };
   } catch (err) {
     await shutdown();
     throw err;

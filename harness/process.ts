@@ -30,6 +30,8 @@ export interface ProcOptions {
   ipc?: boolean;
   /** The script is an executable of its own (nats-server), not a Node script: run it without node. */
   native?: boolean;
+  /** Lead a process group of its own, as a terminal starts a command: `signalGroup` then reaches all of it, as Ctrl-C does. */
+  group?: boolean;
 }
 
 export interface Usage {
@@ -61,6 +63,8 @@ export interface Proc {
   /** SIGTERM, and wait for the exit (SIGKILL after `killAfterMs` when given). */
   stop(): Promise<void>;
   kill(signal: NodeJS.Signals): Promise<void>;
+  /** The signal to every process of its group (started with `group`), as a terminal's Ctrl-C sends SIGINT. */
+  signalGroup(signal: NodeJS.Signals): void;
 }
 
 /** How often a process writing to a file is read while something waits on its output. */
@@ -77,6 +81,7 @@ export function startProcess(script: string, args: string[], options: ProcOption
     env: { ...process.env, ...options.env },
     cwd: options.cwd,
     stdio: ["ignore", out, out, ...(options.ipc ? (["ipc"] as const) : [])],
+    detached: options.group === true,
   });
   let stdout = "";
   let stderr = "";
@@ -143,6 +148,10 @@ export function startProcess(script: string, args: string[], options: ProcOption
     async kill(signal) {
       if (running()) child.kill(signal);
       await exited;
+    },
+    signalGroup(signal) {
+      if (!options.group) throw new Error(`${name}: started without a process group of its own`);
+      process.kill(-child.pid!, signal);
     },
   };
 }

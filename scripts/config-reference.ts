@@ -18,7 +18,7 @@ export const DIRECT_ENV: readonly { name: string; where: string; meaning: string
     name: "SVC_OPERATOR_KEYS",
     where: "`svc-gateway serve`, `npm start`",
     meaning:
-      "comma-separated operator API keys, valid bearer keys on every route (never shown on the settings page). Without any, and without sign-in, every request gets 401; `npm start` makes one per run when it is unset",
+      "comma-separated operator API keys, valid bearer keys on every route (never shown on the settings page). Without any, only the key store's user keys work (made on the settings page or with `svc-gateway keys create`); `npm start` makes one per run when it is unset",
   },
   { name: "SVC_CHROMIUM", where: "the test suite", meaning: "the Chromium or Chrome the browser tests drive (default `/usr/bin/chromium`)" },
   {
@@ -45,9 +45,11 @@ Conventions, on every command of both bins:
   \`svc-agent verify\`, \`svc-agent doctor\` and \`svc-agent service status\` have their own exit codes (their
   descriptions below say which).
 - \`~\` stands for the home directory of the user who runs the command. A flag given on the command line wins
-  over its environment variable. Options used only by the tests are hidden and not listed.
-- \`npm start\` (not a bin) takes \`--host\` (\`127.0.0.1\`), \`--port\` (8080), \`--coordinator-port\` (8081) and
-  \`--data-dir\` (\`~/.svc\`); see the [README](../README.md#two-commands).
+  over its environment variable, and over the variable of a flag it cannot be given with (\`verify --attestation
+  FILE\` with \`SVC_API_KEY\` set, \`--token-file\` with \`SVC_PROVIDER_TOKEN\`). Options used only by the tests are hidden
+  and not listed.
+- \`npm start\` and \`npm run demo\` (not bins) take \`--host\` (\`127.0.0.1\`), \`--port\` (8080), \`--coordinator-port\`
+  (8081) and \`--data-dir\` (\`~/.svc\`); see the [README](../README.md#two-commands).
 `;
 
 /** Markdown for a table cell: `|` escaped, and `<…>` outside code spans kept from reading as HTML. */

@@ -1,44 +1,40 @@
 // `npm start`: the whole service on this machine: gateway and embedded coordinator in this process, and one
 // `svc-agent start` as a child process. The agent serves the catalog's models when they are downloaded, and
-// otherwise a tiny random-weight demo model, saying so plainly; then it prints a working curl and SDK example.
-import { Command } from "commander";
+// otherwise tiny random-weight demo models (one for chat, one for embeddings), saying so plainly; then it prints an
+// example per route that works as printed (scripts/examples.ts). package.json runs it with `exec`, so that npm's
+// own pid is this process's parent and a SIGINT npm passes on reaches it (issue 44).
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { requireSupportedNode } from "../src/process/node-support.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import type { ReadyLine } from "../src/process/ready-line.ts";
 import { parseOperatorKeys } from "../gateway/keys/auth.ts";
 import { serve } from "../gateway/start.ts";
-import { loadCatalog } from "../src/catalog.ts";
-import { port } from "../src/process/cli-options.ts";
-import { DEMO_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
+import { kindOf, loadCatalog } from "../src/catalog.ts";
+import { serviceOptions } from "./service-options.ts";
+import { DEMO_ALIAS, DEMO_EMBEDDING_ALIAS, writeDemoCatalog } from "../tiny-model/demo.ts";
+import { BIN, binCommand, indent, routeExamples, sdkExamples } from "./examples.ts";
 
 // nothing above loads a native module, so this is the first thing that can fail on an unsupported Node
 requireSupportedNode("npm start");
 
-const AGENT_BIN = fileURLToPath(new URL("../bin/svc-agent.js", import.meta.url));
-
-const opts = new Command("npm start")
-  .option("--host <host>", "address to listen on", "127.0.0.1")
-  .option("--port <port>", "gateway port", port, 8080)
-  .option("--coordinator-port <port>", "coordinator port", port, 8081)
-  .option("--data-dir <dir>", "state and models", DEFAULT_DATA_DIR)
-  .parse()
-  .opts<{ host: string; port: number; coordinatorPort: number; dataDir: string }>();
+const opts = serviceOptions("npm start");
 
 const keys = parseOperatorKeys(process.env.SVC_OPERATOR_KEYS);
 const key = keys[0] ?? `sk-svc_op_${randomBytes(24).toString("base64url")}`;
 const modelsDir = join(opts.dataDir, "models");
 const bundled = loadCatalog();
-const real = bundled.models.filter((m) => existsSync(join(modelsDir, m.file))).map((m) => m.alias);
-// without a downloaded model, a tiny random-weight qwen3 written on the spot stands in (about 440 kB)
-const demo = real.length === 0 ? writeDemoCatalog(opts.dataDir) : undefined;
+const downloaded = bundled.models.filter((m) => existsSync(join(modelsDir, m.file)));
+const realChat = downloaded.find((m) => kindOf(m) === "chat")?.alias;
+// without a downloaded chat model, tiny random-weight qwen3s written on the spot stand in (under 1 MB)
+const demo = realChat === undefined ? writeDemoCatalog(opts.dataDir) : undefined;
+const models = demo
+  ? { chat: DEMO_ALIAS, embedding: DEMO_EMBEDDING_ALIAS }
+  : { chat: realChat!, embedding: downloaded.find((m) => kindOf(m) === "embedding")?.alias };
 
 let running: Awaited<ReturnType<typeof serve>> | undefined;
 let agent: ChildProcess | undefined;
@@ -77,7 +73,7 @@ try {
   // doctor takes the same flags as start, so the line printed below checks exactly this agent
   const agentFlags = ["--coordinator", running.coordinatorUrl, "--data-dir", opts.dataDir, "--models-dir", demo?.modelsDir ?? modelsDir, ...(demo ? ["--catalog", demo.catalogPath] : [])];
   // the IPC channel is how the agent notices this process is gone, however it ended
-  const child = spawn(process.execPath, [AGENT_BIN, "start", ...agentFlags], {
+  const child = spawn(process.execPath, [BIN["svc-agent"], "start", ...agentFlags], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
     env: { ...process.env, SVC_PROVIDER_TOKEN: enrollment.secret },
   });
@@ -102,52 +98,45 @@ try {
     process.exitCode = 1;
     stop();
   });
-  const model = demo ? DEMO_ALIAS : (real[0] ?? bundled.default);
-  const base = `${running.url}/v1`;
-  const body = JSON.stringify({ model, messages: [{ role: "user", content: "Say hello." }], max_tokens: 64 });
-  console.log(
-    [
-      demo ? "svc is up in DEMO mode: no catalog model is downloaded yet." : "svc is up.",
-      "",
-      `  gateway      ${base}`,
-      `  coordinator  ${running.coordinatorUrl}/v1/catalog`,
-      `  provider     ${providerLine}`,
-      `  API key      ${key}${keys.length > 0 ? " (from SVC_OPERATOR_KEYS)" : " (generated for this run; set SVC_OPERATOR_KEYS to choose your own)"}`,
-      "",
-      ...(demo
-        ? [
-            `The model "${DEMO_ALIAS}" is a tiny random-weight qwen3 that writes random characters: it shows the`,
-            "whole path working, not answers. For real answers: npx svc-agent pull qwen3-4b, then npm start again.",
-            "",
-          ]
-        : []),
-      "Try it (the key goes in through the environment and stdin, never on a command line, where ps shows it):",
-      "",
-      `  export SVC_API_KEY=${key}`,
-      `  printf 'Authorization: Bearer %s\\n' "$SVC_API_KEY" | curl ${base}/chat/completions -H @- \\`,
-      `    -H "Content-Type: application/json" -d '${body}'`,
-      "",
-      "  # its svc_receipt is signed by the provider: save the answer (add > answer.json) and check it against",
-      "  # this gateway's provider listing (without --providers the check can only say UNVERIFIED); it reads SVC_API_KEY",
-      `  npx svc-agent verify answer.json --providers ${base}`,
-      "",
-      "  # the provider's set-up as svc-agent doctor checks it, with the flags this agent was started with",
-      `  npx svc-agent doctor ${agentFlags.join(" ")}`,
-      "",
-      "  # Python: pip install openai",
-      "  import os",
-      "  from openai import OpenAI",
-      `  client = OpenAI(base_url="${base}", api_key=os.environ["SVC_API_KEY"])`,
-      `  r = client.chat.completions.create(model="${model}", messages=[{"role": "user", "content": "Say hello."}], max_tokens=64)`,
-      "  print(r.choices[0].message.content, r.svc_receipt)",
-      "",
-      "Ctrl-C stops all three. Logs follow: the gateway's as JSON lines, the agent's as svc-agent lines.",
-      "",
-    ].join("\n"),
-  );
+  console.log(banner(`${running.url}/v1`, running.coordinatorUrl, providerLine, agentFlags));
 } catch (err) {
   // a gateway left up with no agent would look like a service and serve nothing: stop it, and fail
   console.error(`npm start: ${(err as Error).message}`);
   process.exitCode = 1;
   stop();
+}
+
+/** What this run prints once all three are up: where each is, and an example per route that works as printed. */
+function banner(base: string, coordinatorUrl: string, provider: string, agentFlags: string[]): string {
+  return [
+    demo ? "svc is up in DEMO mode: no catalog chat model is downloaded yet." : "svc is up.",
+    "",
+    `  gateway      ${base}`,
+    `  coordinator  ${coordinatorUrl}/v1/catalog`,
+    `  provider     ${provider}`,
+    `  API key      ${key}${keys.length > 0 ? " (from SVC_OPERATOR_KEYS)" : " (generated for this run; set SVC_OPERATOR_KEYS to choose your own)"}`,
+    "",
+    ...(demo
+      ? [
+          `The models "${DEMO_ALIAS}" (chat) and "${DEMO_EMBEDDING_ALIAS}" (embeddings) are tiny random-weight qwen3s: they show`,
+          "the whole path working, not answers (the chat one writes random characters). For real answers:",
+          `  ${binCommand("svc-agent", ["pull", "qwen3-4b"])}`,
+          "then npm start again.",
+          "",
+        ]
+      : []),
+    "Try it, from any folder (the key goes in through the environment and stdin, never on a command line, where ps",
+    "shows it):",
+    "",
+    ...indent(routeExamples(base, key, models)),
+    "",
+    "  # the provider's set-up as svc-agent doctor checks it, with the flags this agent was started with",
+    `  ${binCommand("svc-agent", ["doctor", ...agentFlags])}`,
+    "",
+    ...indent(sdkExamples(base, models.chat)),
+    "",
+    `Ctrl-C stops all three. So does SIGINT or SIGTERM, from a script, to npm's pid or to this one (kill -INT ${process.pid}).`,
+    "Logs follow: the gateway's as JSON lines, the agent's as svc-agent lines.",
+    "",
+  ].join("\n");
 }

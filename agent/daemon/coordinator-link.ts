@@ -12,7 +12,7 @@ import { GATEWAY_MAX_FRAME_BYTES } from "../../src/wire/gateway.ts";
 import { AGENT_PATH, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../../src/wire/agent.ts";
 import { runAttestor } from "./attestor.ts";
 import type { InferenceEngine } from "../engine/inference.ts";
-import type { Faults } from "./test-faults.ts";
+import type { FaultInjection } from "./session-runner.ts";
 import type { AgentKeys } from "./identity.ts";
 import type { ModelStore } from "../models/store.ts";
 import { runSession } from "./session-runner.ts";
@@ -31,7 +31,7 @@ export interface DaemonOptions {
   attestor?: string;
   /** The transparent rung's evidence: this build's measurement and a release manifest listing it. */
   release?: { measurement: string; manifest: ReleaseManifest };
-  faults: Faults;
+  faults?: FaultInjection;
   heartbeatMs: number;
   log(line: string): void;
   /** Once, at the first advertisement since start: what the ready line (src/process/ready-line.ts) reports. */

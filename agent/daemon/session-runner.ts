@@ -1,6 +1,5 @@
 // Runs one sealed session on the agent (DESIGN §5): opens the request with the agent's sealing key, runs it
 // on the engine, seals every frame back to the gateway under the session's key and ends with a signed receipt.
-import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
@@ -9,13 +8,29 @@ import { openRequest, type FrameCipher } from "../../src/crypto/seal.ts";
 import { parseSessionPlaintext, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
-import type { GenerationDone, InferenceEngine } from "../engine/inference.ts";
+import type { GenerateEvent, GenerationDone, InferenceEngine } from "../engine/inference.ts";
+import type { Signer } from "../../src/crypto/signing.ts";
+import type { Receipt } from "../../src/receipt/receipt.ts";
 import { planTurn } from "../engine/turn.ts";
 import { embeddingEvents } from "../engine/embedder.ts";
 import { FrameBatcher } from "./frame-batcher.ts";
-import { FAULT_ERROR_TEXT, faultyReceipt, withFaults, type Faults } from "./test-faults.ts";
 import type { AgentKeys } from "./identity.ts";
 import { ModelFileError, type ModelStore } from "../models/store.ts";
+
+/**
+ * What a test-only faulty provider changes in a session (`--test-fault`, agent/daemon/test-faults.ts, which the package
+ * leaves out): an honest agent has none.
+ */
+export interface FaultInjection {
+  /** Answer with this error, in the provider's own words, instead of running the request. */
+  error?: { code: string; message: string; param: string };
+  /** Spend at most this many steps on a session's schemas: a budget smaller than the gateway's. */
+  schemaSteps?: number | undefined;
+  /** The engine's events as the faulty provider sends them. */
+  events(events: AsyncIterable<GenerateEvent>, signal: AbortSignal): AsyncIterable<GenerateEvent>;
+  /** What it sends in place of its honest receipt. */
+  receipt(honest: Receipt, signer: Signer): unknown;
+}
 
 export interface SessionContext {
   keys: AgentKeys;
@@ -25,7 +40,7 @@ export interface SessionContext {
   advertised: readonly string[];
   /** The rung the coordinator granted on this connection. */
   grant: { rung: TrustLevel; serial?: string };
-  faults: Faults;
+  faults?: FaultInjection;
   send(message: FromAgent): void;
   log(line: string): void;
   /** A model file failed its pin when loaded (replaced since start): the alias is advertised no more. */
@@ -50,29 +65,25 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
       throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     }
-    if (ctx.faults.errorCode !== undefined) return emit({ type: "error", code: ctx.faults.errorCode, message: FAULT_ERROR_TEXT, param: "messages" });
-    let deltas = 0;
+    const { faults } = ctx;
+    if (faults?.error !== undefined) return emit({ type: "error", ...faults.error });
     let firstTokenMs: number | undefined;
     // exactly what the gateway will return, which the receipt covers
     const answer = new AnswerRecord();
-    const events = request.input === undefined ? ctx.engine.generate(planTurn(request), signal) : embeddingEvents(ctx.engine, request, signal);
-    for await (const event of withFaults(events, ctx.faults, signal)) {
+    const events =
+      request.input === undefined ? ctx.engine.generate(planTurn(request, { schemaSteps: faults?.schemaSteps }), signal) : embeddingEvents(ctx.engine, request, signal);
+    for await (const event of faults ? faults.events(events, signal) : events) {
       if (event.type !== "done") {
-        if (ctx.faults.failAfterDeltas !== undefined && deltas >= ctx.faults.failAfterDeltas) {
-          throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
-        }
-        deltas++;
         firstTokenMs ??= performance.now() - taken;
         answer.add(event);
         batch.push(event);
-        if (ctx.faults.tokenDelayMs) await sleep(ctx.faults.tokenDelayMs, undefined, { signal });
         continue;
       }
       const payload = receiptPayload(ctx, request, event, nodeSha256Hex(opened.plaintext), answer);
       const receipt = signReceipt(ctx.keys.signer, payload);
       batch.done({
         type: "done",
-        receipt: ctx.faults.receipt ? faultyReceipt(receipt, ctx.keys.signer, ctx.faults.receipt) : receipt,
+        receipt: faults ? faults.receipt(receipt, ctx.keys.signer) : receipt,
         first_token_ms: Math.round((firstTokenMs ?? performance.now() - taken) * 100) / 100,
       });
       const seconds = (Date.now() - started) / 1000;

@@ -4,11 +4,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadCatalog, type Catalog } from "../../src/catalog.ts";
 import { measure } from "../../src/trust/measure.ts";
-import { loadManifest } from "../../src/trust/release-manifest.ts";
+import { loadManifest } from "../../src/trust/anchor-files.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
 import { AgentDaemon, type DaemonOptions } from "./coordinator-link.ts";
 import { Engine } from "../engine/engine.ts";
-import type { Faults } from "./test-faults.ts";
+import type { FaultInjection } from "./session-runner.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { BUNDLED_MANIFEST_PATH } from "./start-options.ts";
 import { loadOrCreateKeys } from "./identity.ts";
@@ -35,7 +35,7 @@ export interface StartAgentOptions {
   heartbeatMs: number;
   /** `--token` / SVC_PROVIDER_TOKEN: the operator's enrollment token. */
   token?: string;
-  faults: Faults;
+  faults?: FaultInjection;
   /** `--engine synthetic`: the benchmark engine instead of llama.cpp. */
   synthetic?: { tokens: number; tokenMs: number };
   log(line: string): void;

@@ -1,15 +1,19 @@
 // Test-only faults for an agent (`svc-agent start --test-fault …`), so black-box tests can make a real
 // provider slow, silent or endless, make it fail mid-stream, call tools it was not offered, write its own error
-// text, or send the receipts a broken or dishonest provider would.
+// text, send the receipts a broken or dishonest provider would, or hold schemas to a smaller budget than the
+// gateway's. Left out of the package (package.json "files"):
+// an installed agent has no such flag (agent/cli.ts), and the session runner knows only the FaultInjection it is given.
 import { randomBytes } from "node:crypto";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { GenerateEvent } from "../engine/inference.ts";
 import { existsSync, readFileSync } from "node:fs";
+import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { payloadOf, signReceipt, type Receipt } from "../../src/receipt/receipt.ts";
 import { Signer } from "../../src/crypto/signing.ts";
+import type { FaultInjection } from "./session-runner.ts";
 
-export type ReceiptFault =
+type ReceiptFault =
   /** Raise the usage after signing, as a provider padding its bill would: the signature breaks. */
   | { kind: "tamper" }
   /** Sign with a throwaway key instead of the attested one. */
@@ -19,7 +23,7 @@ export type ReceiptFault =
   /** Send the receipt saved in this file (once it exists) instead of a fresh one. */
   | { kind: "replay"; path: string };
 
-export interface Faults {
+interface Faults {
   /** Pause after each delta, as a slow machine would. */
   tokenDelayMs?: number;
   /** Fail the session after this many deltas. */
@@ -32,16 +36,20 @@ export interface Faults {
   toolCall?: string;
   /** Answer with an error frame of this code and text of the provider's own. */
   errorCode?: string;
+  /** The `param` that error frame names (default `messages`): text of the provider's own too. */
+  errorParam?: string;
+  /** Spend at most this many steps on a session's schemas, grammar work included: what the gateway let through, it refuses. */
+  schemaSteps?: number;
   receipt?: ReceiptFault;
 }
 
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
-export function parseFaults(spec: string): Faults {
+function parseFaults(spec: string): Faults {
   const faults: Faults = {};
   for (const part of spec.split(",").filter(Boolean)) {
     const eq = part.indexOf("=");
@@ -50,10 +58,11 @@ export function parseFaults(spec: string): Faults {
       faults.receipt = parseReceiptFault(raw, part);
       continue;
     }
-    if (name === "tool-call" || name === "error") {
+    if (name === "tool-call" || name === "error" || name === "error-param") {
       if (raw === "") throw new Error(`--test-fault ${part}: expected ${name}=NAME`);
       if (name === "tool-call") faults.toolCall = raw;
-      else faults.errorCode = raw;
+      else if (name === "error") faults.errorCode = raw;
+      else faults.errorParam = raw;
       continue;
     }
     const value = Number(raw);
@@ -62,6 +71,7 @@ export function parseFaults(spec: string): Faults {
     else if (name === "fail-after") faults.failAfterDeltas = value;
     else if (name === "first-token-delay-ms") faults.firstTokenDelayMs = value;
     else if (name === "endless") faults.endlessChars = value;
+    else if (name === "schema-steps") faults.schemaSteps = value;
     else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
   }
   return faults;
@@ -73,33 +83,48 @@ function parseReceiptFault(raw: string, part: string): ReceiptFault {
   throw new Error(`--test-fault ${part}: unknown receipt fault (${USAGE})`);
 }
 
-/** The engine's events as a faulty provider sends them: late, with a tool call of its choosing, or without end. */
-export function withFaults(events: AsyncIterable<GenerateEvent>, faults: Faults, signal: AbortSignal): AsyncIterable<GenerateEvent> {
-  const { firstTokenDelayMs, toolCall, endlessChars } = faults;
-  return firstTokenDelayMs || toolCall !== undefined || endlessChars !== undefined ? faultyEvents(events, faults, signal) : events;
+/** What `--test-fault SPEC` makes of a session: the hooks the session runner calls. */
+export function faultInjection(spec: string): FaultInjection {
+  const faults = parseFaults(spec);
+  return {
+    error: faults.errorCode === undefined ? undefined : { code: faults.errorCode, message: FAULT_ERROR_TEXT, param: faults.errorParam ?? "messages" },
+    schemaSteps: faults.schemaSteps,
+    events: (events, signal) => faultyEvents(events, faults, signal),
+    receipt: (honest, signer) => (faults.receipt ? faultyReceipt(honest, signer, faults.receipt) : honest),
+  };
 }
 
+/** The engine's events as a faulty provider sends them: late, slow, failing, with a tool call of its choosing, or without end. */
 async function* faultyEvents(events: AsyncIterable<GenerateEvent>, faults: Faults, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
   if (faults.firstTokenDelayMs) await sleep(faults.firstTokenDelayMs, undefined, { signal });
+  let deltas = 0;
+  /** Each piece of the answer, failing once `failAfterDeltas` are out and paced by `tokenDelayMs` once taken. */
+  async function* piece(event: GenerateEvent): AsyncGenerator<GenerateEvent, void, void> {
+    if (faults.failAfterDeltas !== undefined && deltas >= faults.failAfterDeltas) throw new ApiError("provider_error", "The provider failed mid-session (test fault).");
+    deltas++;
+    yield event;
+    if (faults.tokenDelayMs) await sleep(faults.tokenDelayMs, undefined, { signal });
+  }
   if (faults.toolCall !== undefined) {
-    yield { type: "tool_call", index: 0, id: "call_fault", name: faults.toolCall };
-    yield { type: "tool_args", index: 0, text: "{}" };
+    yield* piece({ type: "tool_call", index: 0, id: "call_fault", name: faults.toolCall });
+    yield* piece({ type: "tool_args", index: 0, text: "{}" });
   }
   for await (const event of events) {
     if (event.type === "done" && faults.endlessChars !== undefined) {
       const text = "x".repeat(faults.endlessChars);
       for (;;) {
         signal.throwIfAborted();
-        yield { type: "delta", text };
+        yield* piece({ type: "delta", text });
         await nextTurn(); // one frame per turn, and room to hear the cancel
       }
     }
-    yield event;
+    if (event.type === "done") yield event;
+    else yield* piece(event);
   }
 }
 
 /** What the faulty provider sends in place of its honest receipt. */
-export function faultyReceipt(honest: Receipt, signer: Signer, fault: ReceiptFault): unknown {
+function faultyReceipt(honest: Receipt, signer: Signer, fault: ReceiptFault): unknown {
   const payload = payloadOf(honest);
   switch (fault.kind) {
     case "tamper": {

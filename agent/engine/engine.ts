@@ -9,6 +9,7 @@ import { Slots } from "./slots.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
 import { LoadedEmbedder } from "./embedder.ts";
 import { runTurn, type Held, type Loaded } from "./generation.ts";
+import { DEFAULT_GRAMMAR_BUDGET, slowCompile, type GrammarBudget } from "./grammar/grammar-guard.ts";
 import { clearExpired } from "./cached-sequence.ts";
 import { createCachedContext } from "./cache-context.ts";
 
@@ -39,6 +40,8 @@ export interface EngineOptions {
   promptCacheTtlMs?: number;
   /** `--memory-gb`: the memory the default cache budget is a share of. */
   memoryGb?: number;
+  /** How long llama.cpp may take to build a grammar and to sample a token under one (tests shorten it). */
+  grammarBudget?: GrammarBudget;
   log?: (line: string) => void;
 }
 
@@ -79,6 +82,10 @@ export class Engine implements InferenceEngine, Embeds {
     return this.loaded?.cache.held ?? 0;
   }
 
+  private get grammarBudget(): GrammarBudget {
+    return this.options.grammarBudget ?? DEFAULT_GRAMMAR_BUDGET;
+  }
+
   get threads(): number {
     return this.options.threads ?? defaultThreads();
   }
@@ -88,7 +95,8 @@ export class Engine implements InferenceEngine, Embeds {
    * own generator is returned, holding the engine while it runs: a generator layer here would cost every token.
    */
   generate(turn: Turn, signal?: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
-    return runTurn(() => this.hold(turn.request.model, signal), turn, signal, (plan) => this.grammarFor(plan));
+    const grammars = { compiled: (plan: TurnGrammar) => this.grammarFor(plan), budget: this.grammarBudget };
+    return runTurn(() => this.hold(turn.request.model, signal), turn, signal, grammars);
   }
 
   /** The engine for one generation: its turn taken, the alias loaded; released when the generation ends. */
@@ -133,14 +141,19 @@ export class Engine implements InferenceEngine, Embeds {
     }
   }
 
-  /** A grammar compiled once per key (a client sends the same few schemas and tools again and again). */
+  /**
+   * A grammar compiled once per key (a client sends the same few schemas and tools again and again). One that cost too
+   * much to build stays refused: building it again would cost the event loop as much again.
+   */
   private async grammarFor(plan: TurnGrammar): Promise<LlamaGrammar> {
     let grammar = this.grammars.get(plan.key);
     if (grammar) {
       this.grammars.delete(plan.key); // most recently used last
     } else {
       grammar = this.compile(plan);
-      grammar.catch(() => this.grammars.delete(plan.key));
+      grammar.catch((err: unknown) => {
+        if (!(err instanceof ApiError && err.code === "schema_too_complex")) this.grammars.delete(plan.key);
+      });
       if (this.grammars.size >= GRAMMAR_CACHE_SIZE) this.grammars.delete(this.grammars.keys().next().value!);
     }
     this.grammars.set(plan.key, grammar);
@@ -150,12 +163,20 @@ export class Engine implements InferenceEngine, Embeds {
   private async compile({ build, param }: TurnGrammar): Promise<LlamaGrammar> {
     this.grammarCompiles++;
     const llama = await this.llama!;
+    const started = performance.now();
+    let grammar: LlamaGrammar;
     try {
-      return await llama.createGrammar({ grammar: await build(llama) });
+      grammar = await llama.createGrammar({ grammar: await build(llama) });
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw new ApiError("invalid_value", `${param} cannot be compiled into a grammar: ${(err as Error).message}`, { param });
     }
+    const slow = slowCompile(this.grammarBudget, param, performance.now() - started);
+    if (slow !== undefined) {
+      this.options.log?.(`refused a grammar for ${param}: ${slow.message}`);
+      throw slow;
+    }
+    return grammar;
   }
 
   /** Loads the alias (verifying its file first) unless it is the one already loaded. Caller holds the turn. */

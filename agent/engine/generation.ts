@@ -15,6 +15,7 @@ import { argumentTokenBan } from "./special-tokens.ts";
 import { renderTurnPrompt } from "./prompt.ts";
 import { lazyGrammar, toolBias } from "./tool-turn.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
+import { TokenPace, type GrammarBudget } from "./grammar/grammar-guard.ts";
 import type { PromptCache } from "./prompt-cache.ts";
 import { openSequence } from "./cached-sequence.ts";
 import { guardUtf8 } from "./utf8-guard.ts";
@@ -42,12 +43,19 @@ export interface Held {
   release(): void;
 }
 
+/** Where a turn's grammar comes from, and how long llama.cpp may take over it. */
+export interface Grammars {
+  compiled(plan: TurnGrammar): Promise<LlamaGrammar>;
+  budget: GrammarBudget;
+}
+
 /**
  * One session: the engine held (`hold`), then the prompt, checked against the room the context leaves, and its answer
  * streamed as events and a `done` record; the scope's cached prefix is reused and kept only when the session ends
  * whole. One generator from the hold to the release: each generator layer an event passes through costs every token.
+ * Under a grammar, a token past the grammar budget ends the session as the caller's schema_too_complex.
  */
-export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: AbortSignal | undefined, grammarFor: (plan: TurnGrammar) => Promise<LlamaGrammar>): AsyncGenerator<GenerateEvent, void, void> {
+export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: AbortSignal | undefined, grammars: Grammars): AsyncGenerator<GenerateEvent, void, void> {
   const { loaded, release } = await hold();
   try {
     const { model } = loaded;
@@ -83,7 +91,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
     let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
     if (turn.grammar !== undefined) {
-      const grammar = await grammarFor(turn.grammar);
+      const grammar = await grammars.compiled(turn.grammar);
       // a JSON answer's grammar and a forced turn's hold from the first token; "auto" waits for `<tool_call>`
       if (turn.grammar.when === "lazy") trigger = lazyGrammar(model, grammar, options);
       else options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar }); // single-use: one per generation
@@ -99,12 +107,20 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
     const scope = loaded.keeps && request.cache_prompt !== false ? request.cache_scope : undefined;
     const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt, Date.now(), scope === undefined ? undefined : request.cache_owner);
+    // llama.cpp samples on a thread of its own, so the event loop is free meanwhile; each token is timed here
+    const pace = turn.grammar === undefined ? undefined : new TokenPace(grammars.budget, turn.grammar.param);
     let ended = false;
     try {
       generation: if (budget > 0) {
+        let last = performance.now();
         for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
           // evaluate() ends by itself at an end-of-generation token, without yielding it
           if (signal?.aborted) break;
+          if (pace !== undefined) {
+            const now = performance.now();
+            pace.token(now - last);
+            last = now;
+          }
           // like llama-server, the tokens that made up a stop sequence count as completion tokens
           completion++;
           if (keepAnswer) answer.push(token);

@@ -54,14 +54,22 @@ export interface Turn {
 /** `json_object`: any JSON object, as a schema the grammar generator reads (`true` lets any value through). */
 const ANY_OBJECT = { type: "object", additionalProperties: true };
 
-export function planTurn(request: GenerateRequest): Turn {
+export interface PlanOptions {
+  /**
+   * Steps the turn's schemas may cost, grammar work included (src/schema/bounds.ts; default the gateway's
+   * schema_steps). All its schemas share them, as at the gateway, since their grammars are built as one.
+   */
+  schemaSteps?: number;
+}
+
+export function planTurn(request: GenerateRequest, { schemaSteps }: PlanOptions = {}): Turn {
   const mode = toolMode(request);
   // a forced call is answered at once, in Qwen3's no-think form, so that even a small model returns its call
   // within max_tokens instead of thinking until the budget runs out
   const thinks = request.enable_thinking !== false && mode !== "forced";
   const calls = mode === "auto" || mode === "forced";
   // the two never meet: a JSON response_format beside tools the model may call is refused (src/session/sealed-request.ts)
-  const grammar = request.response_format !== undefined ? jsonGrammar(request.response_format) : calls ? toolGrammar(request, mode) : undefined;
+  const grammar = request.response_format !== undefined ? jsonGrammar(request.response_format, schemaSteps) : calls ? toolGrammar(request, mode, schemaSteps) : undefined;
   return {
     request,
     mode,
@@ -91,11 +99,19 @@ function turnPrompt(request: GenerateRequest, mode: ToolMode, thinks: boolean): 
   return { form: "qwen", history: rendered.history, ...(offered ? { functions: offered } : {}) };
 }
 
-/** The grammar of a JSON answer; the schema is held to the gateway's bounds (src/schema/bounds.ts) before it is built. */
-function jsonGrammar(format: ResponseFormat): TurnGrammar {
+/**
+ * The grammar of a JSON answer; the schema is held to the gateway's bounds (src/schema/bounds.ts) before it is built,
+ * and to the work its grammar will cost llama.cpp (src/schema/grammar-work.ts) whatever the gateway let through.
+ */
+function jsonGrammar(format: ResponseFormat, steps: number | undefined): TurnGrammar {
   const schema = format.type === "json_schema" ? (format.json_schema.schema ?? ANY_OBJECT) : ANY_OBJECT;
   withinBounds(schema, SCHEMA_PARAM);
-  return { key: `json:${JSON.stringify(schema)}`, when: "json", param: SCHEMA_PARAM, build: (llama) => bounded(() => jsonSchemaGbnf(llama, schema), SCHEMA_PARAM) };
+  return {
+    key: `json:${JSON.stringify(schema)}`,
+    when: "json",
+    param: SCHEMA_PARAM,
+    build: (llama) => bounded(() => jsonSchemaGbnf(llama, schema, { budget: new SchemaBudget(steps) }), SCHEMA_PARAM),
+  };
 }
 
 /** The static bounds, before the schema is even written out as a cache key (so no nesting can overflow the stack). */
@@ -117,7 +133,7 @@ async function bounded<T>(build: () => Promise<T>, base: string): Promise<T> {
 }
 
 /** The grammar of a turn whose tools may be called: forced from the first token, or lazy behind `<tool_call>`. */
-function toolGrammar(request: GenerateRequest, mode: "auto" | "forced"): TurnGrammar {
+function toolGrammar(request: GenerateRequest, mode: "auto" | "forced", steps: number | undefined): TurnGrammar {
   const all: GrammarTool[] = (request.tools ?? []).map((t) => ({ name: t.function.name, ...(t.function.parameters === undefined ? {} : { parameters: t.function.parameters }) }));
   const choice = request.tool_choice;
   const picked = mode === "forced" ? forcedTools(all, choice === "required" ? "required" : { name: (choice as { function: { name: string } }).function.name }) : { tools: all };
@@ -128,15 +144,15 @@ function toolGrammar(request: GenerateRequest, mode: "auto" | "forced"): TurnGra
     when: mode === "forced" ? "forced" : "lazy",
     param: "tools",
     build: async (llama) => {
-      const gbnf = await argsGrammars(llama, picked.tools, all);
+      const gbnf = await argsGrammars(llama, picked.tools, all, new SchemaBudget(steps));
       return mode === "forced" ? composeToolCallGrammar(gbnf, { parallel }) : composeToolCallBodyGrammar(gbnf, { parallel });
     },
   };
 }
 
-/** Each tool's arguments grammar; a schema that cannot compile is a 400 naming that tool's parameters. */
-async function argsGrammars(llama: Llama, tools: readonly GrammarTool[], all: readonly GrammarTool[]) {
+/** Each tool's arguments grammar, all on one budget; a schema that cannot compile is a 400 naming that tool's parameters. */
+async function argsGrammars(llama: Llama, tools: readonly GrammarTool[], all: readonly GrammarTool[], budget: SchemaBudget) {
   const out = [];
-  for (const tool of tools) out.push(...(await bounded(() => toolArgsGbnf(llama, [tool]), `tools[${all.indexOf(tool)}].function.parameters`)));
+  for (const tool of tools) out.push(...(await bounded(() => toolArgsGbnf(llama, [tool], budget), `tools[${all.indexOf(tool)}].function.parameters`)));
   return out;
 }

@@ -65,11 +65,11 @@ export class Registry {
     previous?.close(why);
   }
 
-  /** A re-answered challenge: the rung is what the latest evidence earned. */
-  setTrust(id: string, trust: TrustLevel, serial: string | undefined): void {
+  /** A re-answered challenge: the rung is what the latest evidence (`evidence`, its digest) earned. */
+  setTrust(id: string, trust: TrustLevel, serial: string | undefined, evidence: string): void {
     const provider = this.providers.get(id);
     if (!provider) return;
-    Object.assign(provider, { trust, serial });
+    Object.assign(provider, { trust, serial, evidence });
     if (!provider.leaving) this.index.put(provider, load(provider));
     this.feed.touch(id);
   }

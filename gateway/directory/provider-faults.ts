@@ -24,8 +24,11 @@ export interface FaultPolicy {
 
 export const DEFAULT_FAULT_POLICY: FaultPolicy = { threshold: 3, windowMs: 60_000, restMs: 60_000 };
 
+/** What of a provider its faults are charged by: its id, the enrollment the coordinator vouches for, its device serial. */
+export type FaultSubject = Pick<DirectoryEntry, "id" | "enrollment" | "serial">;
+
 /** What a provider's faults are charged to: its enrollment (its own id when it has none) and, at the hardware rung, its device. */
-export function faultIdentities(entry: Pick<DirectoryEntry, "id" | "enrollment" | "serial">): string[] {
+export function faultIdentities(entry: FaultSubject): string[] {
   const enrollment = `enrollment:${entry.enrollment ?? `provider:${entry.id}`}`;
   return entry.serial === undefined ? [enrollment] : [enrollment, `serial:${entry.serial}`];
 }
@@ -33,14 +36,14 @@ export function faultIdentities(entry: Pick<DirectoryEntry, "id" | "enrollment" 
 export class ProviderFaults {
   private readonly recent = new Map<string, number[]>();
   private readonly restingUntil = new Map<string, number>();
-  /** The providers the directory lists now under each identity, and each one's identities. */
+  /** The providers the directory lists now under each identity, and each one as it was listed. */
   private readonly providersOf = new Map<string, Set<string>>();
-  private readonly identitiesOf = new Map<string, string[]>();
+  private readonly listedAs = new Map<string, FaultSubject>();
 
   constructor(readonly policy: FaultPolicy = DEFAULT_FAULT_POLICY) {}
 
   /** Charges one fault to the provider's identities at `now`; returns how many faults sent them to rest, when this one did. */
-  charge(provider: Pick<DirectoryEntry, "id" | "enrollment" | "serial">, now: number): number | undefined {
+  charge(provider: FaultSubject, now: number): number | undefined {
     let rested: number | undefined;
     for (const identity of faultIdentities(provider)) {
       const since = now - this.policy.windowMs;
@@ -70,31 +73,38 @@ export class ProviderFaults {
   /** What the directory says of its providers, as the copy applies it: new or changed entries, and those gone. */
   listed({ reset, put, gone }: { reset?: true; put: readonly DirectoryEntry[]; gone: readonly string[] }): void {
     if (reset) this.forgetProviders();
-    for (const entry of put) {
-      this.unlist(entry.id);
-      const identities = faultIdentities(entry);
-      this.identitiesOf.set(entry.id, identities);
-      for (const identity of identities) {
+    for (const { id, enrollment, serial } of put) {
+      this.unlist(id);
+      const subject = { id, ...(enrollment === undefined ? {} : { enrollment }), ...(serial === undefined ? {} : { serial }) };
+      this.listedAs.set(id, subject);
+      for (const identity of faultIdentities(subject)) {
         let ids = this.providersOf.get(identity);
         if (ids === undefined) this.providersOf.set(identity, (ids = new Set()));
-        ids.add(entry.id);
+        ids.add(id);
       }
     }
     for (const id of gone) this.unlist(id);
   }
 
+  /** Provider `id` as the directory last listed it, to charge it by; only its id when it is not listed. */
+  subjectOf(id: string): FaultSubject {
+    return this.listedAs.get(id) ?? { id };
+  }
+
   /** The directory is unknown (its link is down): nothing is listed until the next whole one. */
   forgetProviders(): void {
     this.providersOf.clear();
-    this.identitiesOf.clear();
+    this.listedAs.clear();
   }
 
   private unlist(id: string): void {
-    for (const identity of this.identitiesOf.get(id) ?? []) {
+    const subject = this.listedAs.get(id);
+    if (subject === undefined) return;
+    for (const identity of faultIdentities(subject)) {
       const ids = this.providersOf.get(identity);
       ids?.delete(id);
       if (ids?.size === 0) this.providersOf.delete(identity);
     }
-    this.identitiesOf.delete(id);
+    this.listedAs.delete(id);
   }
 }

@@ -15,16 +15,19 @@ import type { SessionEvent, SessionRequest } from "./directory.ts";
 import { AnswerBounds } from "./answer-bounds.ts";
 import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
-import type { Breach } from "./provider-faults.ts";
+import type { Breach, FaultSubject } from "./provider-faults.ts";
 import type { Cut, HeldLedger } from "./held-bytes.ts";
-import { callerError, rejection } from "./provider-errors.ts";
+import { readReport, rejection, type Disputed } from "./provider-errors.ts";
 import { checkReceipt, type Sealed } from "./receipt-check.ts";
 
 /**
  * What a session attempt ends in: done; handed back to be re-routed away from a provider that left or faulted
  * before starting; or a choice that no longer held, to be made again from the updated copy.
  */
-export type Outcome = { done: true } | { done: false; leftBy: string; fault?: ApiError } | { done: false; stale: true };
+export type Outcome =
+  | { done: true }
+  | { done: false; leftBy: string; fault?: ApiError; disputed?: Disputed }
+  | { done: false; stale: true };
 
 /** What an attempt needs of the client: its deadlines, its sessions in flight, its link and copy, its fault ledger. */
 export interface AttemptHost {
@@ -41,7 +44,9 @@ export interface AttemptHost {
   /** Gives the queue spot or the running session back. */
   cancel(id: string): void;
   /** Charges a fault to the provider's enrollment (provider-faults.ts). */
-  charge(provider: DirectoryEntry, breach: Breach, requestId: string): void;
+  charge(provider: FaultSubject, breach: Breach, requestId: string): void;
+  /** The request was served: validation errors other providers claimed for it are contradicted. */
+  served(requestId: string): void;
 }
 
 /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
@@ -106,9 +111,14 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
       const frame = openFrame(sealed.frames, message.data);
       if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
       if (frame.type === "error") {
-        const error = callerError(frame, provider.id, Object.keys(request.body), request.body.model);
-        if (error !== undefined) throw error;
-        return fault({ kind: "error", why: "reported an error of its own" });
+        const report = readReport(frame, provider.id, request.body);
+        if (report.kind === "fault") return fault({ kind: "error", why: report.why });
+        // a claim the gateway could not settle: another provider hears the request before the caller hears the claim
+        if (report.kind === "disputed" && mayReroute && request.pin === undefined && relayed === 0) {
+          finished = true;
+          return { done: false, leftBy: provider.id, disputed: report };
+        }
+        throw report.error;
       }
       // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
       const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
@@ -135,6 +145,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
         request.timing?.add("verify", performance.now() - verifying);
         const breach = bounds.done(receipt.usage.completion_tokens, receipt.finish_reason);
         if (breach !== undefined) return fault(breach);
+        host.served(request.requestId);
         yield { type: "done", receipt, answer };
         return { done: true };
       }

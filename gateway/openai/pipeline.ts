@@ -75,7 +75,7 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPie
     ctx.log.prompt_tokens = usage.prompt_tokens;
     ctx.log.completion_tokens = usage.completion_tokens;
     // counted only once the receipt is verified: a key's usage (and its tokens per minute) is what its receipts prove
-    ctx.gateway.signIn?.users.noteUsage(ctx.principal, usage, ctx.log.provider);
+    ctx.gateway.users.noteUsage(ctx.principal, usage, ctx.log.provider);
     ctx.admission.debit(usage.prompt_tokens + usage.completion_tokens);
     return { receipt: event.receipt, answer: event.answer };
   }

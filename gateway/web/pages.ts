@@ -45,8 +45,9 @@ export function notConfiguredPage(): string {
   return page(
     { title: "API keys" },
     html`<p>Sign-in is not configured on this gateway, so no one can create API keys here.</p>
-<p>Only operator keys work: the ones set in <code>SVC_OPERATOR_KEYS</code> when the gateway started. They are a
-different product and cannot be made on this page.</p>
+<p>Operator keys work (the ones set in <code>SVC_OPERATOR_KEYS</code> when the gateway started, a different product
+that cannot be made on this page), and so do the user keys already in the key store, such as those the operator makes
+with <code>svc-gateway keys create</code>.</p>
 <p>To let people sign in and create their own <code>sk-svc_</code> keys, start the gateway with
 <code>--oidc-issuer</code>, <code>--oidc-client-id</code> and <code>--public-url</code> (see docs/operator-guide.md).</p>`,
   );

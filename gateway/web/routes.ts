@@ -51,7 +51,7 @@ const signedIn =
 /** docs/operator-guide.md "Usage": a script sending a key reads it as JSON, so without sign-in it gets the envelope, not a page. */
 const operatorUsage: Page = async (visit) => {
   if (visit.signIn === undefined && visit.req.headers.authorization !== undefined) {
-    return sendError(visit.req, visit.res, new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway, and without it no usage is counted: start it with --oidc-issuer."));
+    return sendError(visit.req, visit.res, new ApiError("sign_in_not_configured", "Sign-in is not configured on this gateway, so it has no usage pages: `svc-gateway keys usage` prints the counts, or start it with --oidc-issuer."));
   }
   return signedIn(({ signIn, req, res }) => showOperatorUsage(signIn, req, res))(visit);
 };

@@ -2,7 +2,7 @@
 // running a program.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CommanderError, InvalidArgumentError, type Command, type Option, type OutputConfiguration } from "commander";
+import { CommanderError, InvalidArgumentError, type Command, type Option, type OptionValues, type OutputConfiguration } from "commander";
 import { Hex32 } from "../receipt/hex.ts";
 import { PACKAGE_ROOT } from "./package-root.ts";
 import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
@@ -75,6 +75,19 @@ export const oneLineUsageErrors = (bin: string): OutputConfiguration => ({
   outputError: (text, write) => write(`${bin}: ${text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim()}; see --help\n`),
 });
 
+/**
+ * The options of a script run by npm (`npm start`, `npm run demo`): `--help` prints and exits 0, and a usage error is
+ * one line, `name: unknown option '--x'; see --help`, with exit USAGE_EXIT, as the bins do.
+ */
+export function parseScriptOptions<T>(program: Command, name: string, argv: readonly string[] = process.argv): T {
+  try {
+    return program.exitOverride().configureOutput(oneLineUsageErrors(name)).parse(argv).opts<T & OptionValues>();
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    process.exit(err.exitCode === 0 ? 0 : USAGE_EXIT);
+  }
+}
+
 /** This package's version, for `--version` on both bins. */
 export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -115,12 +128,40 @@ function unknownOptionsFirst(program: Command): void {
   });
 }
 
+/** The attributes an option was declared to conflict with (commander keeps them; its typings do not show them). */
+const conflictsOf = (option: Option): readonly string[] => (option as Option & { conflictsWith?: string[] }).conflictsWith ?? [];
+
+/**
+ * A flag given on the command line wins over its environment variable (docs/configuration.md), also over the
+ * variable of a flag it conflicts with: commander counts a value from the environment as given, so `verify
+ * --attestation FILE` with SVC_API_KEY set (as npm start's banner leaves it) was refused as a conflict. A value the
+ * environment supplied is dropped when a flag it conflicts with is on the command line, before commander checks
+ * conflicts; two flags that conflict, both typed, are still refused.
+ */
+export function flagsWinOverEnvironment(program: Command): void {
+  const walk = (command: Command) => {
+    for (const option of command.options) {
+      if (option.envVar === undefined) continue;
+      const name = option.attributeName();
+      const rivals = command.options.filter((o) => conflictsOf(o).includes(name) || conflictsOf(option).includes(o.attributeName()));
+      if (rivals.length === 0) continue;
+      // commander's own listener, added with the option, has set the value from the environment by now
+      command.on(`optionEnv:${option.name()}`, () => {
+        if (rivals.some((o) => command.getOptionValueSource(o.attributeName()) === "cli")) command.setOptionValueWithSource(name, option.defaultValue, "default");
+      });
+    }
+    command.commands.forEach(walk);
+  };
+  walk(program);
+}
+
 /**
  * Parses argv and runs the command a bin's program names: a usage error exits USAGE_EXIT, any other failure is one
  * line and exit 1, or the error's own `exitCode` (2: a --database that is wrong or away).
  */
 export async function runProgram(program: Command, bin: string): Promise<void> {
   unknownOptionsFirst(program);
+  flagsWinOverEnvironment(program);
   try {
     await program.parseAsync();
   } catch (err) {

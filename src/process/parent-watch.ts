@@ -56,6 +56,19 @@ export function watchNpmParent(onGone: () => void, env: NodeJS.ProcessEnv, paren
 }
 
 /**
+ * Under npm through a shell (`npx svc-agent start`, or a package script that runs a bin), a SIGINT sent to npm's pid
+ * stops nothing: npm passes it only to the `sh -c` it runs the command in, and that shell (Debian's dash) waits on its
+ * child without passing it on. Nothing here can hear it (a terminal's Ctrl-C reaches the whole process group, so it
+ * works). What to tell whoever started the process, or undefined when the signal does reach it.
+ */
+export function npmSignalNote(env: NodeJS.ProcessEnv = process.env, parent = STARTING_PARENT, read = procField): string | undefined {
+  if (!launchedByNpm(env)) return undefined;
+  const [shell, npm] = npmAncestors(parent, read);
+  if (npm === undefined) return undefined;
+  return `npm runs this in a shell (pid ${shell}) that keeps a SIGINT sent to npm's pid (${npm}) from it: to stop it from a script, send SIGTERM (kill ${npm}) or signal the process group, as Ctrl-C does`;
+}
+
+/**
  * The processes whose end means npm is gone: the parent, and when the parent is the shell npm runs scripts in
  * (`sh -c`), npm above it too, since a SIGKILLed npm leaves that shell waiting on this process. The grandparent is
  * read from /proc (Linux); elsewhere only the parent is watched.

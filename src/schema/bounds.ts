@@ -27,6 +27,12 @@ export const SCHEMA_LIMITS = {
   /** $ref expansions over all the work on one request's schemas. */
   ref_expansions: 1_000,
   /**
+   * Parse stacks llama.cpp may keep alive at once in one schema's grammar (src/schema/grammar-work.ts): each token
+   * sampled is checked against every one, about 0.1 ms each with a 150,000-token vocabulary. Past it the request is
+   * schema_too_complex. A 1,000-member enum of strings alike in their first character is the most an honest schema needs.
+   */
+  grammar_stacks: 1_000,
+  /**
    * Steps of all the work on the schemas of one request. Steps measured 1 to 3 µs of CPU each on a loaded 2-core
    * machine (a node prepared, a validation pass per enum member, a $ref followed, a pattern match), so this is
    * about 50 ms; the heaviest ordinary request measured (600 properties each an anyOf of three) takes 14,000.

@@ -20,8 +20,11 @@ interface Inst {
 /** At most this many closure entries are visited: a larger program is refused rather than written out. */
 export const MAX_PATTERN_CLOSURE = 20_000;
 
-/** The grammar (or why not), and how many closure entries it took to find out. */
-export type PatternGbnf = ({ ok: true; gbnf: (name: string) => string } | { ok: false; why: string }) & { visits: number };
+/**
+ * The grammar (or why not), and how many closure entries it took to find out. `width`: how many of its rules llama.cpp
+ * may hold alive at once (src/schema/grammar-work.ts counts them).
+ */
+export type PatternGbnf = ({ ok: true; gbnf: (name: string) => string; width: number } | { ok: false; why: string }) & { visits: number };
 
 /**
  * GBNF for a JSON string the pattern matches, quotes included, as a function of the rule's name (helper rules are
@@ -109,9 +112,12 @@ export function patternGbnf(re: RE2JS): PatternGbnf {
     return c.accept ? `${group}?` : group;
   };
   if (alternatives(start, "x") === undefined) return { ok: false, why: "matches no string the grammar can generate (it needs \\b, \\B or a ^ after the start)", visits };
+  const { width, visits: spent } = widthOf(start.next, follows, live, MAX_PATTERN_CLOSURE - visits);
+  visits += spent;
   return {
     ok: true,
     visits,
+    width,
     gbnf: (name) => {
       const classes = new Map<string, string>();
       // instructions of one class share its runes array: write each once
@@ -135,6 +141,30 @@ export function patternGbnf(re: RE2JS): PatternGbnf {
       return [body, ...rules, ...[...classes].map(([text, ref]) => `${ref} ::= ${text}`)].join("\n");
     },
   };
+}
+
+/**
+ * The most rules alive at once: a string's first k characters leave alive only rules k characters from the start, so
+ * the largest such layer bounds it (`[a-z]{1,100}` has 1, `[ab]*a[ab]{20}` 21). The layers repeat once a set recurs;
+ * past `limit` visits, every rule is counted.
+ */
+function widthOf(first: readonly number[], follows: ReadonlyMap<number, { next: number[] }>, live: ReadonlySet<number>, limit: number): { width: number; visits: number } {
+  let layer = first.filter((pc) => live.has(pc));
+  let width = layer.length;
+  let visits = 0;
+  const seen = new Set<string>();
+  while (layer.length > 0 && !seen.has(layer.join())) {
+    seen.add(layer.join());
+    const next = new Set<number>();
+    for (const pc of layer) {
+      for (const n of follows.get(pc)!.next) if (live.has(n)) next.add(n);
+      visits += follows.get(pc)!.next.length + 1;
+    }
+    if (visits > limit) return { width: live.size, visits };
+    layer = [...next].sort((a, b) => a - b);
+    width = Math.max(width, layer.length);
+  }
+  return { width, visits };
 }
 
 const tooLarge = (visits: number): PatternGbnf => ({ ok: false, why: `needs more than ${MAX_PATTERN_CLOSURE} steps to write as a grammar`, visits });

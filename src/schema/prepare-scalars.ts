@@ -14,8 +14,11 @@ export interface ScalarWalk {
   root: unknown;
   budget: SchemaBudget;
   use(keyword: string, path: string, kind: KeywordKind, note?: string): void;
-  /** The placeholder for one of svc's own GBNF rules (built once per `key`; a function gets the rule's name). */
-  rule(gbnf: string | ((name: string) => string), path: string, key?: string): Obj;
+  /**
+   * The placeholder for one of svc's own GBNF rules (built once per `key`; a function gets the rule's name); `width`:
+   * how many of its rules llama.cpp may hold alive at once, if it knows better than its alternatives' count.
+   */
+  rule(gbnf: string | ((name: string) => string), path: string, key?: string, width?: number): Obj;
 }
 
 export const NUMERIC = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
@@ -88,7 +91,7 @@ export function string(walk: ScalarWalk, raw: Obj, at: At, handled: Set<string>)
       // zod writes its own formats (starts_with, nanoid, cuid, …) with the pattern that is its check
       if (unknown) walk.use("format", at("format"), "annotation", "not a JSON Schema format: ignored, as JSON Schema says; the pattern beside it is enforced");
       for (const k of ["minLength", "maxLength"]) if (k in raw) walk.use(k, at(k), "unsupported", "beside pattern");
-      return walk.rule(converted.gbnf, at("pattern"), `pattern\0${raw.pattern}`);
+      return walk.rule(converted.gbnf, at("pattern"), `pattern\0${raw.pattern}`, converted.width);
     }
     walk.use("pattern", at("pattern"), "unsupported", converted.why);
   }

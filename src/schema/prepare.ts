@@ -7,6 +7,7 @@ import { array, object, type ContainerWalk } from "./prepare-containers.ts";
 import { literal, numeric, NUMERIC, string } from "./prepare-scalars.ts";
 import { pointer } from "./json-pointer.ts";
 import { checkSchemaBounds, SchemaBudget, SchemaError } from "./bounds.ts";
+import { grammarWork, type GrammarWork, type PreparedRule } from "./grammar-work.ts";
 import { resolveLocalRef } from "./validate.ts";
 
 export type { KeywordKind };
@@ -32,13 +33,20 @@ export interface PreparedSchema {
    * writes that as the literal "\"name\"", which agent/engine/grammar/json-grammar.ts replaces with the rule. Names
    * are letters and digits, absent from the caller's schema.
    */
-  rules: { name: string; gbnf: string }[];
+  rules: PreparedRule[];
+  /** What its grammar will cost llama.cpp, already charged to the budget (src/schema/grammar-work.ts). */
+  work: GrammarWork;
 }
 
-/** The schema prepared within `budget` (one per request): a SchemaError past a limit or once the budget is spent. */
+/**
+ * The schema prepared within `budget` (one per request), its grammar's work counted: a SchemaError past a limit or once
+ * the budget is spent.
+ */
 export function prepareSchema(schema: unknown, budget = new SchemaBudget()): PreparedSchema {
   checkSchemaBounds(schema, budget);
-  return new Preparer(schema, budget).run();
+  const preparer = new Preparer(schema, budget);
+  const prepared = preparer.run();
+  return { ...prepared, work: grammarWork(prepared.schema, prepared.rules, budget, (node) => preparer.paths.get(node)) };
 }
 /**
  * The schema rewritten into what the library handles correctly (see `classifyKeywords` for what is lost). Optional
@@ -51,18 +59,20 @@ export const strictRefusal = (schema: unknown): KeywordUse | undefined => classi
 
 class Preparer implements ContainerWalk {
   private readonly uses: KeywordUse[] = [];
-  private readonly rules = new Map<string, { name: string; gbnf: string }>();
+  private readonly rules = new Map<string, PreparedRule>();
   private ruleBase?: string;
   private readonly seen = new Set<string>();
   /** Referenced subschemas by JSON pointer: each becomes one root `$defs` entry. */
   private readonly defs = new Map<string, { name: string; schema?: Obj }>();
+  /** Where each prepared node came from in the caller's schema, for the grammar's count to name. */
+  readonly paths = new WeakMap<object, string>();
 
   constructor(
     readonly root: unknown,
     readonly budget: SchemaBudget,
   ) {}
 
-  run(): PreparedSchema {
+  run(): Omit<PreparedSchema, "work"> {
     let schema = this.node(this.root, "");
     if (this.defs.size > 0) {
       const $defs = Object.fromEntries([...this.defs.values()].map((d) => [d.name, d.schema!]));
@@ -73,7 +83,7 @@ class Preparer implements ContainerWalk {
     return { schema: schema as GbnfJsonSchema, uses: this.uses, rules: [...this.rules.values()] };
   }
 
-  rule(gbnf: string | ((name: string) => string), path: string, key = gbnf as string): Obj {
+  rule(gbnf: string | ((name: string) => string), path: string, key = gbnf as string, width?: number): Obj {
     let found = this.rules.get(key);
     if (found === undefined) {
       if (this.ruleBase === undefined) {
@@ -82,9 +92,11 @@ class Preparer implements ContainerWalk {
         while (text.includes(this.ruleBase)) this.ruleBase += "x";
       }
       const name = `${this.ruleBase}${this.rules.size}`;
-      found = { name, gbnf: typeof gbnf === "string" ? gbnf : gbnf(name) };
+      const text = typeof gbnf === "string" ? gbnf : gbnf(name);
+      // a format's or a range's alternatives are the most of it alive at once
+      found = { name, gbnf: text, width: width ?? 1 + (text.match(/\|/g)?.length ?? 0) };
       // building, writing and parsing the grammar measured about 0.4 µs a byte of rule: a step per 4 bytes
-      this.budget.step(path, Math.ceil(found.gbnf.length / 4));
+      this.budget.step(path, Math.ceil(text.length / 4));
       this.rules.set(key, found);
     }
     return { const: found.name };
@@ -99,6 +111,12 @@ class Preparer implements ContainerWalk {
   }
 
   node(raw: unknown, path: string, at: At = (k) => pointer(path, k)): Obj {
+    const out = this.walk(raw, path, at);
+    if (!this.paths.has(out)) this.paths.set(out, path);
+    return out;
+  }
+
+  private walk(raw: unknown, path: string, at: At): Obj {
     this.budget.step(path, 2); // measured: a node's walk costs about two validation steps, beside its keywords
     if (raw === true) return this.use("true", path, "rewritten", "boolean schema: any JSON"), anyJson();
     if (raw === false) return this.use("false", path, "unsupported", "boolean schema that nothing matches"), anyJson();

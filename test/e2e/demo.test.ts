@@ -1,54 +1,72 @@
 // The documented pair of commands (`npm run demo`): an operator and a provider as separate processes on one box
-// with the tiny demo model, the way `npm start` runs them inside. The test runs exactly the commands the script
-// prints (through the same bins), on free ports instead of 8080/8081, and gets an answer from them.
+// with the tiny demo models, the way `npm start` runs them inside. The test runs exactly the commands the script
+// prints, on the free ports it is given with --port and --coordinator-port (issue 44), by the absolute paths it
+// prints them with, and then the route examples it prints, as sh runs them, from a folder outside the clone.
+import { execFile } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { runNode } from "../../harness/cli.ts";
 import { freePort } from "../../harness/ports.ts";
-import { AGENT_BIN, GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
+import { startProcess, type Proc } from "../../harness/process.ts";
 import { waitForReady } from "../../harness/ready.ts";
 import { tempDir } from "../fixtures/tiny-catalog.ts";
 
+const ROOT = new URL("../..", import.meta.url);
 const procs: Proc[] = [];
 afterAll(() => Promise.all(procs.map((p) => p.stop())));
 
-/** The command line after `npx BIN`, split on spaces (the printed paths have none here). */
-function argsOf(output: string, bin: string): { env: Record<string, string>; args: string[] } {
-  const line = output.split("\n").find((l) => l.includes(`npx ${bin} `));
+/** The command line that runs BIN (`…/bin/BIN.js`), split on spaces (the printed paths have none here). */
+function commandOf(output: string, bin: string): { env: Record<string, string>; script: string; args: string[] } {
+  const line = output.split("\n").find((l) => l.includes(`/bin/${bin}.js `));
   expect(line, `a command for ${bin}`).toBeDefined();
-  const [before, after] = line!.trim().split(`npx ${bin} `);
-  const env = Object.fromEntries(before!.split(" ").filter((w) => w.includes("=")).map((w) => w.split("=") as [string, string]));
-  return { env, args: after!.split(" ") };
+  const words = line!.trim().split(" ");
+  const at = words.findIndex((w) => w.endsWith(`/bin/${bin}.js`));
+  const env = Object.fromEntries(words.slice(0, at).map((w) => w.split("=") as [string, string]));
+  return { env, script: words[at]!, args: words.slice(at + 1) };
 }
 
+const demo = (args: string[]) => runNode(["--import", "tsx", "scripts/demo.ts", ...args], { cwd: ROOT });
+
 describe("npm run demo: an operator and a provider as two processes", () => {
-  it("writes the demo model and prints two commands that, run as printed, answer a completion", async () => {
+  it("writes the demo models and prints commands that, run as printed on the ports given, answer every route", async () => {
     const dir = tempDir();
-    const printed = await runNode(["--import", "tsx", "scripts/demo.ts", "--data-dir", dir], { cwd: new URL("../..", import.meta.url) });
-    expect(printed.code, printed.stderr).toBe(0);
     const [port, coordinatorPort] = [await freePort(), await freePort()];
-    const gateway = argsOf(printed.stdout, "svc-gateway");
-    const gw = startProcess(GATEWAY_BIN, [...gateway.args, "--port", String(port), "--coordinator-port", String(coordinatorPort)], { env: gateway.env });
+    const printed = await demo(["--data-dir", dir, "--port", String(port), "--coordinator-port", String(coordinatorPort)]);
+    expect(printed.code, printed.stderr).toBe(0);
+    const gateway = commandOf(printed.stdout, "svc-gateway");
+    expect(gateway.args).toEqual(expect.arrayContaining(["--port", String(port), "--coordinator-port", String(coordinatorPort)]));
+    const gw = startProcess(gateway.script, gateway.args, { env: gateway.env });
     procs.push(gw);
     await waitForReady(gw, "svc-gateway serve");
-    const agent = argsOf(printed.stdout, "svc-agent");
-    const agentArgs = agent.args.map((a) => (a === "http://127.0.0.1:8081" ? `http://127.0.0.1:${coordinatorPort}` : a));
-    const ag = startProcess(AGENT_BIN, [...agentArgs, "--threads", "1"], { env: agent.env });
+    const agent = commandOf(printed.stdout, "svc-agent");
+    expect(agent.args).toContain(`http://127.0.0.1:${coordinatorPort}`);
+    const ag = startProcess(agent.script, [...agent.args, "--threads", "1"], { env: agent.env });
     procs.push(ag);
-    await waitForReady(ag, "svc-agent start");
+    expect((await waitForReady(ag, "svc-agent start")).aliases).toEqual(["tiny-random", "tiny-embed"]);
     const key = gateway.env.SVC_OPERATOR_KEYS!;
     // a key made for this run, never on a command line: the curl takes it from the environment through stdin
     expect(key).toMatch(/^sk-svc_op_[A-Za-z0-9_-]{32}$/);
     expect(printed.stdout).toContain(`export SVC_API_KEY=${key}`);
     expect(printed.stdout).not.toContain(`Bearer ${key}`);
-    await expect
-      .poll(async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 8 }),
-        });
-        return res.status;
-      }, { timeout: 20_000 })
-      .toBe(200);
+    const lines = printed.stdout.split("\n");
+    const examples = lines.slice(lines.findIndex((l) => l.includes("export SVC_API_KEY="))).map((l) => l.replace(/^ {3}/, "")).join("\n");
+    const elsewhere = tempDir("svc-elsewhere-");
+    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile("sh", ["-ec", examples], { cwd: elsewhere }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr })),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const bodies = [...run.stdout.matchAll(/^\{.*\}$/gm)].map((m) => (JSON.parse(m[0]) as { object: string }).object);
+    expect(bodies).toEqual(["chat.completion", "response", "list"]);
+    expect(JSON.parse(readFileSync(`${elsewhere}/answer.json`, "utf8"))).toMatchObject({ svc_receipt: { model_id: "tiny-random" } });
+    expect(run.stdout).toContain("VALID: receipt rcpt_");
+    rmSync(elsewhere, { recursive: true, force: true });
+  });
+
+  it("an unknown option is one line naming it, `; see --help`, exit 64; --help answers", async () => {
+    const bogus = await demo(["--bogus"]);
+    expect([bogus.code, bogus.stdout, bogus.stderr]).toEqual([64, "", "npm run demo: unknown option '--bogus'; see --help\n"]);
+    const help = await demo(["--help"]);
+    expect([help.code, help.stderr]).toEqual([0, ""]);
+    expect(help.stdout).toMatch(/--coordinator-port <port>/);
   });
 });

@@ -148,11 +148,16 @@ describe("Request log", () => {
 });
 
 describe("svc-gateway serve", () => {
-  it("exits non-zero with a clear message when its port is taken", async () => {
+  it("exits 1 with one line naming the port when its port is taken, and nothing before it (issue 44: not the coordinator link's log)", async () => {
     const port = new URL(gw.url).port;
     const result = await runCli("svc-gateway", ["serve", "--port", port, "--coordinator-port", "0", "--catalog", gw.tiny.catalogPath, "--data-dir", `${gw.tiny.dir}/other`]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`gateway port ${port} on 127.0.0.1 is already in use`);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", `svc-gateway: gateway port ${port} on 127.0.0.1 is already in use; pick another port\n`]);
+  });
+
+  it("the same for its coordinator's port", async () => {
+    const port = new URL(gw.coordinatorUrl).port;
+    const result = await runCli("svc-gateway", ["serve", "--port", "0", "--coordinator-port", port, "--catalog", gw.tiny.catalogPath, "--data-dir", `${gw.tiny.dir}/other`]);
+    expect([result.code, result.stdout, result.stderr]).toEqual([1, "", `svc-gateway: coordinator port ${port} on 127.0.0.1 is already in use; pick another port\n`]);
   });
 });
 

@@ -1,10 +1,12 @@
 // SPEC §5's key store across gateway restarts: a clean restart keeps every key (and the batched usage), a
 // kill -9 in the middle of key creation leaves the SQLite file consistent, a user past --max-keys-per-user is
-// refused with a page that says why, and without an identity provider only operator keys work, whatever the store holds.
+// refused with a page that says why, and without an identity provider the store's keys still work (the settings page
+// is gone, not the keys: `svc-gateway keys create` makes them for such a gateway).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSession } from "../fixtures/browser.ts";
 import { OPERATOR_KEY } from "../fixtures/gateway.ts";
+import { runCli } from "../../harness/cli.ts";
 import { startSettingsGateway, type SettingsGateway } from "../fixtures/settings-gateway.ts";
 import { openSqlite, pragmaValue } from "../../gateway/keys/sqlite-driver.ts";
 
@@ -14,7 +16,7 @@ let csrf: string;
 const MAX_KEYS = 25;
 
 beforeAll(async () => {
-  // room for every key the suite makes for erin (at most 23); the cap itself is tested with another user
+  // room for every key the suite makes for erin (at most 24); the cap itself is tested with another user
   gateway = await startSettingsGateway({ args: ["--max-keys-per-user", String(MAX_KEYS)] });
   ({ cookie, csrf } = await browserSession(gateway.url, "erin"));
 }, 120_000);
@@ -119,7 +121,7 @@ describe("§5 Authentication: the key store", () => {
     expect((await createKey("replacement", frank)).status).toBe(303);
   });
 
-  it("without an identity provider the settings page says so, and only operator keys work", async () => {
+  it("without an identity provider the settings page says so, and the store's keys still work: operator keys, a user's, and one `svc-gateway keys create` makes then (issue 44); a revoked one is refused", async () => {
     const userKey = await createAndRead("before-oidc-off");
     await gateway.proc.stop();
     await gateway.restart({ signIn: false });
@@ -127,7 +129,14 @@ describe("§5 Authentication: the key store", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Sign-in is not configured on this gateway");
     expect((await fetch(`${gateway.url}/auth/login`, { redirect: "manual" })).status).toBe(404);
-    expect(await status(userKey)).toBe(401);
     expect(await status(OPERATOR_KEY)).toBe(200);
+    expect(await status(userKey)).toBe(200);
+    const made = await runCli("svc-gateway", ["keys", "create", "--user", "erin@example.test", "--name", "from-the-cli", "--json", "--data-dir", gateway.dataDir]);
+    expect(made.code, made.stderr).toBe(0);
+    const { id, secret } = JSON.parse(made.stdout) as { id: string; secret: string };
+    expect(await status(secret)).toBe(200);
+    const revoked = await runCli("svc-gateway", ["keys", "revoke", id, "--data-dir", gateway.dataDir]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    await expect.poll(() => status(secret), { timeout: 10_000 }).toBe(401);
   });
 });

@@ -99,6 +99,11 @@ describe("npm pack", () => {
     expect(packed.filter((p) => /^dist\/(test|bench|scripts|tiny-model)\//.test(p) || /\.test\.|\.tmp$|\.gguf$/.test(p))).toEqual([]);
   });
 
+  it("leaves out the agent's test-only fault switches (issue 44): the build has them, the tarball does not", () => {
+    expect(existsSync(join(ROOT, "dist", "agent", "daemon", "test-faults.js"))).toBe(true);
+    expect(packed.filter((p) => p.includes("test-faults"))).toEqual([]);
+  });
+
   it("every relative link in its README and docs resolves to a file it holds", () => {
     const broken: string[] = [];
     for (const file of packed.filter((p) => p.endsWith(".md"))) {
@@ -159,6 +164,11 @@ describe("the installed tarball", () => {
     expect(version.stdout.trim()).toBe(pkg.version);
   });
 
+  it("svc-agent start refuses --test-fault as an unknown option: an installed agent cannot be made faulty (issue 44)", () => {
+    const start = spawnSync(bin("svc-agent"), ["start", "--coordinator", "http://127.0.0.1:1", "--test-fault", "receipt=tamper"], { encoding: "utf8", timeout: 30_000 });
+    expect([start.status, start.stdout, start.stderr]).toEqual([64, "", "svc-agent: unknown option '--test-fault'; see --help\n"]);
+  });
+
   it("`npx svc-agent catalog` in the project runs the installed bin", () => {
     const npx = npm(["exec", "--offline", "--", "svc-agent", "catalog"], { cwd: app });
     expect(npx.status, npx.stderr).toBe(0);
@@ -175,7 +185,7 @@ describe("the installed tarball", () => {
     const script = `import * as svc from "svc-agent"; console.log(JSON.stringify([Object.keys(svc).sort(), svc.verifyReceipt({}).status]));`;
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, encoding: "utf8" });
     expect(run.stderr).toBe("");
-    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
+    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "decodeSavedBytes", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
   });
 
   it("SIGTERM, as a service manager sends it to `node BIN`, stops the gateway and the agent cleanly (exit 0)", async () => {

@@ -130,6 +130,58 @@ describe("DESIGN §8 Deadlines: a silent provider", () => {
   }, 60_000);
 });
 
+describe("Issue 41 item 6: a provider's validation errors are checked before any caller hears them", () => {
+  let gw: GatewayProcess;
+  /** Says invalid_value with a URL of its own in param (and its own text in the message), to every request. */
+  let rogue: AgentProcess;
+  /** Says invalid_value naming a field the request has, to every request: plausible, and false. */
+  let claimer: AgentProcess;
+  const URL_PARAM = "messages.https://evil.example/login-now";
+  beforeAll(async () => {
+    gw = await startGateway({ agentArgs: synthetic });
+    rogue = await faultyAgent(gw, `error=invalid_value,error-param=${URL_PARAM}`);
+    claimer = await faultyAgent(gw, "error=invalid_value");
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all([rogue, claimer].map((a) => a?.stop()));
+    await gw?.stop();
+  });
+
+  it("a param that names nothing the request holds is the provider's own fault: 502 with svc's message, its text nowhere", async () => {
+    const provider = rogue.providerId;
+    const before = faultsLogged(gw, provider, "error");
+    const res = await chat(gw, { provider });
+    const text = await res.clone().text();
+    const error = await expectProviderError(res, provider);
+    expect(error).toMatchObject({ message: `Provider ${provider} reported an error naming no field of the request, so the session was ended; retry the request.`, param: null });
+    for (const written of ["evil.example", FAULT_ERROR_TEXT]) expect(text).not.toContain(written);
+    // the gateway's log line may come a moment after the answer
+    await expect.poll(() => faultsLogged(gw, provider, "error")).toBe(before + 1);
+  }, 60_000);
+
+  it("unpinned, a claimed invalid_value moves to another provider; once another serves it, the claim is charged", async () => {
+    const sessions = (agent: AgentProcess) => agent.stdout().split("\n").filter((line) => / start \(/.test(line)).length;
+    const before = faultsLogged(gw, claimer.providerId, "error");
+    // four at a time: idle-first routing hands some to each provider first
+    const answers = await Promise.all(Array.from({ length: 4 }, () => chat(gw, {})));
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-svc-provider")).toBe(gw.providerId);
+      expect(await res.text()).not.toContain("evil.example");
+    }
+    expect(sessions(claimer) + sessions(rogue)).toBeGreaterThan(0);
+    await expect.poll(() => gw.logs().some((l) => l.provider === claimer.providerId && l.fault === "error" && /another provider served it/.test(String(l.why)))).toBe(true);
+    expect(faultsLogged(gw, claimer.providerId, "error")).toBeGreaterThan(before);
+  }, 60_000);
+
+  it("pinned, the claim cannot be checked: the caller gets it as a 400 with svc's message", async () => {
+    const res = await chat(gw, { provider: claimer.providerId });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as Envelope;
+    expect(error).toMatchObject({ code: "invalid_value", param: "messages", message: `Provider ${claimer.providerId} found a value this model cannot take in messages; change it.` });
+  }, 60_000);
+});
+
 describe("DESIGN §8 Tool calls and error text a provider writes", () => {
   let gw: GatewayProcess;
   const agents: Record<string, AgentProcess> = {};

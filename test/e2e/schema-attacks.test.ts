@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BODY_DEPTH, nestingPast } from "../../src/openai/json-body.ts";
 import { SCHEMA_PARAM, schemaParam } from "../../src/schema/schema-fault.ts";
-import { SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
-import { OPERATOR_KEY, post, startGateway, waitForProvider, type GatewayProcess } from "../fixtures/gateway.ts";
+import { branchingChain, SCHEMA_ATTACKS, type SchemaAttack } from "../fixtures/schema-attacks.ts";
+import { get, OPERATOR_KEY, post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
 
 const ATTACK_KEY = "sk-svc_operator-attack-0123456789";
 const LIMITED_KEY = "sk-svc_operator-limited-0123456789";
@@ -47,6 +47,15 @@ describe("Schema limits: the attack corpus over HTTP", () => {
     }
     expect((await honest).status).toBe(200);
     expect((await chat(OPERATOR_KEY, {})).status).toBe(200);
+  });
+
+  it("the branching $defs chain of issue 41 is refused as a tool's parameters too, with tool_choice auto or required", async () => {
+    for (const tool_choice of ["auto", "required"]) {
+      const tools = [{ type: "function", function: { name: "f", parameters: branchingChain(27, "anyOf") } }];
+      const res = await chat(ATTACK_KEY, { tools, tool_choice });
+      const error = await errorOf(res);
+      expect([res.status, error.code, error.param]).toEqual([400, "schema_too_complex", "tools[0].function.parameters.$defs.l18"]);
+    }
   });
 
   it("authentication comes before any schema work: a hostile schema without a valid key is a 401", async () => {
@@ -104,4 +113,58 @@ describe("Schema limits: queue admission comes before any schema work", () => {
       expect([path, res.status, (await errorOf(res)).code]).toEqual([path, 400, code]);
     }
   }, 60_000);
+});
+
+describe("Schema limits: an agent bounds a schema's grammar work itself (issue 41)", () => {
+  // a real agent on the tiny model, and beside it one that holds schemas to a smaller budget than the gateway's (as
+  // an agent would whatever a gateway let through): what the gateway passes, it refuses
+  let gw: GatewayProcess;
+  let strict: AgentProcess;
+  beforeAll(async () => {
+    gw = await startGateway();
+    strict = await startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "schema-steps=2000"] });
+    await gw.waitForLog((l) => l.msg === "agent advertising" && l.provider === strict.providerId);
+  }, 120_000);
+  afterAll(async () => {
+    await strict?.stop();
+    await gw?.stop();
+  });
+
+  const format = (schema: unknown) => ({ messages: [{ role: "user", content: "hi" }], max_tokens: 8, ...withSchema(schema) });
+  const faultsOf = (provider: string) => gw.logs().filter((l) => l.provider === provider && l.fault !== undefined);
+
+  it("its refusal is the caller's 400 schema_too_complex: never re-routed to the other provider, never charged, and the agent serves on", async () => {
+    // 14 levels: 82,000 leading paths, within the gateway's budget, past this agent's
+    const chain = branchingChain(14);
+    const refusals: string[] = [];
+    // unpinned, and with a conversation of its own each (no affinity): the least recently used idle provider takes
+    // each, so the strict one gets it within a few tries once the gateway lists it
+    await waitForProvider(gw, strict.providerId, (r) => r?.busy === false);
+    for (let i = 0; i < 4 && refusals.length === 0; i++) {
+      const res = await post(gw, "/v1/chat/completions", { ...format(chain), prompt_cache_key: `try-${i}` });
+      if (res.status === 200) {
+        expect(res.headers.get("x-svc-provider")).toBe(gw.providerId);
+        continue;
+      }
+      const { error } = (await res.json()) as { error: { code: string; message: string; param: string | null; svc_action: string } };
+      expect([res.status, error.code, error.svc_action]).toEqual([400, "schema_too_complex", "fix_request"]);
+      // the strict agent's word, in svc's message; the other provider, which serves it, was never tried
+      expect(error.message).toMatch(new RegExp(`^Provider ${strict.providerId} found response_format\\.json_schema\\.schema\\S* too costly for its grammar to build or follow; simplify it\\.$`));
+      refusals.push(error.code);
+    }
+    expect(refusals).toEqual(["schema_too_complex"]);
+    // three more, pinned: three faults would rest a provider, and none is charged
+    for (let i = 0; i < 3; i++) {
+      const res = await post(gw, "/v1/chat/completions", { ...format(chain), provider: strict.providerId });
+      expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([400, "schema_too_complex"]);
+    }
+    expect(faultsOf(strict.providerId)).toEqual([]);
+    const metrics = await (await get(gw, "/metrics")).text();
+    expect(metrics).not.toMatch(/^svc_gateway_provider_faults_total\{[^}]*\} [1-9]/m);
+    expect(metrics).not.toMatch(/^svc_gateway_provider_rests_total [1-9]/m);
+    // it kept beating all along: still listed, idle, and it serves an ordinary schema at once
+    await waitForProvider(gw, strict.providerId, (r) => r?.busy === false && r.waiting === 0);
+    const served = await post(gw, "/v1/chat/completions", { ...format({ type: "object", properties: { a: { type: "integer" } } }), provider: strict.providerId });
+    expect([served.status, served.headers.get("x-svc-provider")]).toEqual([200, strict.providerId]);
+  }, 120_000);
 });

@@ -93,10 +93,18 @@ describe("Layout (docs/architecture.md)", () => {
     expect(receipt.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:") || !/^(zod|canonicalize|eventsource-parser|@noble\/)/.test(p)).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
-  it("src/openai/, the OpenAI layer a caller's client runs too (DESIGN §10), imports no node: module itself", () => {
-    const layer = [...graph.keys()].filter(under("src/openai"));
+  it("src/openai/ and src/blind/, the layers a caller's client runs too (DESIGN §10), import no node: module themselves", () => {
+    const layer = [...graph.keys()].filter((f) => under("src/openai")(f) || under("src/blind")(f));
     expect(layer.length).toBeGreaterThan(0);
     expect(layer.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
+  it("the evidence check is portable: src/trust/ imports only itself and src/receipt/ and no node: module, but its node side that reads files", () => {
+    const nodeSide = ["src/trust/anchor-files.ts", "src/trust/measure.ts"];
+    const portable = (f: string) => under("src/trust")(f) && !nodeSide.includes(f);
+    expect([...graph.keys()].filter(portable).length).toBeGreaterThanOrEqual(4);
+    expect(violations(portable, (t) => portable(t) || under("src/receipt")(t))).toEqual([]);
+    expect([...graph.keys()].filter(portable).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
   it("agent/ never imports gateway/, nor gateway/ agent/", () => {

@@ -3,6 +3,7 @@
 // svc's own rules (formats, numeric bounds) put where their placeholders stand.
 import type { Llama } from "node-llama-cpp";
 import { prepareSchema, type PreparedSchema } from "../../../src/schema/prepare.ts";
+import { SchemaBudget } from "../../../src/schema/bounds.ts";
 
 /** The JSON-schema grammar ends with these newlines (then any more): stop on them and trim them. */
 export const JSON_GRAMMAR_END = "\n\n\n\n";
@@ -50,11 +51,12 @@ export function withoutTerminator(gbnf: string): string {
 }
 
 /**
- * GBNF for values of `schema` (normalised first; a SchemaError for an unreadable one), for
- * `llama.createGrammar({ grammar })`. With `terminator`, the text ends like the library's own: `JSON_GRAMMAR_END`.
+ * GBNF for values of `schema` (normalised first, its grammar's work charged to `budget`, the turn's: a SchemaError for an
+ * unreadable one or one past the budget), for `llama.createGrammar({ grammar })`. With `terminator`, the text ends like
+ * the library's own: `JSON_GRAMMAR_END`.
  */
-export async function jsonSchemaGbnf(llama: Llama, schema: unknown, { terminator = true } = {}): Promise<string> {
-  const prepared = prepareSchema(schema);
+export async function jsonSchemaGbnf(llama: Llama, schema: unknown, { terminator = true, budget = new SchemaBudget() } = {}): Promise<string> {
+  const prepared = prepareSchema(schema, budget);
   const grammar = await llama.createGrammarForJsonSchema(prepared.schema as never);
   const text = withRules(tightenNumberRules(grammar.grammar), prepared.rules);
   return terminator ? text : withoutTerminator(text);

@@ -2,6 +2,7 @@
 // with ARGS following that tool's parameters schema, built from node-llama-cpp's per-schema grammar text.
 import type { Llama } from "node-llama-cpp";
 import { jsonSchemaGbnf } from "./json-grammar.ts";
+import { SchemaBudget } from "../../../src/schema/bounds.ts";
 
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from "../qwen3-markup.ts";
 
@@ -93,10 +94,13 @@ export function composeToolCallBodyGrammar(tools: readonly ToolArgsGbnf[], { par
   return [`root ::= "\\n" body${more}`, `body ::= ${call}`, ...rules].join("\n");
 }
 
-/** Each tool's arguments grammar from its (normalised) parameters schema; a SchemaError names a bad one's path. */
-export async function toolArgsGbnf(llama: Llama, tools: readonly GrammarTool[]): Promise<ToolArgsGbnf[]> {
+/**
+ * Each tool's arguments grammar from its (normalised) parameters schema, all drawing on one `budget` (the composed
+ * grammar is built as one); a SchemaError names a bad one's path.
+ */
+export async function toolArgsGbnf(llama: Llama, tools: readonly GrammarTool[], budget = new SchemaBudget()): Promise<ToolArgsGbnf[]> {
   const out: ToolArgsGbnf[] = [];
-  for (const tool of tools) out.push({ name: tool.name, gbnf: await jsonSchemaGbnf(llama, tool.parameters ?? NO_ARGUMENTS, { terminator: false }) });
+  for (const tool of tools) out.push({ name: tool.name, gbnf: await jsonSchemaGbnf(llama, tool.parameters ?? NO_ARGUMENTS, { terminator: false, budget }) });
   return out;
 }
 

@@ -16,7 +16,7 @@ describe("Issue 41: one enrollment, one identity at a time", () => {
 
   it("a second identity is refused while the first holds the enrollment; the same identity reconnecting, or any once it has gone, is not", () => {
     const registry = new Registry(new Set(["qwen3-4b"]));
-    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2") }, port());
+    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port());
     expect(registry.holderOf("ptk_1")).toBe(hex("a"));
     expect(enrollmentInUse("ptk_1", registry.holderOf("ptk_1"), hex("b"))).toBe(
       `enrollment ptk_1 is in use by provider ${hex("a")}, and one enrollment admits one machine at a time; enroll this machine with a token of its own (svc-gateway providers enroll)`,
@@ -24,7 +24,7 @@ describe("Issue 41: one enrollment, one identity at a time", () => {
     expect(enrollmentInUse("ptk_1", registry.holderOf("ptk_1"), hex("a"))).toBeUndefined();
     expect(enrollmentInUse("ptk_2", registry.holderOf("ptk_2"), hex("b"))).toBeUndefined();
     // the same keys on a new connection replace the old one, and still hold the enrollment
-    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2") }, port());
+    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port());
     expect(registry.holderOf("ptk_1")).toBe(hex("a"));
     registry.remove(hex("a"), "the provider disconnected");
     expect(registry.holderOf("ptk_1")).toBeUndefined();
@@ -33,7 +33,7 @@ describe("Issue 41: one enrollment, one identity at a time", () => {
 
   it("the gateways' copies learn each provider's enrollment; the public listing does not show it", () => {
     const registry = new Registry(new Set(["qwen3-4b"]));
-    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2") }, port());
+    registry.add({ id: hex("a"), trust: "process", enrollment: "ptk_1", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port());
     const sent: unknown[] = [];
     registry.feed.subscribe({ send: (m) => sent.push(m) });
     expect(sent[0]).toMatchObject({ t: "directory", put: [{ id: hex("a"), enrollment: "ptk_1" }] });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
 import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
 import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
-import { callerError } from "../../../../gateway/directory/provider-errors.ts";
+import { paramIn, readReport } from "../../../../gateway/directory/provider-errors.ts";
 import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
 import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
@@ -95,34 +95,60 @@ describe("DESIGN §8 Deadlines", () => {
   });
 });
 
-describe("DESIGN §8 A provider's errors", () => {
-  const fields = ["model", "messages", "max_tokens", "logit_bias"];
+describe("DESIGN §8 and issue 41 A provider's errors", () => {
+  const body = {
+    model: "qwen3-4b",
+    messages: [{ role: "user" as const, content: "hi" }],
+    max_tokens: 9000,
+    temperature: 0.7,
+    logit_bias: { "999999": 5 },
+    response_format: { type: "json_schema" as const, json_schema: { name: "a", schema: { type: "object", properties: { $defs: { type: "string" } } } } },
+    nonce: "0".repeat(32),
+    client_nonce: null,
+  };
+  const report = (frame: { code: string; param: string | null; message?: string }) => readReport(frame, "abcd", body);
+  const errorOf = (frame: { code: string; param: string | null; message?: string }) => {
+    const r = report(frame);
+    if (r.kind === "fault") throw new Error(`a fault: ${r.why}`);
+    return r.error;
+  };
 
   it("a validation code passes with svc's own message, never the provider's", () => {
-    const error = callerError({ code: "invalid_value", param: "logit_bias.999999" }, "abcd", fields)!;
-    expect(error.toEnvelope()).toEqual({
+    expect(errorOf({ code: "invalid_value", param: "logit_bias.999999" }).toEnvelope()).toEqual({
       error: { message: "Provider abcd found a value this model cannot take in logit_bias.999999; change it.", type: "invalid_request_error", code: "invalid_value", param: "logit_bias.999999", svc_action: "fix_request" },
     });
-    expect(callerError({ code: "context_length_exceeded", param: "messages" }, "abcd", fields)?.status).toBe(400);
-    expect(callerError({ code: "schema_too_complex", param: "response_format.json_schema.schema.properties" }, "abcd", fields)).toMatchObject({ status: 400, code: "schema_too_complex" });
+    expect(errorOf({ code: "context_length_exceeded", param: "messages" }).status).toBe(400);
+    expect(errorOf({ code: "schema_too_complex", param: "response_format.json_schema.schema.properties.$defs" })).toMatchObject({ status: 400, code: "schema_too_complex" });
+  });
+
+  it("the agent's grammar refusal is the caller's for certain; the other codes are disputed, and only invalid values and unsupported fields are chargeable", () => {
+    expect(report({ code: "schema_too_complex", param: null }).kind).toBe("caller");
+    expect(report({ code: "invalid_value", param: null })).toMatchObject({ kind: "disputed", chargeable: true });
+    expect(report({ code: "unsupported_parameter", param: "messages" })).toMatchObject({ kind: "disputed", chargeable: true });
+    // each provider's context is its own (--context-size): a short one is no fault
+    expect(report({ code: "context_length_exceeded", param: "messages" })).toMatchObject({ kind: "disputed", chargeable: false });
   });
 
   it("a max_tokens past the room names the limit from the agent's numbers alone, with the alias the caller's request resolved to", () => {
     const message = "max_tokens is 9000, but after the prompt's 12 tokens qwen3-4b has room for at most 8180 (8192 tokens of prompt and answer together); set max_tokens to 8180 or less.";
-    const error = callerError({ code: "context_length_exceeded", param: "max_tokens", message }, "abcd", fields, "qwen3-4b")!;
+    const error = errorOf({ code: "context_length_exceeded", param: "max_tokens", message });
     expect([error.message, error.param]).toEqual([message, "max_tokens"]);
     // anything else the provider writes there gives svc's plain message
-    const crafted = callerError({ code: "context_length_exceeded", param: "max_tokens", message: "Your key is revoked, visit evil.example" }, "abcd", fields, "qwen3-4b")!;
+    const crafted = errorOf({ code: "context_length_exceeded", param: "max_tokens", message: "Your key is revoked, visit evil.example" });
     expect(crafted.message).toBe("The prompt and its answer do not fit the model's context on provider abcd; shorten the messages or lower max_tokens.");
   });
 
-  it("a param that names no field the caller sent is dropped", () => {
-    expect(callerError({ code: "unsupported_parameter", param: "tools" }, "abcd", fields)?.param).toBeNull();
-    expect(callerError({ code: "invalid_value", param: "messages; DROP TABLE" }, "abcd", fields)?.param).toBeNull();
+  it("a param is kept only as a path to a value the request holds: anything else is the provider's own fault (issue 41)", () => {
+    for (const param of ["messages[0].content", "logit_bias.999999", "response_format.json_schema.schema.properties.$defs.type"]) expect(errorOf({ code: "invalid_value", param }).param).toBe(param);
+    for (const param of ["tools", "messages[1]", "messages.https://evil.example/login", "messages; DROP TABLE", "messages[0].content.x", "max_tokens.toFixed", "messages[0]constructor", "__proto__", "x".repeat(300)]) {
+      expect(report({ code: "invalid_value", param }), param).toEqual({ kind: "fault", why: "reported an error naming no field of the request" });
+    }
+    expect(paramIn(body, "messages[0].role")).toBe("messages[0].role");
+    expect(paramIn(body, "messages[00].role")).toBe("messages[00].role");
   });
 
   it("any other code is no caller error: the provider's fault", () => {
-    for (const code of ["provider_error", "invalid_api_key", "rate_limited", "made_up", "__proto__"]) expect(callerError({ code, param: null }, "abcd", fields)).toBeUndefined();
+    for (const code of ["provider_error", "invalid_api_key", "rate_limited", "made_up", "__proto__"]) expect(report({ code, param: null })).toEqual({ kind: "fault", why: "reported an error of its own" });
   });
 });
 
@@ -130,7 +156,7 @@ describe("DESIGN §8 Faults rest a provider", () => {
   /** A directory entry as the coordinator sends it, enrolled under `enrollment` (and at the hardware rung with `serial`). */
   const entry = (id: string, enrollment?: string, serial?: string): DirectoryEntry => ({
     id, model_ids: ["qwen3-4b"], trust: serial === undefined ? "process" : "hardware", busy: false, waiting: 0, last_assigned: 0,
-    signing_key: "1".repeat(64), sealing_key: "2".repeat(64), ...(enrollment === undefined ? {} : { enrollment }), ...(serial === undefined ? {} : { serial }),
+    signing_key: "1".repeat(64), sealing_key: "2".repeat(64), evidence_sha256: "3".repeat(64), ...(enrollment === undefined ? {} : { enrollment }), ...(serial === undefined ? {} : { serial }),
   });
 
   it("three faults within the window rest it for restMs; fewer, or spread out, do not", () => {

@@ -55,10 +55,11 @@ describe("§5 Authentication: the settings page", () => {
     expect(two).toContain(`<input id="new-secret-1" class="secret" readonly value="sk-svc_B"`);
   });
 
-  it("without sign-in configured, says plainly that only operator keys work", async () => {
+  it("without sign-in configured, says plainly which keys work: operator keys and the store's user keys", async () => {
     const page = notConfiguredPage();
     expect(page).toContain("Sign-in is not configured on this gateway");
     expect(page).toContain("SVC_OPERATOR_KEYS");
+    expect(page).toContain("svc-gateway keys create");
   });
 
   it("new secrets are handed out once each, and two made before the page loads are both kept", async () => {

@@ -2,7 +2,7 @@
 // runs scripts in, npm above it, so a SIGKILLed npm (which passes nothing on) does not leave the shell and its child.
 // /proc is read through the function given, here a fake of it; test/e2e/lifecycle.test.ts kills a real npx.
 import { describe, expect, it, vi } from "vitest";
-import { npmAncestors, watchNpmParent } from "../../../../src/process/parent-watch.ts";
+import { npmAncestors, npmSignalNote, watchNpmParent } from "../../../../src/process/parent-watch.ts";
 
 /** A /proc holding one process, `pid`, named `comm`, whose parent is `ppid`. */
 const proc = (pid: number, comm: string, ppid: number) => (asked: number, field: "comm" | "stat") =>
@@ -42,5 +42,19 @@ describe("Processes end together: a parent gone while this process was starting"
     await new Promise((resolve) => setImmediate(resolve));
     expect(onGone).not.toHaveBeenCalled();
     for (const stop of stops) stop();
+  });
+});
+describe("Processes end together: a SIGINT npm keeps in its shell (issue 44)", () => {
+  const npm = { npm_command: "exec" };
+
+  it("under npm through a shell, says that SIGINT to npm's pid stops nothing and what does", () => {
+    expect(npmSignalNote(npm, 200, proc(200, "sh", 100))).toBe(
+      "npm runs this in a shell (pid 200) that keeps a SIGINT sent to npm's pid (100) from it: to stop it from a script, send SIGTERM (kill 100) or signal the process group, as Ctrl-C does",
+    );
+  });
+
+  it("says nothing where the SIGINT does arrive: npm as the parent (npm start's exec), or no npm at all", () => {
+    expect(npmSignalNote(npm, 200, proc(200, "npm start", 100))).toBeUndefined();
+    expect(npmSignalNote({}, 200, proc(200, "sh", 100))).toBeUndefined();
   });
 });

@@ -162,9 +162,16 @@ describe("Structured output: patterns", () => {
   const rulesOf = (pattern: string) => prepareSchema({ type: "string", pattern }).rules;
 
   it("each character-consuming RE2 instruction is a rule: its character, then the closure of what follows", () => {
-    expect(rulesOf("^[a-z]+$")).toEqual([{ name: "svcgbnf0", gbnf: ['"\\"" svcgbnf0-i2 "\\""', "svcgbnf0-i2 ::= svcgbnf0-c0 svcgbnf0-i2?", "svcgbnf0-c0 ::= [a-z]"].join("\n") }]);
+    expect(rulesOf("^[a-z]+$")).toEqual([{ name: "svcgbnf0", gbnf: ['"\\"" svcgbnf0-i2 "\\""', "svcgbnf0-i2 ::= svcgbnf0-c0 svcgbnf0-i2?", "svcgbnf0-c0 ::= [a-z]"].join("\n"), width: 1 }]);
     // unanchored: the match starts at the first character and the string ends with it; an empty match is an empty string
     expect(rulesOf("a|b*")[0]!.gbnf.split("\n")[0]).toBe('"\\"" ( svcgbnf0-i1 | svcgbnf0-i2 )? "\\""');
+  });
+
+  it("its width is the most of its rules llama.cpp may hold alive at once: the largest set the first k characters reach", () => {
+    expect(rulesOf("^[a-z]{1,100}$")[0]!.width).toBe(1);
+    expect(rulesOf("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}$")[0]!.width).toBe(1);
+    // each "a" may be the one before the last 20 characters: the loop, the "a" and each of the 20 after it at once
+    expect(rulesOf("^[ab]*a[ab]{20}$")[0]!.width).toBe(22);
   });
 
   it("characters JSON must escape are written as escapes; surrogates never; . leaves out what JavaScript's . does", () => {
