@@ -12,6 +12,15 @@ export const MAX_BATCH_CHARS = 64 * 1024;
  */
 export const MAX_HOLD_MS = 5_000;
 
+/** About how much of a frame a piece takes, as JSON: its text, or each logprob entry's token, bytes and number. */
+function pieceChars(piece: AnswerPiece): number {
+  if ("text" in piece) return piece.text.length;
+  if (piece.type === "tool_call") return piece.name.length + piece.id.length;
+  let chars = 0;
+  for (const entry of piece.logprobs) for (const alt of [entry, ...entry.top_logprobs]) chars += 64 + alt.token.length + 4 * alt.bytes.length;
+  return chars;
+}
+
 export class FrameBatcher {
   private pieces: AnswerPiece[] = [];
   private chars = 0;
@@ -29,7 +38,7 @@ export class FrameBatcher {
   push(piece: AnswerPiece): void {
     if (this.whole && this.pieces.length === 0) this.heldSince = this.now();
     this.pieces.push(piece);
-    this.chars += "text" in piece ? piece.text.length : piece.name.length + piece.id.length;
+    this.chars += pieceChars(piece);
     if (this.chars >= MAX_BATCH_CHARS || (this.whole && this.now() - this.heldSince >= MAX_HOLD_MS)) this.flush();
     else if (!this.whole) this.scheduled ??= setImmediate(() => this.flush());
   }

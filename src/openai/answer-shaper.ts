@@ -57,7 +57,7 @@ export function shaperOf(request: RouteRequest, now = Date.now()): AnswerShaper 
         error: same,
         stream: {
           opening: () => [{ data: roleChunk(meta) }],
-          piece: (piece) => [{ data: pieceChunk(meta, piece) }],
+          piece: (piece) => (piece.type === "logprobs" ? [] : [{ data: pieceChunk(meta, piece) }]),
           closing: (receipt, extra) => ({ events: [{ data: { ...stopChunk(meta, receipt), ...extra } }], done: true }),
           failing: failed,
         },

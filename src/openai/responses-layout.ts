@@ -38,6 +38,7 @@ export class ResponseLayout {
   add(piece: AnswerPiece): ResponseEvent[] {
     const out: ResponseEvent[] = [];
     const last = this.open ? this.items.at(-1) : undefined;
+    if (piece.type === "logprobs") return out;
     if (piece.type === "tool_args") {
       const index = this.outputIndexOfCall(piece.index);
       const item = this.items[index];

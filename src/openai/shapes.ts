@@ -73,7 +73,7 @@ export function contentChunk(meta: CompletionMeta, text: string) {
  * A piece of the answer as a stream chunk: content, `reasoning_content` (DeepSeek's and llama-server's delta
  * field), or OpenAI's tool-call deltas: index, id, type and name first, then `arguments` pieces.
  */
-export function pieceChunk(meta: CompletionMeta, piece: AnswerPiece) {
+export function pieceChunk(meta: CompletionMeta, piece: Exclude<AnswerPiece, { type: "logprobs" }>) {
   switch (piece.type) {
     case "delta":
       return contentChunk(meta, piece.text);

@@ -7,6 +7,8 @@ import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
 import { paramIn, readReport } from "../../../../gateway/directory/provider-errors.ts";
 import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
+import { logprobTokenCap } from "../../../../src/session/logprobs.ts";
+import { MAX_TOP_LOGPROBS, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
 
 const tool = (name: string) => ({ type: "function" as const, function: { name } });
 const call = (name: string, index = 0) => ({ type: "tool_call" as const, index, id: `call_${index}`, name });
@@ -53,6 +55,38 @@ describe("DESIGN §8 What a provider may send back", () => {
   it("the sealed bytes relayed are bounded, whoever reads them when", () => {
     const budget = new WireBudget(100);
     expect([budget.take(60), budget.take(40), budget.take(1)]).toEqual([true, true, false]);
+  });
+});
+
+describe("issue 43 Logprobs a provider may send back", () => {
+  const alt = (id: number, token = String.fromCharCode(97 + (id % 26))) => ({ id, token, bytes: [...Buffer.from(token)], logprob: -1 });
+  const entry = (id: number, top = 0): TokenLogprob => ({ ...alt(id), top_logprobs: Array.from({ length: top }, (_, k) => alt(k)) });
+  const logprobs = (...entries: TokenLogprob[]) => ({ type: "logprobs" as const, logprobs: entries });
+
+  it("none unless the request asked for them", () => {
+    expect(new AnswerBounds({ max_tokens: 4 }).piece(logprobs(entry(1)))).toEqual({ kind: "answer_bounds", why: "sent logprobs the request did not ask for" });
+    expect(new AnswerBounds({ max_tokens: 4, top_logprobs: 0 }).piece(logprobs(entry(1)))).toBeUndefined();
+  });
+
+  it("one entry per token max_tokens allows, each with no more alternatives than asked for; entries are not pieces", () => {
+    const bounds = new AnswerBounds({ max_tokens: 3, top_logprobs: 2 });
+    expect(bounds.piece(logprobs(entry(1, 2), entry(2, 2), entry(3, 2)))).toBeUndefined();
+    expect(bounds.piece(logprobs(entry(4, 2)))).toEqual({ kind: "answer_bounds", why: "sent logprobs for more than the 3 tokens max_tokens allows" });
+    expect(new AnswerBounds({ max_tokens: 3, top_logprobs: 2 }).piece(logprobs(entry(1, 3)))).toEqual({ kind: "answer_bounds", why: "sent more than the 2 top_logprobs asked for" });
+  });
+
+  it("no more token bytes than the entries can hold on average, and each token string its bytes'", () => {
+    const long = { ...entry(1), token: "a".repeat(1000), bytes: Array.from({ length: 1000 }, () => 97) };
+    expect(new AnswerBounds({ max_tokens: 2, top_logprobs: 0 }).piece(logprobs(long))?.why).toBe("sent logprobs of more than the 64 token bytes its answer can hold");
+    expect(new AnswerBounds({ max_tokens: 2, top_logprobs: 0 }).piece(logprobs({ ...entry(1), token: "z" }))).toEqual({
+      kind: "broken", why: "sent a broken answer (logprobs[0].token is not the string of its bytes)",
+    });
+  });
+
+  it("at the parsers' cap, every top_logprobs's answer still fits the coordinator's bound for one session", () => {
+    for (let top = 0; top <= MAX_TOP_LOGPROBS; top++) {
+      expect(answerLimits({ max_tokens: logprobTokenCap(top), top_logprobs: top }).wireBytes, `top_logprobs ${top}`).toBeLessThanOrEqual(MAX_SESSION_WIRE_BYTES);
+    }
   });
 });
 
