@@ -1,6 +1,10 @@
 // The cluster section's processes: a throwaway PostgreSQL and a three-node nats-server cluster (the harness's, as the
 // replica tests start them), two `svc-gateway coordinator --nats --database` and two `serve --no-coordinator --nats
-// --database` on them; and, to compare against, one `serve` with its embedded coordinator on SQLite.
+// --database` on them (trusting the coordinators' directory keys); and, to compare against, one `serve` with its
+// embedded coordinator on SQLite.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { directoryKey } from "../gateway/coordinator/directory-key.ts";
 import { startNatsCluster, natsMissing, type NatsCluster } from "../harness/nats.ts";
 import { postgresMissing, startPostgres, type Postgres } from "../harness/postgres.ts";
 import type { Proc, Usage } from "../harness/process.ts";
@@ -43,8 +47,11 @@ export async function startClusterProcs(dir: string, tiny: WrittenTinyCatalog): 
     // started together, as replicas would be: the migrations run once, under PostgreSQL's advisory lock
     const coordinators = await Promise.all([1, 2].map((i) => startCoordinator(dir, tiny.catalogPath, `cluster-coordinator-${i}`, shared)));
     stops.push(...coordinators.map((c) => () => c.proc.stop()));
+    // the keys the coordinators made in their data dirs, which the gateways take their messages under
+    const keys = join(dir, "coordinator-keys");
+    writeFileSync(keys, coordinators.map((c) => `${directoryKey(c.dataDir).publicKey}\n`).join(""));
     const gateways = await Promise.all(
-      [1, 2].map((i) => startGateway(dir, { catalogPath: tiny.catalogPath, name: `cluster-gateway-${i}`, args: ["--no-coordinator", ...shared] })),
+      [1, 2].map((i) => startGateway(dir, { catalogPath: tiny.catalogPath, name: `cluster-gateway-${i}`, args: ["--no-coordinator", "--coordinator-keys", keys, ...shared] })),
     );
     stops.push(...gateways.map((g) => () => g.proc.stop()));
     const embedded = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "cluster-embedded-gateway" });

@@ -39,14 +39,14 @@ export function startBenchProcess(dir: string, name: string, script: string, arg
 }
 
 /** `svc-gateway coordinator` alone, so its memory and CPU are measured apart from the gateway's. */
-export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator", extra: string[] = []): Promise<{ proc: Proc; url: string; secretFile: string }> {
+export async function startCoordinator(dir: string, catalogPath?: string, name = "coordinator", extra: string[] = []): Promise<{ proc: Proc; url: string; secretFile: string; dataDir: string }> {
   // made here: with --database no key store makes it, and the coordinator writes its gateway secret there
   const dataDir = join(dir, `${name}-data`);
   makeDirs(dataDir);
   const args = ["--port", "0", "--data-dir", dataDir, ...OPEN_ADMISSION, ...(catalogPath ? ["--catalog", catalogPath] : []), ...extra];
   const proc = await startReady("svc-gateway coordinator", args, benchOptions(dir, name));
   // given no --gateway-secret, the coordinator made one in its data dir: its gateways present it
-  return { proc, url: proc.ready.coordinator, secretFile: join(dataDir, "gateway-secret") };
+  return { proc, url: proc.ready.coordinator, secretFile: join(dataDir, "gateway-secret"), dataDir };
 }
 
 /** `svc-gateway serve`, with the given coordinator, or an embedded one when none is given. */

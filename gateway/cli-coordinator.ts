@@ -60,8 +60,8 @@ export function gateLimits(flags: CoordinatorFlags): GateLimits {
 export function coordinatorOptions(command: Command): Command {
   return command
     .option("--catalog <file>", "catalog file instead of the bundled models.lock.json")
-    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung")
-    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung")
+    .option("--release-keys <file>", "trusted release keys (one hex Ed25519 public key per line): transparent rung, as the coordinator grants it and each gateway re-checks it")
+    .option("--attestation-roots <dir>", "trusted attestation root certificates (.pem/.crt): hardware rung, as the coordinator grants it and each gateway re-checks it")
     .option("--data-dir <dir>", "gateway state: key store with users, API keys and provider enrollment tokens", DEFAULT_GATEWAY_DIR)
     .addOption(databaseOption())
     .option("--open-enrollment", "admit any machine as a provider, without an enrollment token (pair it with --trust-floor hardware)")
@@ -84,8 +84,17 @@ export function coordinatorOptions(command: Command): Command {
     .addOption(new Option("--rechallenge-ms <ms>", "how often agents must answer a fresh challenge").argParser(positiveInteger).hideHelp());
 }
 
-/** `svc-gateway coordinator`: a coordinator alone. */
+/** `svc-gateway coordinator`: a coordinator alone; and `svc-gateway directory-key`, the key it signs with on NATS. */
 export function addCoordinatorCommand(program: Command): void {
+  program
+    .command("directory-key")
+    .description("print the directory key a coordinator on NATS signs with (made in --data-dir when there is none yet), for the gateways' --coordinator-keys")
+    .option("--data-dir <dir>", "the coordinator's data dir (serve's, for its embedded coordinator)", DEFAULT_GATEWAY_DIR)
+    .action(async (flags: { dataDir: string }) => {
+      const { directoryKey } = await import("./coordinator/directory-key.ts");
+      console.log(directoryKey(flags.dataDir).publicKey);
+    });
+
   coordinatorOptions(
     program
       .command("coordinator")
@@ -100,8 +109,10 @@ export function addCoordinatorCommand(program: Command): void {
     const store = await openKeyStore(flags);
     // the link is authenticated on loopback too: with no secret given, one is made in the data dir for gateways to share
     // (the data dir is made here too: with --database no store file made it)
-    if (given === undefined) makePrivateDataDir(flags.dataDir, (line) => console.error(`svc-gateway: ${line}`));
+    if (given === undefined || nats !== undefined) makePrivateDataDir(flags.dataDir, (line) => console.error(`svc-gateway: ${line}`));
     const made = given === undefined ? dataDirGatewaySecret(flags.dataDir) : undefined;
+    // on NATS it signs what it publishes to gateways, which take nothing unsigned (DESIGN §11)
+    const key = nats === undefined ? undefined : (await import("./coordinator/directory-key.ts")).directoryKey(flags.dataDir);
     const running = await startCoordinator({
       host: flags.host,
       port: flags.port,
@@ -117,9 +128,10 @@ export function addCoordinatorCommand(program: Command): void {
       logger: await newLogger(),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
-      nats: nats && { connection: nats, epochs: store.claimEpochs!() },
+      nats: nats && { connection: nats, epochs: store.claimEpochs!(), key: key! },
     });
     console.log(`svc-gateway: coordinator at ${running.url} (catalog ${running.url}/v1/catalog)`);
+    if (key) console.log(`svc-gateway: on NATS it signs what it publishes with directory key ${key.publicKey}: list it in every gateway's --coordinator-keys file`);
     if (made) console.log(`svc-gateway: gateways link with the secret in ${made.path} (serve --gateway-secret-file ${made.path}, or the same --data-dir)`);
     console.log(`svc-gateway: health at ${running.url}/healthz, Prometheus metrics at ${running.url}/metrics (no key)`);
     if (flags.openEnrollment) console.log("svc-gateway: open enrollment: any machine that reaches this coordinator may serve; gateways should set --trust-floor hardware");

@@ -13,6 +13,7 @@ import { DEFAULT_KEEPALIVE_MS } from "../src/openai/sse-text.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { DEFAULT_SESSION_DEADLINES } from "./directory/deadlines.ts";
 import { DEFAULT_FAULT_POLICY } from "./directory/provider-faults.ts";
+import { DEFAULT_HELD_LIMITS, MIB } from "./directory/held-bytes.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
@@ -26,6 +27,7 @@ interface ServeFlags extends CoordinatorFlags {
   coordinatorPort: number;
   coordinatorHost: string;
   trustFloor: TrustLevel;
+  coordinatorKeys?: string;
   keepaliveMs: number;
   reasoningFormat: "none" | "parsed";
   shutdownGraceMs: number;
@@ -50,6 +52,8 @@ interface ServeFlags extends CoordinatorFlags {
   faultThreshold: number;
   faultWindowMs: number;
   faultRestMs: number;
+  maxUnreadMb: number;
+  maxHeldMb: number;
 }
 
 
@@ -90,6 +94,10 @@ export function gatewayProgram(): Command {
       .option("--coordinator-port <port>", "embedded coordinator port (0 picks a free one)", port, 8081)
       .option("--coordinator-host <host>", "address the embedded coordinator listens on, for agents on other machines", "127.0.0.1")
       .addOption(new Option("--trust-floor <rung>", "lowest trust rung to list and use").choices(TRUST_LEVELS).default("process"))
+      .addOption(
+        new Option("--coordinator-keys <file>", "with --nats: the directory keys of the coordinators whose messages this gateway takes (one hex Ed25519 public key per line; svc-gateway directory-key prints one); its own coordinator's is trusted besides")
+          .env("SVC_COORDINATOR_KEYS"),
+      )
       .option("--keepalive-ms <ms>", "quiet interval before an SSE `: keepalive` line", positiveNumber, DEFAULT_KEEPALIVE_MS)
       .addOption(
         new Option("--reasoning-format <format>", "for requests that name no reasoning_format: none keeps <think>…</think> in content, parsed returns it as reasoning_content")
@@ -105,6 +113,8 @@ export function gatewayProgram(): Command {
       .option("--fault-threshold <n>", "a provider's faults within --fault-window-ms that send it to rest out of rotation", positiveInteger, DEFAULT_FAULT_POLICY.threshold)
       .option("--fault-window-ms <ms>", "the window in which a provider's faults are counted", positiveInteger, DEFAULT_FAULT_POLICY.windowMs)
       .option("--fault-rest-ms <ms>", "how long a provider rests out of rotation (unpinned requests go elsewhere)", positiveInteger, DEFAULT_FAULT_POLICY.restMs)
+      .option("--max-unread-mb <mb>", "what the gateway holds of one stream its caller has not read (MiB); past it the caller is treated as gone: session cancelled, connection closed", positiveNumber, DEFAULT_HELD_LIMITS.unreadPerSession / MIB)
+      .option("--max-held-mb <mb>", "what the gateway holds for all sessions in flight, unread and answers kept for their receipts (MiB); past it the session holding the most is ended", positiveNumber, DEFAULT_HELD_LIMITS.total / MIB)
       .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
       .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
       .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
@@ -140,6 +150,7 @@ export function gatewayProgram(): Command {
       nats: flags.nats,
       natsAccess: natsAccess(flags),
       noCoordinator: flags.coordinator === false,
+      coordinatorKeysPath: flags.coordinatorKeys,
       coordinatorPort: flags.coordinatorPort,
       coordinatorHost: flags.coordinatorHost,
       gatewaySecret,
@@ -167,6 +178,7 @@ export function gatewayProgram(): Command {
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
       sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
       faultPolicy: { threshold: flags.faultThreshold, windowMs: flags.faultWindowMs, restMs: flags.faultRestMs },
+      heldLimits: { unreadPerSession: Math.round(flags.maxUnreadMb * MIB), total: Math.round(flags.maxHeldMb * MIB) },
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
       logger: await newLogger(),
@@ -176,6 +188,7 @@ export function gatewayProgram(): Command {
     else {
       const where = running.embedded ? "embedded coordinator" : "remote coordinator";
       console.log(`svc-gateway: ${where} at ${running.coordinatorUrl} (catalog ${running.coordinatorUrl}/v1/catalog)${flags.nats === undefined ? "" : `, on NATS ${redactNats(flags.nats)}`}`);
+      if (running.directoryKey) console.log(`svc-gateway: on NATS the coordinator signs what it publishes with directory key ${running.directoryKey}: list it in every other gateway's --coordinator-keys file`);
       console.log(`svc-gateway: agents join with: svc-agent start --coordinator ${running.coordinatorUrl} --token-file FILE (a token from svc-gateway providers enroll, saved to FILE)`);
     }
     if (flags.openEnrollment) console.log(`svc-gateway: open enrollment: any machine that reaches the coordinator may serve${flags.trustFloor === "hardware" ? "" : `; WARNING: with trust floor ${flags.trustFloor} such a machine reads prompts, so set --trust-floor hardware`}`);

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import { RequestParser } from "./openai/request-parser.ts";
 import { ProviderFaults, type FaultPolicy } from "./directory/provider-faults.ts";
+import type { HeldLimits } from "./directory/held-bytes.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
 import { Authenticator, OperatorKeys } from "./keys/auth.ts";
@@ -12,11 +13,14 @@ import { BODY_LIMIT_BYTES } from "./http/body.ts";
 import { LocalFabric } from "./fabric/local.ts";
 import { WebSocketFabric } from "./fabric/websocket.ts";
 import { NatsFabric } from "./fabric/nats.ts";
+import { CoordinatorKeys } from "./fabric/coordinator-keys.ts";
+import { directoryKey } from "./coordinator/directory-key.ts";
+import { USAGE_EXIT } from "../src/process/cli-options.ts";
 import { connectNats, redactNats, type NatsAccess } from "../src/link/nats.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
-import { startCoordinator, type RunningCoordinator } from "./coordinator/start.ts";
+import { startCoordinator, trustAnchors, type RunningCoordinator } from "./coordinator/start.ts";
 import type { Server as NetServer } from "node:net";
 import { closeServer, reservePort, serveOn } from "./http/listen.ts";
 import type { HttpTimeouts } from "./http/timeouts.ts";
@@ -51,6 +55,11 @@ export interface ServeOptions {
   natsAccess?: NatsAccess;
   /** `--no-coordinator`: a gateway alone on the NATS fabric, serving the providers of every coordinator there. */
   noCoordinator?: boolean;
+  /**
+   * `--coordinator-keys FILE`: the directory keys of the coordinators on NATS whose messages this gateway takes
+   * (its own embedded coordinator's is trusted besides); a gateway alone on NATS needs it.
+   */
+  coordinatorKeysPath?: string;
   coordinatorPort: number;
   /** Where the embedded coordinator listens (`--coordinator-host`): loopback unless opened deliberately. */
   coordinatorHost?: string;
@@ -65,7 +74,7 @@ export interface ServeOptions {
   /** The embedded coordinator's caps and handshake deadline for connections not yet proven. */
   coordinatorGate?: GateLimits;
   catalogPath?: string;
-  /** The embedded coordinator's trust anchors. */
+  /** The trust anchors this gateway checks every provider's evidence under, and its embedded coordinator grants by. */
   releaseKeysPath?: string;
   rootsDir?: string;
   floor: TrustLevel;
@@ -92,6 +101,8 @@ export interface ServeOptions {
   sessionDeadlines?: SessionDeadlines;
   /** How many faults, in what window, send a provider to rest, and for how long (default: DEFAULT_FAULT_POLICY). */
   faultPolicy?: FaultPolicy;
+  /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
+  heldLimits?: HeldLimits;
   logger: Logger;
 }
 
@@ -100,6 +111,8 @@ export interface RunningGateway {
   coordinatorUrl: string;
   /** Whether the coordinator runs in this process. */
   embedded: boolean;
+  /** On NATS, the public half of the directory key the embedded coordinator signs with (hex). */
+  directoryKey?: string;
   catalog: Catalog;
   /** Where people sign in and make keys, when an identity provider is configured. */
   signIn?: { settingsUrl: string; redirectUri: string; issuer: string };
@@ -143,11 +156,21 @@ function linkSecret(dataDir: string, coordinatorUrl: string | undefined): string
   return shared;
 }
 
+/** `--coordinator-keys` goes with --nats, and a gateway alone there needs it: one line naming the flag, exit 64. */
+function checkCoordinatorKeys(options: ServeOptions): void {
+  const usage = (message: string) => Object.assign(new Error(message), { exitCode: USAGE_EXIT });
+  if (options.coordinatorKeysPath !== undefined && options.nats === undefined) throw usage("--coordinator-keys: only a gateway on NATS (--nats) takes coordinators' directory keys");
+  if (options.nats !== undefined && options.noCoordinator && options.coordinatorKeysPath === undefined) {
+    throw usage("--coordinator-keys: a gateway alone on NATS takes no coordinator's message unsigned; pass --coordinator-keys FILE, the coordinators' directory keys (svc-gateway directory-key --data-dir DIR prints one)");
+  }
+}
+
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (options.coordinatorUrl !== undefined) checkCoordinatorUrl(options.coordinatorUrl);
   if (options.noCoordinator && options.nats === undefined) throw new Error("--no-coordinator: a gateway without a coordinator needs --nats URL to reach the coordinators there");
   if (options.nats !== undefined && options.coordinatorUrl !== undefined) throw new Error("--nats: a gateway on NATS reaches every coordinator there; drop --coordinator");
   if (options.nats !== undefined && !options.noCoordinator) checkNatsDatabase(options);
+  checkCoordinatorKeys(options);
   // the gateway's port before anything that logs (the coordinator link): a port in use is the one line said
   const reserved = await reservePort(options.port, options.host, "gateway");
   try {
@@ -160,9 +183,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
 
 async function serveOnReserved(options: ServeOptions, reserved: NetServer): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
+  const anchors = trustAnchors(options.releaseKeysPath, options.rootsDir);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   // users, API keys and provider enrollment tokens: the settings page and the embedded coordinator share it
+  // on NATS, the embedded coordinator signs what it publishes with the data dir's directory key, which this gateway trusts
+  const signing = options.nats !== undefined && !options.noCoordinator ? directoryKey(options.dataDir) : undefined;
+  const coordinatorKeys = options.nats === undefined ? undefined : new CoordinatorKeys(options.coordinatorKeysPath, signing ? [signing.publicKey] : []);
+  if (coordinatorKeys?.size === 0) options.logger.warn({ file: options.coordinatorKeysPath }, "--coordinator-keys lists no key: this gateway takes no coordinator's message on NATS until the file lists one");
   const nats = options.nats === undefined ? undefined : await connectNats(options.nats, "svc-gateway serve", options.natsAccess);
   const store = await openKeyStore(options, (err) => options.logger.warn({ err: err.message }, "key store connection lost; it reconnects on the next use"));
   let coordinator: RunningCoordinator | undefined;
@@ -189,7 +217,7 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
         logger: options.logger,
         heartbeatMs,
         rechallengeMs: options.rechallengeMs,
-        nats: nats && { connection: nats, epochs: store.claimEpochs!() },
+        nats: nats && { connection: nats, epochs: store.claimEpochs!(), key: signing! },
       });
     }
   } catch (err) {
@@ -205,15 +233,16 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
   const signIn = options.oidc && openSignIn(options.oidc, users, options.dataDir, options.logger.child({ role: "sign-in" }), admins);
   // on NATS every coordinator is reached there, its own too; else the embedded one in-process, a remote one over its WebSocket
   const fabric = nats
-    ? new NatsFabric(nats, redactNats(options.nats!))
+    ? new NatsFabric(nats, redactNats(options.nats!), { trusted: (key) => coordinatorKeys!.has(key), log: options.logger.child({ role: "gateway" }) })
     : coordinator
       ? new LocalFabric(coordinator)
       : new WebSocketFabric({ url: coordinatorUrl, heartbeatMs, secret: gatewaySecret });
   const metrics = new GatewayMetrics(() => directory.connected);
-  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), {
+  const directory = new CoordinatorClient(fabric, options.logger.child({ role: "gateway" }), anchors, {
     deadlines: options.sessionDeadlines,
     faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),
+    held: options.heldLimits,
   });
   const leases = store.budgetLeases?.();
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {
@@ -266,7 +295,9 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
       return { id: token.id, secret };
     };
     const revokeProvider = (id: string) => store.revokeProviderToken(id);
-    return { url, coordinatorUrl, embedded: coordinator !== undefined, catalog, signIn: signInInfo, enrollProvider, revokeProvider, close: shutdown };
+    return {
+      url, coordinatorUrl, embedded: coordinator !== undefined, ...(signing ? { directoryKey: signing.publicKey } : {}), catalog, signIn: signInInfo, enrollProvider, revokeProvider, close: shutdown,
+    };
   } catch (err) {
     await shutdown();
     throw err;

@@ -3,6 +3,7 @@
 // relayed through the coordinator, so each one saved is an AEAD seal, a JSON round and two socket writes.
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { SessionFrame } from "../../src/session/sealed-request.ts";
+import { logprobsSize } from "../../src/receipt/logprobs.ts";
 
 /** A buffer this large goes out at once, whatever the mode: an agent frame must stay well under 1 MiB sealed. */
 export const MAX_BATCH_CHARS = 64 * 1024;
@@ -16,9 +17,7 @@ export const MAX_HOLD_MS = 5_000;
 function pieceChars(piece: AnswerPiece): number {
   if ("text" in piece) return piece.text.length;
   if (piece.type === "tool_call") return piece.name.length + piece.id.length;
-  let chars = 0;
-  for (const entry of piece.logprobs) for (const alt of [entry, ...entry.top_logprobs]) chars += 64 + alt.token.length + 4 * alt.bytes.length;
-  return chars;
+  return logprobsSize(piece.logprobs);
 }
 
 export class FrameBatcher {

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadCatalog, type Catalog } from "../../src/catalog.ts";
 import { measure } from "../../src/trust/measure.ts";
-import { loadManifest } from "../../src/trust/release-manifest.ts";
+import { loadManifest } from "../../src/trust/anchor-files.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
 import { AgentDaemon, type DaemonOptions } from "./coordinator-link.ts";
 import { Engine } from "../engine/engine.ts";

@@ -5,9 +5,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { signEvidence, verifyEvidence, type TrustAnchors } from "../../src/trust/attestation.ts";
-import { keysDigest, loadRoots, parseCertificate, verifyChain } from "../../src/trust/hardware-chain.ts";
+import { keysDigest, parseCertificate, verifyChain } from "../../src/trust/hardware-chain.ts";
+import { loadManifest, loadReleaseKeys, loadRoots } from "../../src/trust/anchor-files.ts";
 import { measure } from "../../src/trust/measure.ts";
-import { loadManifest, loadReleaseKeys, type ReleaseManifest } from "../../src/trust/release-manifest.ts";
+import type { ReleaseManifest } from "../../src/trust/release-manifest.ts";
 import { runAttestor } from "../daemon/attestor.ts";
 import type { AgentKeys } from "../daemon/identity.ts";
 import { BUNDLED_MANIFEST_PATH } from "../daemon/start-options.ts";

@@ -21,7 +21,7 @@ import { openSequence } from "./cached-sequence.ts";
 import { guardUtf8 } from "./utf8-guard.ts";
 import { LogprobReader, type LogprobTap } from "./logprobs.ts";
 import { MAX_LOGPROBS_PER_PIECE, type AnswerPiece } from "../../src/receipt/answer-record.ts";
-import type { TokenLogprob } from "../../src/receipt/logprobs.ts";
+import { logprobsSize, type TokenLogprob } from "../../src/receipt/logprobs.ts";
 
 /** A chat model loaded for sessions. */
 export interface Loaded {
@@ -204,7 +204,7 @@ class PendingLogprobs {
   /** One token's entry; a piece's worth goes out at once. */
   *push(entry: TokenLogprob): Generator<AnswerPiece> {
     this.entries.push(entry);
-    for (const alt of [entry, ...entry.top_logprobs]) this.chars += 64 + alt.token.length + 4 * alt.bytes.length;
+    this.chars += logprobsSize([entry]);
     if (this.entries.length >= MAX_LOGPROBS_PER_PIECE || this.chars >= PIECE_CHARS) yield* this.flush();
   }
 

@@ -1,13 +1,12 @@
 // `svc-agent verify --attestation FILE`: re-checks a saved attestation record (`GET /v1/providers/{id}/attestation`)
-// offline with the coordinator's own checks (src/trust/attestation.ts), against the release keys and roots you trust,
+// offline with the one check of evidence coordinators and gateways run (src/trust/attestation.ts), against the release keys and roots you trust,
 // and says which rung the evidence proves; a rung whose anchors you did not give is "not checked", never valid.
 import { readFile } from "node:fs/promises";
 import type { X509Certificate } from "@peculiar/x509";
-import { transparentRefusal, verifyEvidence } from "../../src/trust/attestation.ts";
+import { checkEvidence } from "../../src/trust/attestation.ts";
 import { AttestationRecordSchema, type AttestationRecord } from "../../src/trust/attestation-record.ts";
-import { keysDigest, loadRoots, verifyChain } from "../../src/trust/hardware-chain.ts";
+import { loadReleaseKeys, loadRoots } from "../../src/trust/anchor-files.ts";
 import { providerIdOf } from "../../src/receipt/provider-id.ts";
-import { loadReleaseKeys } from "../../src/trust/release-manifest.ts";
 import { atOrAbove, type TrustLevel } from "../../src/receipt/rungs.ts";
 
 export interface AttestationFlags {
@@ -73,11 +72,10 @@ function parseRecord(text: string): AttestationRecord | string {
   return `${issue?.path.join(".") || "the record"}: ${issue?.message ?? "invalid"}`;
 }
 
-/** Every check the record allows, and the rung the coordinator's own rules grant it under these anchors. */
+/** Every check the record allows, from the one check of evidence (src/trust/attestation.ts), and the rung it proves under these anchors. */
 async function check(record: AttestationRecord, anchors: Anchors): Promise<{ lines: Line[]; proven?: TrustLevel }> {
   const { evidence } = record;
   const lines: Line[] = [];
-  const at = new Date(record.verified_at);
   lines.push(
     providerIdOf(evidence.signing_key) === record.provider_id
       ? { state: "ok", detail: `provider_id: the SHA-256 of signing key ${evidence.signing_key}` }
@@ -89,45 +87,42 @@ async function check(record: AttestationRecord, anchors: Anchors): Promise<{ lin
     return { lines };
   }
 
-  const grant = await verifyEvidence(evidence, evidence.nonce, { releaseKeys: anchors.releaseKeys ?? new Set(), roots: anchors.roots ?? [] }, at);
+  // as of the instant it was checked: a leaf that has expired since proved what it proved then
+  const verdict = await checkEvidence(evidence, { releaseKeys: anchors.releaseKeys ?? new Set(), roots: anchors.roots ?? [] }, new Date(record.verified_at));
+  const { signature, transparent, hardware } = verdict.checks;
   lines.push(
-    grant.ok
+    signature.ok
       ? { state: "ok", detail: `signature: Ed25519 by the signing key over nonce ${evidence.nonce}, both public keys (sealing ${evidence.sealing_key}) and the rest of the evidence` }
-      : { state: "FAIL", detail: `signature: ${grant.reason}` },
+      : { state: "FAIL", detail: `signature: ${signature.reason}` },
   );
 
-  if (evidence.measurement !== undefined || evidence.manifest !== undefined) {
+  if (transparent.presented) {
     if (anchors.releaseKeys === undefined) {
       const signer = evidence.manifest ? ` (the manifest is signed by release key ${evidence.manifest.release_key})` : "";
       lines.push({ state: "--", detail: `transparent: not checked: pass --release-keys FILE, the release keys you trust${signer}`, skipped: true });
     } else {
-      const refusal = transparentRefusal(evidence, { releaseKeys: anchors.releaseKeys });
       lines.push(
-        refusal === undefined
+        transparent.ok
           ? { state: "ok", detail: `transparent: code measurement ${evidence.measurement} is listed in a release manifest signed by trusted release key ${evidence.manifest?.release_key}` }
-          : { state: "FAIL", detail: `transparent: ${refusal}` },
+          : { state: "FAIL", detail: `transparent: ${transparent.reason}` },
       );
     }
   }
 
-  if (evidence.chain !== undefined) {
+  if (hardware.presented) {
     if (anchors.roots === undefined) {
       lines.push({ state: "--", detail: "hardware: not checked: pass --roots DIR, the attestation roots you trust", skipped: true });
-    } else {
-      // as of the instant the coordinator checked it: a leaf that has expired since proved what it proved then
-      const chain = await verifyChain(evidence.chain, anchors.roots, keysDigest(evidence.signing_key, evidence.sealing_key), at);
-      if (!chain.ok) lines.push({ state: "FAIL", detail: `hardware: ${chain.reason}` });
-      else {
-        lines.push({ state: "ok", detail: `hardware: ${evidence.chain.length} certificates lead to a trusted root, as of ${record.verified_at}, and the leaf binds both public keys` });
-        lines.push(
-          record.serial === chain.serial
-            ? { state: "ok", detail: `serial: ${chain.serial}, as the leaf names it` }
-            : { state: "FAIL", detail: `serial: the record says ${record.serial ?? "none"}, the leaf names ${chain.serial}` },
-        );
-      }
+    } else if (!hardware.ok) lines.push({ state: "FAIL", detail: `hardware: ${hardware.reason}` });
+    else {
+      lines.push({ state: "ok", detail: `hardware: ${evidence.chain!.length} certificates lead to a trusted root, as of ${record.verified_at}, and the leaf binds both public keys` });
+      lines.push(
+        record.serial === hardware.serial
+          ? { state: "ok", detail: `serial: ${hardware.serial}, as the leaf names it` }
+          : { state: "FAIL", detail: `serial: the record says ${record.serial ?? "none"}, the leaf names ${hardware.serial}` },
+      );
     }
   }
-  return { lines, ...(grant.ok ? { proven: grant.rung } : {}) };
+  return { lines, ...(verdict.ok ? { proven: verdict.rung } : {}) };
 }
 
 function judge(record: AttestationRecord, lines: Line[], proven: TrustLevel | undefined): { status: AttestationStatus; verdict: string } {

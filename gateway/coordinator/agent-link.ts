@@ -3,8 +3,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { WebSocket } from "ws";
-import { verifyEvidence, type Evidence, type TrustAnchors } from "../../src/trust/attestation.ts";
-import { attestationRecord } from "../../src/trust/attestation-record.ts";
+import { evidenceDigest, verifyEvidence, type Evidence, type TrustAnchors } from "../../src/trust/attestation.ts";
 import { allowanceMs, idleHeartbeatMs } from "../../src/link/heartbeat.ts";
 import type { LivenessSweep } from "./liveness-sweep.ts";
 import type { EnrollmentWatch } from "./enrollment-watch.ts";
@@ -12,13 +11,13 @@ import type { ConnectionLog } from "./connection-log.ts";
 import { providerIdOf } from "../../src/receipt/provider-id.ts";
 import { jsonSender } from "../../src/link/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire/agent.ts";
-import { agentRefusal, BAD_TOKEN, CLOSE_BAD_TOKEN, CLOSE_NOT_ENROLLED, type AdmissionPolicy } from "./admission.ts";
+import { agentRefusal, BAD_TOKEN, CLOSE_BAD_TOKEN, CLOSE_ENROLLMENT_IN_USE, CLOSE_NOT_ENROLLED, enrollmentInUse, enrollmentRef, type AdmissionPolicy } from "./admission.ts";
 import type { Attestations } from "./attestations.ts";
 import type { AgentPort, Registry } from "./registry.ts";
 
 export interface AgentLinkOptions {
   registry: Registry;
-  /** Where the evidence behind each grant is kept for gateways to show. */
+  /** Where the evidence behind each grant is kept for gateways to check and show. */
   attestations: Attestations;
   anchors: TrustAnchors;
   admission: AdmissionPolicy;
@@ -76,12 +75,10 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     clearTimeout(answerTimer);
     const nonce = outstanding;
     outstanding = undefined; // a nonce is answered once; a second answer to it is a replay
-    // one instant for the check and the record, so an offline re-check sees the chain's dates as it was checked
-    const verifiedAt = new Date();
     const grant =
       nonce === undefined
         ? { ok: false as const, reason: "evidence arrived with no challenge outstanding (replayed)" }
-        : await verifyEvidence(evidence, nonce, anchors, verifiedAt);
+        : await verifyEvidence(evidence, nonce, anchors);
     if (!grant.ok) return refuse(grant.reason);
     // checked on every answer, so a revoked token ends the agent's stay at its next challenge
     const enrollment = token === undefined ? undefined : await options.admission.enrollment(token);
@@ -93,18 +90,22 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     }
     const id = providerIdOf(evidence.signing_key);
     const serial = grant.rung === "hardware" ? grant.serial : undefined;
-    const record = attestationRecord(id, evidence, { rung: grant.rung, serial }, verifiedAt);
+    const digest = evidenceDigest(evidence);
     if (provider) {
-      registry.setTrust(id, grant.rung, serial);
-      attestations.reattested(record, port);
+      registry.setTrust(id, grant.rung, serial, digest);
+      attestations.reattested(id, evidence, port);
       log.info({ rung: grant.rung, refusals: grant.refusals }, "agent re-attested");
     } else {
+      // checked and taken in one turn, so two connections on one enrollment cannot both pass
+      const ref = enrollmentRef(id, enrollment, serial);
+      const inUse = enrollmentInUse(ref, registry.holderOf(ref), id);
+      if (inUse !== undefined) return refuse(inUse, CLOSE_ENROLLMENT_IN_USE, "enrollment in use");
       provider = { id, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key };
       log = log.child({ provider: id });
       const name = evidence.name;
-      registry.add({ id, trust: grant.rung, serial, name, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key }, port);
-      attestations.granted(record, port);
-      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: enrollment?.id }, "agent granted");
+      registry.add({ id, trust: grant.rung, serial, name, enrollment: ref, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key, evidence: digest }, port);
+      attestations.granted(id, evidence, port);
+      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: ref }, "agent granted");
       options.proven();
       if (enrollment !== undefined) unwatch = options.enrollments.watch(enrollment.id, () => revoked(enrollment.id));
     }

@@ -1,28 +1,28 @@
-// The evidence each connected provider was last granted its rung for, kept beside the registry (which holds
-// the rung itself) so gateways can show it: `GET /v1/providers/{id}/attestation`.
-import type { AttestationRecord } from "../../src/trust/attestation-record.ts";
+// The evidence each connected provider was last granted its rung for, kept beside the registry (which holds the rung
+// itself and the evidence's digest) so gateways can check it themselves and show it: `GET /v1/providers/{id}/attestation`.
+import type { Evidence } from "../../src/trust/attestation.ts";
 import type { AgentPort } from "./registry.ts";
 
 export class Attestations {
-  /** Keyed by provider id; `agent` is the link the record came from, as the registry keys its providers. */
-  private readonly records = new Map<string, { record: AttestationRecord; agent: AgentPort }>();
+  /** Keyed by provider id; `agent` is the link the evidence came from, as the registry keys its providers. */
+  private readonly evidence = new Map<string, { evidence: Evidence; agent: AgentPort }>();
 
   /** A first grant on a link: it replaces whatever an older link of the same provider left. */
-  granted(record: AttestationRecord, agent: AgentPort): void {
-    this.records.set(record.provider_id, { record, agent });
+  granted(id: string, evidence: Evidence, agent: AgentPort): void {
+    this.evidence.set(id, { evidence, agent });
   }
 
   /** A re-answered challenge; ignored from a link that a newer connection has replaced. */
-  reattested(record: AttestationRecord, agent: AgentPort): void {
-    if (this.records.get(record.provider_id)?.agent === agent) this.records.set(record.provider_id, { record, agent });
+  reattested(id: string, evidence: Evidence, agent: AgentPort): void {
+    if (this.evidence.get(id)?.agent === agent) this.evidence.set(id, { evidence, agent });
   }
 
-  /** The link closed: its record goes, unless a newer link of the same provider holds it now. */
+  /** The link closed: its evidence goes, unless a newer link of the same provider holds it now. */
   closed(id: string, agent: AgentPort): void {
-    if (this.records.get(id)?.agent === agent) this.records.delete(id);
+    if (this.evidence.get(id)?.agent === agent) this.evidence.delete(id);
   }
 
-  get(id: string): AttestationRecord | undefined {
-    return this.records.get(id)?.record;
+  get(id: string): Evidence | undefined {
+    return this.evidence.get(id)?.evidence;
   }
 }

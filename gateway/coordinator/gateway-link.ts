@@ -47,7 +47,7 @@ export function gatewayEndpoint(send: (message: ToGateway) => void, registry: Re
   feed.subscribe(port);
   return {
     receive: (message) => {
-      if (message.t === "attestation") port.send({ t: "attestation", rid: message.rid, record: attestations.get(message.id) ?? null });
+      if (message.t === "attestation") port.send({ t: "attestation", rid: message.rid, evidence: attestations.get(message.id) ?? null });
       else if (message.t === "place") place(message);
       else registry.cancel(port, message.id);
     },

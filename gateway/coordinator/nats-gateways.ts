@@ -3,20 +3,24 @@
 // each gateway served by the same endpoint as a WebSocket or embedded one. A provider held here is claimed with
 // an epoch from shared state (claim-epochs.ts), never a clock: when another coordinator claims it with a greater
 // one, this one closes its own, older connection. Until the epoch comes (the database away), the hold serves but
-// yields to any claim it hears, so it can never beat a connection that got its epoch.
+// yields to any claim it hears, so it can never beat a connection that got its epoch. Every message it publishes to
+// gateways (its feed, and what it sends on a gateway's subject) is signed with its directory key (DESIGN §11), which
+// the gateways are configured with; replies to their requests go to inboxes only the asker knows.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { SIGNATURE_DOMAINS, type Signer } from "../../src/crypto/signing.ts";
 import { readFromGateway, type ToGateway } from "../../src/wire/gateway.ts";
 import {
-  ALL_CLAIMS, claimSubject, coordinatorSubject, FEED_BEAT_MS, feedSubject, gatewaySubject, GATEWAY_QUIET_MS, H_ASK, H_EPOCH, H_FROM, H_SEQ,
-  HELLO_SUBJECT, providerSubject, SUBJECT_TOKEN,
+  ALL_CLAIMS, claimSubject, coordinatorSubject, FEED_BEAT_MS, feedSubject, gatewaySubject, GATEWAY_QUIET_MS, H_ASK, H_EPOCH, H_FROM, H_KEY, H_N, H_SEQ,
+  H_SIG, HELLO_SUBJECT, providerSubject, signedPart, SUBJECT_TOKEN,
 } from "../../src/wire/nats.ts";
 import type { Attestations } from "./attestations.ts";
 import { EPOCH_RETRY_MAX_MS, EPOCH_RETRY_MS, yieldsTo, type ClaimEpochs } from "./claim-epochs.ts";
 import { gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
 import type { FeedPort } from "./directory-feed.ts";
 import type { Registry } from "./registry.ts";
+import { AwakeClock } from "../../src/link/awake-clock.ts";
 
 /** What the NATS side reaches of a coordinator. */
 export interface CoordinatorCore {
@@ -25,6 +29,8 @@ export interface CoordinatorCore {
   log: Logger;
   /** Orders claims across coordinators (the shared database). */
   epochs: ClaimEpochs;
+  /** Its directory key: what it publishes to gateways is signed with it. */
+  key: Signer;
 }
 
 export interface NatsGateways {
@@ -43,7 +49,27 @@ interface Hold {
 /** Claims are held to one queue group per provider subject, so a placement reaches one holder even mid-race. */
 const QUEUE = "svc";
 
-export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations, log, epochs }: CoordinatorCore): NatsGateways {
+/** What a coordinator's message may say besides its body: the feed's number, what it answers. */
+export type FeedHeaders = { [H_SEQ]?: string; [H_ASK]?: string };
+
+/**
+ * Publishes to gateways as coordinator `from`, each message signed with `key` over the subject, the sender, its
+ * number, the feed's number and ask, and the body (src/wire/nats.ts signedPart). Every message of this run is
+ * numbered once (the id is new each run), so a gateway can tell a replay.
+ */
+export function signedPublisher(nc: NatsConnection, from: string, key: Signer): (subject: string, text: string, extra?: FeedHeaders) => void {
+  let n = 0;
+  return (subject, text, extra = {}) => {
+    const body = Buffer.from(text);
+    const signed = { from, key: key.publicKey, n: ++n, seq: extra[H_SEQ], ask: extra[H_ASK] };
+    const h = headers();
+    for (const [k, v] of Object.entries({ [H_FROM]: from, ...extra, [H_KEY]: key.publicKey, [H_N]: String(signed.n) })) h.set(k, v);
+    h.set(H_SIG, key.sign(SIGNATURE_DOMAINS.fabric, signedPart(subject, signed, body)));
+    nc.publish(subject, body, { headers: h });
+  };
+}
+
+export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations, log, epochs, key }: CoordinatorCore): NatsGateways {
   const id = `c_${randomBytes(9).toString("base64url")}`;
   const hdrs = (extra: Record<string, string> = {}): MsgHdrs => {
     const h = headers();
@@ -51,10 +77,13 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
     for (const [k, v] of Object.entries(extra)) h.set(k, v);
     return h;
   };
+  const publish = signedPublisher(nc, id, key);
   let seq = 0;
   /** Providers whose socket this coordinator holds: their claim's epoch (none yet while it is being fetched) and placement subscription. */
   const held = new Map<string, Hold>();
   const gateways = new Map<string, { endpoint: GatewayEndpoint; heard: number }>();
+  /** What the gateways' silences are timed on: a stall of this coordinator is no gateway's silence. */
+  const clock = new AwakeClock();
 
   const claim = (pid: string, epoch: number) => nc.publish(claimSubject(pid), "", { headers: hdrs({ [H_EPOCH]: String(epoch) }) });
   /** Asks the shared state for this hold's epoch; while it is away, again, less often each time, as long as the hold lasts. */
@@ -92,7 +121,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
       for (const e of message.put) hold(e.id);
       for (const pid of message.gone) release(pid);
       if (subscribing) return;
-      nc.publish(feedSubject(id), JSON.stringify(message), { headers: hdrs({ [H_SEQ]: String(++seq) }) });
+      publish(feedSubject(id), JSON.stringify(message), { [H_SEQ]: String(++seq) });
     },
   };
   registry.feed.subscribe(broadcast);
@@ -101,7 +130,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
   /** The whole directory, to one gateway that asked, numbered with the last delta it already holds. */
   const snapshot = (g: string) => {
     const port: FeedPort = {
-      send: (message) => nc.publish(gatewaySubject(g), JSON.stringify(message), { headers: hdrs({ [H_SEQ]: String(seq), [H_ASK]: "snap" }) }),
+      send: (message) => publish(gatewaySubject(g), JSON.stringify(message), { [H_SEQ]: String(seq), [H_ASK]: "snap" }),
     };
     registry.feed.subscribe(port);
     registry.feed.unsubscribe(port);
@@ -111,7 +140,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
   const gateway = (g: string) => {
     let known = gateways.get(g);
     if (known) {
-      known.heard = Date.now();
+      known.heard = clock.now();
       return known.endpoint;
     }
     const send = (message: ToGateway) => {
@@ -119,9 +148,9 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
         if (message.placed === undefined) return;
         message = { t: "directory", put: [], gone: [], placed: message.placed };
       }
-      nc.publish(gatewaySubject(g), JSON.stringify(message), { headers: hdrs() });
+      publish(gatewaySubject(g), JSON.stringify(message));
     };
-    known = { endpoint: gatewayEndpoint(send, registry, attestations, log.child({ gateway: g })), heard: Date.now() };
+    known = { endpoint: gatewayEndpoint(send, registry, attestations, log.child({ gateway: g })), heard: clock.now() };
     gateways.set(g, known);
     log.info({ gateway: g }, "gateway linked over NATS");
     return known.endpoint;
@@ -147,7 +176,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
         const ask = msg.headers?.get(H_ASK);
         if (ask === "ping") {
           const known = gateways.get(g);
-          if (known) known.heard = Date.now();
+          if (known) known.heard = clock.now();
           msg.respond("");
         } else if (ask === "snap") snapshot(g);
         else if (ask === "cancel" && gateways.has(g)) {
@@ -179,17 +208,23 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
     }),
   ];
 
-  const beat = () => nc.publish(feedSubject(id), "", { headers: hdrs({ [H_SEQ]: String(seq) }) });
+  const beat = () => publish(feedSubject(id), "", { [H_SEQ]: String(seq) });
   beat();
+  let due = performance.now() + FEED_BEAT_MS;
   const timer = setInterval(() => {
     beat();
-    const now = Date.now();
-    for (const [g, known] of [...gateways]) {
-      if (now - known.heard <= GATEWAY_QUIET_MS) continue;
-      gateways.delete(g);
-      known.endpoint.close();
-      log.info({ gateway: g }, "gateway went quiet on NATS; its sessions are cancelled");
-    }
+    clock.woke(due, FEED_BEAT_MS / 2);
+    due = performance.now() + FEED_BEAT_MS;
+    // judged after this turn's network reads: a ping already in the socket counts
+    setImmediate(() => {
+      const now = clock.now();
+      for (const [g, known] of [...gateways]) {
+        if (now - known.heard <= GATEWAY_QUIET_MS) continue;
+        gateways.delete(g);
+        known.endpoint.close();
+        log.info({ gateway: g }, "gateway went quiet on NATS; its sessions are cancelled");
+      }
+    });
   }, FEED_BEAT_MS);
   timer.unref();
 

@@ -41,8 +41,12 @@ export interface ProviderInfo {
   name?: string;
   trust: TrustLevel;
   serial?: string;
+  /** The enrollment it was admitted under (admission.ts's enrollmentRef); none: its own id. */
+  enrollment?: string;
   signingKey: string;
   sealingKey: string;
+  /** The SHA-256 of the evidence it was last granted its rung for (src/trust/attestation.ts evidenceDigest): gateways check that evidence themselves. */
+  evidence: string;
 }
 
 export interface Provider extends ProviderInfo {
@@ -67,7 +71,7 @@ export const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length
 export const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
 
 export function toDirectoryEntry(p: Provider): DirectoryEntry {
-  return { ...toEntry(p), last_assigned: p.lastAssigned };
+  return { ...toEntry(p), last_assigned: p.lastAssigned, evidence_sha256: p.evidence, ...(p.enrollment === undefined ? {} : { enrollment: p.enrollment }) };
 }
 
 export function toEntry(p: Provider): ProviderEntry {

@@ -27,6 +27,7 @@ import { Registry, type QueueLimits } from "./registry.ts";
 import { serveGatewaysOnNats } from "./nats-gateways.ts";
 import type { ClaimEpochs } from "./claim-epochs.ts";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Signer } from "../../src/crypto/signing.ts";
 import { bearerKey } from "../http/bearer.ts";
 
 export const DEFAULT_RECHALLENGE_MS = 5 * 60_000;
@@ -45,10 +46,12 @@ export interface CoordinatorOptions {
   nats?: NatsSide;
 }
 
-/** A coordinator's place on NATS: the connection, and the shared epochs its claims are ordered by. */
+/** A coordinator's place on NATS: the connection, the shared epochs its claims are ordered by, the key it signs with. */
 export interface NatsSide {
   connection: NatsConnection;
   epochs: ClaimEpochs;
+  /** Its directory key (directory-key.ts): every message it publishes to gateways is signed with it. */
+  key: Signer;
 }
 
 export interface CoordinatorServer {
@@ -74,7 +77,7 @@ export function createCoordinatorServer(options: CoordinatorOptions): Coordinato
   const sweep = new LivenessSweep(sweepTickMs(heartbeatMs));
   const connections: ConnectionLog = new ConnectionLog(log, () => gate.size);
   const gate = new ConnectionGate(options.gate ?? DEFAULT_GATE_LIMITS, connections);
-  const onNats = options.nats && serveGatewaysOnNats(options.nats.connection, { registry, attestations, log, epochs: options.nats.epochs });
+  const onNats = options.nats && serveGatewaysOnNats(options.nats.connection, { registry, attestations, log, epochs: options.nats.epochs, key: options.nats.key });
   const gatewayCount = () => gateways.clients.size + localLinks.size + (onNats?.gateways ?? 0);
   const enrollments = new EnrollmentWatch(() => options.admission.liveEnrollments(), (err) => log.error({ err }, "could not read the live enrollments"));
 

@@ -2,8 +2,7 @@
 import type { Logger } from "pino";
 import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import type { Catalog } from "../../src/catalog.ts";
-import { loadRoots } from "../../src/trust/hardware-chain.ts";
-import { loadReleaseKeys } from "../../src/trust/release-manifest.ts";
+import { loadReleaseKeys, loadRoots } from "../../src/trust/anchor-files.ts";
 import { SecretSet } from "../http/bearer.ts";
 import { closeServer, listen } from "../http/listen.ts";
 import type { Enrollment } from "./admission.ts";

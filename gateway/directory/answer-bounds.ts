@@ -4,7 +4,7 @@
 // same bounds hold whatever carries the frames.
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
-import { tokenStringProblem, type TokenLogprob } from "../../src/receipt/logprobs.ts";
+import { logprobsSize, tokenStringProblem, type TokenLogprob } from "../../src/receipt/logprobs.ts";
 import { answerTokenCap, type SessionPlaintext } from "../../src/session/sealed-request.ts";
 import { LOGPROB_BYTES_PER_ENTRY } from "../../src/session/logprobs.ts";
 import { embeddingsContentLength } from "../../src/receipt/embedding-vectors.ts";
@@ -66,6 +66,12 @@ export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "inp
   return { tokens, pieces, bytes, logprobs, wireBytes: wireBytes + entries * WIRE_BYTES_PER_ENTRY + logprobs.bytes * WIRE_BYTES_PER_ENTRY_BYTE };
 }
 
+/** What a piece adds to the answer's text, tool names and call ids, in UTF-8 bytes (logprob entries as their JSON's size). */
+export function pieceBytes(piece: AnswerPiece): number {
+  if (piece.type === "logprobs") return logprobsSize(piece.logprobs);
+  return piece.type === "tool_call" ? Buffer.byteLength(piece.name) + Buffer.byteLength(piece.id) : Buffer.byteLength(piece.text);
+}
+
 /** Counts one session's answer against its limits and the request's tool rules; each method returns a breach, or undefined. */
 export class AnswerBounds {
   private pieces = 0;
@@ -85,7 +91,7 @@ export class AnswerBounds {
   piece(piece: AnswerPiece): Breach | undefined {
     if (piece.type === "logprobs") return this.logprobs(piece.logprobs);
     this.pieces++;
-    this.bytes += piece.type === "tool_call" ? Buffer.byteLength(piece.name) + Buffer.byteLength(piece.id) : Buffer.byteLength(piece.text);
+    this.bytes += pieceBytes(piece);
     const vectors = this.request.input?.length;
     if (this.pieces > this.limits.pieces) {
       return tooMuch(vectors === undefined ? `sent more than the ${this.limits.tokens} tokens max_tokens allows` : `sent more pieces than the ${vectors} vectors asked for`);

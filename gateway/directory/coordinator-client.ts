@@ -2,9 +2,11 @@
 // routes use, with a copy of the directory the coordinator keeps current. A session is a series of attempts
 // (session-attempt.ts), each choosing a provider from the copy, sealing the request to it and placing it there:
 // a choice the coordinator finds stale is made again; an unpinned request whose provider left, or faulted, before
-// its first token is re-routed to another (DESIGN §8), at most MAX_FAULT_REROUTES times for faults.
+// its first token is re-routed to another (DESIGN §8), at most MAX_FAULT_REROUTES times for faults. The copy holds
+// each provider at what its evidence proves to this gateway (provider-checks.ts), never at the coordinator's word.
 import type { Logger } from "pino";
-import { AttestationRecordSchema, type AttestationRecord } from "../../src/trust/attestation-record.ts";
+import type { AttestationRecord } from "../../src/trust/attestation-record.ts";
+import type { TrustAnchors } from "../../src/trust/attestation.ts";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
 import { Mailbox } from "./mailbox.ts";
@@ -12,13 +14,15 @@ import { sealRequest } from "../../src/crypto/seal.ts";
 import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ProviderRecord, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy } from "./directory-copy.ts";
+import { ProviderChecks } from "./provider-checks.ts";
 import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "./directory.ts";
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
 import type { LiveSession } from "./live-session.ts";
-import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
+import { ProviderFaults, type Breach, type FaultKind, type FaultSubject } from "./provider-faults.ts";
 import type { Disputed } from "./provider-errors.ts";
 import type { Sealed } from "./receipt-check.ts";
 import { attempt, type AttemptHost, type Outcome } from "./session-attempt.ts";
+import { HeldLedger, type HeldLimits } from "./held-bytes.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 /** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */
@@ -32,6 +36,8 @@ export interface SessionPolicy {
   faults?: ProviderFaults;
   /** Each fault charged, and each rest it began, for the metrics. */
   onFault?: (kind: FaultKind, rested: boolean) => void;
+  /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
+  held?: HeldLimits;
 }
 
 export class CoordinatorClient implements Directory, AttemptHost {
@@ -41,20 +47,37 @@ export class CoordinatorClient implements Directory, AttemptHost {
   private readonly copy = new DirectoryCopy();
   /** Each open request's disputed validation errors, by request id, charged when another provider serves it. */
   private readonly disputes = new Map<string, ({ provider: string } & Disputed)[]>();
+  /** What each provider's evidence proves here: the copy takes only what it passes. */
+  private readonly checks: ProviderChecks;
   /** Waiting for the first whole directory of this link. */
   private readonly syncing = new Set<Mailbox<true>>();
-  private readonly attestations = new Map<number, Mailbox<AttestationRecord | null>>();
+  /** Evidence asked of the coordinator, by request id: what it sent (unknown until checked), or null. */
+  private readonly attestations = new Map<number, Mailbox<unknown>>();
   readonly sessions = new Map<string, LiveSession>();
   readonly deadlines: SessionDeadlines;
   readonly faults: ProviderFaults;
+  readonly held: HeldLedger;
 
+  /** `anchors`: this gateway's own release keys and attestation roots, which every provider's evidence is checked under. */
   constructor(
     fabric: Fabric,
     readonly log: Logger,
+    anchors: TrustAnchors,
     private readonly policy: SessionPolicy = {},
   ) {
     this.deadlines = policy.deadlines ?? DEFAULT_SESSION_DEADLINES;
     this.faults = policy.faults ?? new ProviderFaults();
+    this.held = new HeldLedger(policy.held);
+    this.checks = new ProviderChecks({
+      anchors,
+      log,
+      fetch: (id) => this.evidenceOf(id).catch(() => undefined),
+      checked: (put, gone) => {
+        this.copy.update(put, gone);
+        this.faults.listed({ put, gone });
+        this.wake();
+      },
+    });
     const url = (this.url = fabric.where);
     this.link = fabric.connect(
       {
@@ -63,6 +86,8 @@ export class CoordinatorClient implements Directory, AttemptHost {
         affinity: (key, provider) => this.copy.remember(key, provider),
         closed: ({ error, wasOpen, retryMs }) => {
           this.copy.clear();
+          this.checks.clear();
+          this.faults.forgetProviders();
           for (const box of [...this.syncing, ...this.attestations.values(), ...[...this.sessions.values()].map((s) => s.box)]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
           if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
@@ -82,14 +107,19 @@ export class CoordinatorClient implements Directory, AttemptHost {
   private dispatch(message: ToGateway | undefined): void {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "directory") {
-      this.copy.apply(message);
-      // a mailbox hands over defined items only: each waiter is woken with `true`
-      if (this.copy.ready) for (const box of this.syncing) box.post(true);
-    } else if (message.t === "attestation") {
-      // published to whoever asks, so held to the public schema and its serial rule (rare: not a per-request message)
-      if (message.record !== null && !AttestationRecordSchema.safeParse(message.record).success) return this.log.warn("the coordinator sent an attestation record that breaks its schema; dropped");
-      this.attestations.get(message.rid)?.post(message.record);
-    } else this.sessions.get(message.id)?.arrive(message);
+      // the faults' index lists what the copy lists: each provider as its evidence proves it here
+      const vetted = this.checks.vet(message);
+      this.copy.apply(vetted);
+      this.faults.listed(vetted);
+      this.wake();
+    } else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.evidence);
+    else this.sessions.get(message.id)?.arrive(message);
+  }
+
+  /** Wakes whoever waits for the whole directory once it is here and its providers have had their first check. */
+  private wake(): void {
+    // a mailbox hands over defined items only: each waiter is woken with `true`
+    if (this.copy.ready && this.checks.settled) for (const box of this.syncing) box.post(true);
   }
 
   private send(message: FromGateway): void {
@@ -112,7 +142,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
    */
   private async synced(signal?: AbortSignal): Promise<void> {
     if (!this.link.connected) throw this.unreachable();
-    if (this.copy.ready) return;
+    if (this.copy.ready && this.checks.settled) return;
     const box = new Mailbox<true>();
     this.syncing.add(box);
     const timeout = AbortSignal.timeout(LIST_TIMEOUT_MS);
@@ -120,6 +150,8 @@ export class CoordinatorClient implements Directory, AttemptHost {
       await box.take(signal === undefined ? timeout : AbortSignal.any([signal, timeout]));
     } catch (err) {
       if (err instanceof ApiError || !timeout.aborted) throw err;
+      // the whole directory is here and only some first checks are still running: answer from what is checked
+      if (this.copy.ready) return;
       throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not send its directory in time; try again shortly.`);
     } finally {
       this.syncing.delete(box);
@@ -127,12 +159,18 @@ export class CoordinatorClient implements Directory, AttemptHost {
   }
 
   async attestation(id: string): Promise<AttestationRecord | undefined> {
+    const evidence = await this.evidenceOf(id);
+    return evidence === null ? undefined : this.checks.record(id, evidence);
+  }
+
+  /** The evidence the coordinator holds for provider `id`, unread (null when it holds none). */
+  private async evidenceOf(id: string): Promise<unknown> {
     const rid = this.nextRid++;
-    const box = new Mailbox<AttestationRecord | null>();
+    const box = new Mailbox<unknown>();
     this.attestations.set(rid, box);
     try {
       this.send({ t: "attestation", rid, id });
-      return (await box.take(AbortSignal.timeout(LIST_TIMEOUT_MS))) ?? undefined;
+      return await box.take(AbortSignal.timeout(LIST_TIMEOUT_MS));
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw new ApiError("directory_unavailable", `The coordinator at ${this.url} did not answer in time; try again shortly.`);
@@ -185,7 +223,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
   /** Another provider served the request: each validation error claimed for it before was false, and is charged. */
   served(requestId: string): void {
     for (const { provider, error, chargeable } of this.disputes.get(requestId) ?? []) {
-      if (chargeable) this.charge(provider, { kind: "error", why: `claimed the request ${error.code === "invalid_value" ? "held an invalid value" : "asked for something unsupported"}, and another provider served it` }, requestId);
+      if (chargeable) this.charge(this.faults.subjectOf(provider), { kind: "error", why: `claimed the request ${error.code === "invalid_value" ? "held an invalid value" : "asked for something unsupported"}, and another provider served it` }, requestId);
     }
   }
 
@@ -197,13 +235,15 @@ export class CoordinatorClient implements Directory, AttemptHost {
     this.link.send({ t: "cancel", id });
   }
 
-  /** Counts a provider's fault; the one that sends it to rest says so once, in the log and the metrics. */
-  charge(providerId: string, { kind, why }: Breach, requestId: string): void {
-    const faults = this.faults.charge(providerId, Date.now());
-    this.log.warn({ provider: providerId, request_id: requestId, fault: kind, why }, `provider ${providerId} fault: it ${why}`);
+  /** Counts a provider's fault against its enrollment; the one that sends it to rest says so once, in the log and the metrics. */
+  charge(provider: FaultSubject, { kind, why }: Breach, requestId: string): void {
+    const faults = this.faults.charge(provider, Date.now());
+    const { id, enrollment } = provider;
+    this.log.warn({ provider: id, enrollment, request_id: requestId, fault: kind, why }, `provider ${id} fault: it ${why}`);
     if (faults !== undefined) {
       const restS = Math.round(this.faults.policy.restMs / 1000);
-      this.log.warn({ provider: providerId, faults, rest_s: restS }, `provider ${providerId} rests out of rotation for ${restS} s after ${faults} faults`);
+      // and with it every other key its enrollment connects with
+      this.log.warn({ provider: id, enrollment, faults, rest_s: restS }, `provider ${id} rests out of rotation for ${restS} s after ${faults} faults`);
     }
     this.policy.onFault?.(kind, faults !== undefined);
   }

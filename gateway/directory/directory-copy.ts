@@ -70,7 +70,12 @@ export class DirectoryCopy {
     // the whole directory may come in parts: ready once its last part is in
     if (!delta.more) this.synced = true;
     for (const session of delta.placed ?? []) this.settle(session);
-    for (const entry of delta.put) {
+    this.update(delta.put, delta.gone);
+  }
+
+  /** Entries to put (new or changed) and ids that left, outside the coordinator's numbering (a provider's check finished). */
+  update(put: readonly DirectoryEntry[], gone: readonly string[]): void {
+    for (const entry of put) {
       let copied = this.providers.get(entry.id);
       if (!copied) this.providers.set(entry.id, (copied = { id: entry.id, trust: entry.trust, model_ids: entry.model_ids, lastAssigned: 0, entry, ours: 0 }));
       copied.entry = entry;
@@ -79,7 +84,7 @@ export class DirectoryCopy {
       copied.lastAssigned = Math.max(copied.lastAssigned, entry.last_assigned);
       this.index.put(copied, load(copied));
     }
-    for (const id of delta.gone) {
+    for (const id of gone) {
       this.providers.delete(id);
       this.index.delete(id);
     }
@@ -93,7 +98,7 @@ export class DirectoryCopy {
     this.synced = false;
   }
 
-  /** SPEC §2.4's listing: every provider that takes sessions, as the coordinator last said. */
+  /** SPEC §2.4's listing: every provider that takes sessions, as the coordinator last said, at the rung its evidence proves here. */
   list(): ProviderRecord[] {
     return [...this.providers.values()].map(({ entry }) => record(entry));
   }
@@ -155,6 +160,6 @@ const load = (c: Copied): number => (c.entry.busy ? 1 : 0) + c.entry.waiting + c
 const view = (c: Copied) => ({ ...record(c.entry), lastAssigned: c.lastAssigned });
 
 export function record(entry: DirectoryEntry): ProviderRecord {
-  const { signing_key: _signing, sealing_key: _sealing, last_assigned: _last, ...rest } = entry;
+  const { signing_key: _signing, sealing_key: _sealing, last_assigned: _last, evidence_sha256: _evidence, enrollment: _enrollment, ...rest } = entry;
   return rest;
 }

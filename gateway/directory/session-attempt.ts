@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
+import { CallerGone } from "../http/caller-gone.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
 import type { Receipt } from "../../src/receipt/index.ts";
 import type { FrameCipher } from "../../src/crypto/seal.ts";
@@ -14,7 +15,8 @@ import type { SessionEvent, SessionRequest } from "./directory.ts";
 import { AnswerBounds } from "./answer-bounds.ts";
 import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
-import type { Breach } from "./provider-faults.ts";
+import type { Breach, FaultSubject } from "./provider-faults.ts";
+import type { Cut, HeldLedger } from "./held-bytes.ts";
 import { readReport, rejection, type Disputed } from "./provider-errors.ts";
 import { checkReceipt, type Sealed } from "./receipt-check.ts";
 
@@ -32,6 +34,8 @@ export interface AttemptHost {
   readonly deadlines: SessionDeadlines;
   /** The sessions in flight, by id: where the coordinator's messages for each are handed. */
   readonly sessions: Map<string, LiveSession>;
+  /** What its sessions in flight hold, unread and kept, within the gateway's bounds. */
+  readonly held: HeldLedger;
   readonly log: Logger;
   /** Chooses a provider from the copy, seals the request to it and places it there. */
   place(id: string, request: SessionRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }>;
@@ -39,7 +43,8 @@ export interface AttemptHost {
   settle(id: string): void;
   /** Gives the queue spot or the running session back. */
   cancel(id: string): void;
-  charge(providerId: string, breach: Breach, requestId: string): void;
+  /** Charges a fault to the provider's enrollment (provider-faults.ts). */
+  charge(provider: FaultSubject, breach: Breach, requestId: string): void;
   /** The request was served: validation errors other providers claimed for it are contradicted. */
   served(requestId: string): void;
 }
@@ -48,16 +53,20 @@ export interface AttemptHost {
 export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
   const id = `s_${randomBytes(12).toString("base64url")}`;
   const bounds = new AnswerBounds(request.body);
-  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id));
+  let chosen: string | undefined;
+  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id), host.held, request.whole === true, (cut, gone) => {
+    logCut(host, request, chosen, cut, gone);
+  });
   host.sessions.set(id, live);
   let finished = false;
   let relayed = 0;
   try {
     const { provider, sealed } = await host.place(id, request, exclude, bounds.limits.wireBytes, signal);
+    chosen = provider.id;
     yield { type: "provider", provider: record(provider) };
     /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
     const fault = ({ kind, why }: Breach): Outcome => {
-      host.charge(provider.id, { kind, why }, request.requestId);
+      host.charge(provider, { kind, why }, request.requestId);
       const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
       if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
       throw error;
@@ -68,10 +77,11 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     for (;;) {
       let message: SessionMessage;
       try {
-        message = await live.box.take(signal);
+        message = await live.take(signal);
       } catch (err) {
+        // a breach, or the ledger's cut, cancelled it already
+        finished = live.breach !== undefined || live.cut !== undefined;
         if (live.breach === undefined) throw err;
-        finished = true; // the breach cancelled it already
         return fault(live.breach);
       }
       // whatever the coordinator said of the session, its own counts hold it now
@@ -120,6 +130,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
         } catch (err) {
           return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
         }
+        live.keep(piece);
         relayed++;
         yield piece;
       }
@@ -148,13 +159,27 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
   }
 }
 
+/** The ledger ended the session (held-bytes.ts), never the provider's fault: its own code in the log, and a stream's caller let go. */
+function logCut(host: AttemptHost, request: SessionRequest, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
+  const { unreadPerSession, total } = host.held.limits;
+  const past =
+    bound === "unread"
+      ? `its caller left ${unread} bytes unread, past the ${unreadPerSession} a session may hold`
+      : `it held the most (${unread} bytes unread, ${kept} of answer kept) when the gateway passed the ${total} it holds for all sessions`;
+  host.log.warn(
+    { request_id: request.requestId, provider, code: gone?.code ?? "overloaded", bound, unread_bytes: unread, kept_bytes: kept },
+    `session of ${request.requestId} ended: ${past}; the provider is stopped, not charged, and ${gone ? "the caller's connection closed" : "the caller answered 503 overloaded"}`,
+  );
+  if (gone) request.hangUp?.(gone);
+}
+
 /** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
 function verified(host: AttemptHost, raw: unknown, session: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
   const { request, provider } = session;
   const verdict = checkReceipt(raw, session);
   if (verdict.valid && verdict.receipt) return verdict.receipt;
   host.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
-  host.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
+  host.charge(provider, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
   throw new ApiError(
     "receipt_invalid",
     `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,

@@ -1,16 +1,21 @@
 // The fabric to every coordinator on a NATS cluster (`--nats URL[,URL]`, DESIGN §7): the gateway's copy merges
 // all coordinators' directory feeds, a placement goes to the coordinator holding the chosen provider (NATS says
 // "no responders" at once when none does), and what comes back arrives on this gateway's own subject. Bodies are
-// the WebSocket's JSON, sealed frames included, byte for byte.
+// the WebSocket's JSON, sealed frames included, byte for byte. What a coordinator publishes is taken only with the
+// signature of a coordinator key this gateway trusts (nats-signatures.ts): anyone else who can publish on NATS is
+// heard by no gateway (DESIGN §11).
 import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
 import { headers, NoRespondersError, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { readToGateway, type FromGateway, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 import { CoordinatorFeeds } from "./nats-feeds.ts";
 import {
-  AFFINITY_SUBJECT, ALL_FEEDS, coordinatorSubject, FEED_QUIET_MS, gatewaySubject, H_ASK, H_FROM, H_SEQ, HELLO_SUBJECT, PING_MS, providerSubject,
+  AFFINITY_SUBJECT, ALL_FEEDS, coordinatorSubject, FEED_QUIET_MS, feedSubject, gatewaySubject, H_ASK, H_FROM, HELLO_SUBJECT, PING_MS, providerSubject,
 } from "../../src/wire/nats.ts";
 import { readAffinity } from "./nats-affinity.ts";
+import { CoordinatorSignatures } from "./nats-signatures.ts";
+import { AwakeClock } from "../../src/link/awake-clock.ts";
 
 /** How long NATS may be away (a node of the cluster died, the client moves to another) before requests fail 502. */
 const DOWN_GRACE_MS = 2_000;
@@ -19,6 +24,8 @@ const DOWN_GRACE_MS = 2_000;
  * is cancelled there, in case it did arrive, and routed again, so no request waits on a message that never came.
  */
 const REQUEST_TIMEOUT_MS = 5_000;
+/** Dropped messages are logged at most once in this long, with how many were dropped since the last line. */
+const DROP_LOG_MS = 10_000;
 
 /** A session this gateway placed: where it went, and whether any of its frames came back (then it may not hop). */
 interface Placed {
@@ -30,6 +37,12 @@ interface Placed {
 /** NATS answered at once that no one listens on the subject (the error, or its cause, depending on the call's tracing). */
 const isNoResponders = (err: unknown): boolean => err instanceof NoRespondersError || (err as { cause?: unknown }).cause instanceof NoRespondersError;
 
+export interface NatsFabricOptions {
+  /** Whether a coordinator's directory key is one this gateway trusts (coordinator-keys.ts). */
+  trusted(key: string): boolean;
+  log: Logger;
+}
+
 export class NatsFabric implements Fabric {
   /** This gateway's id: its subject is svc.g.<id>. */
   readonly id = `g_${randomBytes(9).toString("base64url")}`;
@@ -37,10 +50,26 @@ export class NatsFabric implements Fabric {
   constructor(
     private readonly nc: NatsConnection,
     readonly where: string,
+    private readonly options: NatsFabricOptions,
   ) {}
 
   connect(handlers: FabricHandlers): FabricLink {
     const { nc, id } = this;
+    const signatures = new CoordinatorSignatures(this.options.trusted);
+    let dropped = 0;
+    let droppedLogged = 0;
+    /** A coordinator's message, once its signature holds; undefined (and counted) when it does not. */
+    const signed = (msg: Msg) => {
+      const verdict = signatures.check(msg.subject, msg.headers, msg.data);
+      if (verdict.ok) return verdict;
+      dropped++;
+      if (Date.now() - droppedLogged >= DROP_LOG_MS) {
+        droppedLogged = Date.now();
+        this.options.log.warn({ subject: msg.subject, why: verdict.why, dropped }, "a message on NATS that no trusted coordinator signed was dropped");
+        dropped = 0;
+      }
+      return undefined;
+    };
     const from = () => {
       const h = headers();
       h.set(H_FROM, id);
@@ -51,6 +80,8 @@ export class NatsFabric implements Fabric {
       emit: (message) => handlers.message(message),
       ask: (c) => nc.publish(coordinatorSubject(c), "", { headers: withAsk(from(), "snap") }),
     });
+    /** What the feeds' silences are timed on: a stall of this gateway is no coordinator's silence. */
+    const clock = new AwakeClock();
     let open = false;
     let closed = false;
     let downTimer: NodeJS.Timeout | undefined;
@@ -82,13 +113,15 @@ export class NatsFabric implements Fabric {
 
     const own = nc.subscribe(gatewaySubject(id), { callback: (_err, msg) => onOwn(msg) });
     const onOwn = (msg: Msg) => {
-      const c = msg.headers?.get(H_FROM) ?? "";
       // while down, nothing reaches the client: its copy and sessions were cleared, and come back with the link
       if (!open) return;
+      const from = signed(msg);
+      if (!from) return;
+      const c = from.from;
       const message = readToGateway(msg.string());
       if (!message) return handlers.message(undefined);
-      feeds.heard(c, Date.now());
-      if (message.t === "directory" && msg.headers?.get(H_ASK) === "snap") return feeds.snapshot(c, Number(msg.headers.get(H_SEQ)), message, Date.now());
+      feeds.heard(c, clock.now());
+      if (message.t === "directory" && from.ask === "snap") return feeds.snapshot(c, Number(from.seq), message, clock.now());
       if (message.t !== "directory" && message.t !== "attestation") {
         const s = sessions.get(message.id);
         if (s && message.t === "frame") s.relayed = true;
@@ -99,13 +132,16 @@ export class NatsFabric implements Fabric {
     const feed = nc.subscribe(ALL_FEEDS, {
       callback: (_err, msg) => {
         if (!open) return;
-        const c = msg.headers?.get(H_FROM) ?? "";
-        const seq = Number(msg.headers?.get(H_SEQ));
-        if (c === "" || !Number.isInteger(seq)) return;
-        if (msg.data.length === 0) return feeds.feed(c, seq, undefined, Date.now());
+        const from = signed(msg);
+        if (!from) return;
+        const c = from.from;
+        const seq = Number(from.seq);
+        // a feed is its own sender's: another coordinator's key cannot speak on it
+        if (msg.subject !== feedSubject(c) || !Number.isInteger(seq)) return;
+        if (msg.data.length === 0) return feeds.feed(c, seq, undefined, clock.now());
         const message = readToGateway(msg.string());
         if (message?.t !== "directory") return handlers.message(undefined);
-        feeds.feed(c, seq, message, Date.now());
+        feeds.feed(c, seq, message, clock.now());
       },
     });
     // the other gateways' placements, so a conversation's next turn finds its provider through any of them
@@ -117,12 +153,18 @@ export class NatsFabric implements Fabric {
       },
     });
     // each ping proves this gateway alive to the coordinator; "no responders" proves the coordinator dead, at once
+    let due = performance.now() + PING_MS;
     const pinger = setInterval(() => {
+      clock.woke(due, PING_MS / 2);
+      due = performance.now() + PING_MS;
       if (!open) return;
-      for (const c of feeds.quiet(Date.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
+      // judged after this turn's network reads: a feed's beat already in the socket counts
+      setImmediate(() => {
+        if (open) for (const c of feeds.quiet(clock.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
+      });
       for (const c of feeds.coordinators()) {
         nc.request(coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }).then(
-          () => feeds.heard(c, Date.now()),
+          () => feeds.heard(c, clock.now()),
           (err: unknown) => isNoResponders(err) && lose(c, "its coordinator is gone"),
         );
       }
@@ -166,7 +208,7 @@ export class NatsFabric implements Fabric {
         },
         (err: unknown) => {
           // no responders: no coordinator holds that provider any more (the copy was behind); else the request was lost
-          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, record: null });
+          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, evidence: null });
           const s = sessions.get(message.id);
           if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
         },

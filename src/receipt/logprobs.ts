@@ -39,6 +39,16 @@ export function tokenString(bytes: ArrayLike<number>): string {
   return new TextDecoder("utf-8").decode(Uint8Array.from(bytes as ArrayLike<number>), { stream: true });
 }
 
+/**
+ * About how many characters the entries take as JSON (an entry's keys, id and number, its token and its bytes as
+ * numbers): what a frame, a piece and what the gateway holds count them as.
+ */
+export function logprobsSize(entries: readonly TokenLogprob[]): number {
+  let size = 0;
+  for (const entry of entries) for (const alt of [entry, ...entry.top_logprobs]) size += 64 + alt.token.length + 4 * alt.bytes.length;
+  return size;
+}
+
 /** What `logprobs_sha256` and `content_logprobs_sha256` cover: the RFC 8785 JSON of the entries, in order. */
 export function logprobsSha256(entries: readonly TokenLogprob[]): string {
   return sha256Hex(canonicalJson(entries));

@@ -10,6 +10,7 @@ export const SIGNATURE_DOMAINS = {
   attestation: "svc-attest/v1",
   release: "svc-release/v1",
   receipt: "svc-receipt/v1",
+  fabric: "svc-fabric/v1",
 } as const;
 export type SignatureDomain = (typeof SIGNATURE_DOMAINS)[keyof typeof SIGNATURE_DOMAINS];
 

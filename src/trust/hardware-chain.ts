@@ -1,16 +1,12 @@
 // The hardware rung's evidence (DESIGN §4): an X.509 chain that leads to a trusted attestation root and whose
 // leaf binds the agent's two public keys and names the device serial, as Apple's Managed Device Attestation
-// issues it. In tests the root is a throwaway CA.
+// issues it. In tests the root is a throwaway CA. No node: module: @peculiar/x509 finds the platform's WebCrypto
+// (node's global `crypto`, or a browser's), so the same check runs wherever svc's evidence is checked.
 import "reflect-metadata"; // @peculiar/x509's dependency injection needs the polyfill loaded first
 import * as x509 from "@peculiar/x509";
 import * as asn1js from "asn1js";
-import { webcrypto } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { nodeSha256Hex } from "../crypto/sha256-node.ts";
-
-// node's WebCrypto is the provider x509 wants; the DOM `Crypto` type it names is not in our (node-only) lib
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[1]);
+import { bytesToHex, concatBytes, hexToBytes } from "@noble/hashes/utils.js";
+import { sha256Hex } from "../receipt/sha256.ts";
 
 /** Apple's freshness-code extension: here SHA-256 of the agent's raw signing key then sealing key. */
 export const FRESHNESS_OID = "1.2.840.113635.100.8.11.1";
@@ -20,16 +16,7 @@ export const MAX_CHAIN_CERTS = 5;
 
 /** What the leaf must bind: SHA-256 over the raw Ed25519 then raw X25519 public keys, lowercase hex. */
 export function keysDigest(signingKey: string, sealingKey: string): string {
-  return nodeSha256Hex(Buffer.from(signingKey + sealingKey, "hex"));
-}
-
-/** Every certificate in the `.pem`/`.crt` files of `--attestation-roots DIR`. */
-export function loadRoots(dir: string): x509.X509Certificate[] {
-  const roots = readdirSync(dir)
-    .filter((name) => /\.(pem|crt)$/.test(name))
-    .flatMap((name) => splitPem(readFileSync(join(dir, name), "utf8")).map((pem) => new x509.X509Certificate(pem)));
-  if (roots.length === 0) throw new Error(`${dir} holds no .pem or .crt certificate`);
-  return roots;
+  return sha256Hex(concatBytes(hexToBytes(signingKey), hexToBytes(sealingKey)));
 }
 
 /** One PEM certificate, parsed (throws on one that does not parse). */
@@ -70,7 +57,7 @@ export async function verifyChain(
   const top = chain[chain.length - 1]!;
   if (!(await leadsToRoot(top, roots, now))) return { ok: false, reason: `the attestation chain does not lead to a trusted root (top issuer ${top.issuer})` };
   const bound = extensionBytes(leaf, FRESHNESS_OID);
-  if (!bound || Buffer.from(bound).toString("hex") !== expectedDigest) {
+  if (!bound || bytesToHex(bound) !== expectedDigest) {
     return { ok: false, reason: "the leaf certificate does not bind this agent's keys (freshness extension mismatch)" };
   }
   const serial = extensionText(leaf, SERIAL_OID);
@@ -81,10 +68,15 @@ export async function verifyChain(
 async function leadsToRoot(top: x509.X509Certificate, roots: readonly x509.X509Certificate[], now: Date): Promise<boolean> {
   for (const root of roots) {
     if (now < root.notBefore || now > root.notAfter) continue;
-    if (Buffer.from(top.rawData).equals(Buffer.from(root.rawData))) return true;
+    if (sameBytes(top.rawData, root.rawData)) return true;
     if (top.issuer === root.subject && (await top.verify({ publicKey: root, signatureOnly: true }))) return true;
   }
   return false;
+}
+
+function sameBytes(a: ArrayBuffer, b: ArrayBuffer): boolean {
+  const [x, y] = [new Uint8Array(a), new Uint8Array(b)];
+  return x.length === y.length && x.every((byte, i) => byte === y[i]);
 }
 
 function isCa(cert: x509.X509Certificate): boolean {
@@ -106,6 +98,6 @@ function extensionText(cert: x509.X509Certificate, oid: string): string | undefi
   const parsed = asn1js.fromBER(ext.value);
   const value = parsed.result;
   if (parsed.offset !== -1 && (value instanceof asn1js.Utf8String || value instanceof asn1js.PrintableString)) return value.valueBlock.value;
-  if (parsed.offset !== -1 && value instanceof asn1js.OctetString) return Buffer.from(value.valueBlock.valueHexView).toString("utf8");
+  if (parsed.offset !== -1 && value instanceof asn1js.OctetString) return new TextDecoder().decode(value.valueBlock.valueHexView);
   return undefined;
 }

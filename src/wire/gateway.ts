@@ -2,7 +2,7 @@
 // sealed requests placed on the provider the gateway chose, relayed sealed frames. Both ends are our own code and
 // the link is admitted by the coordinator's secret, so a message is checked by hand for what its reader relies on,
 // a few `typeof`s and no zod (issue 18: zod stays at the outer boundaries); whatever fails is a broken peer.
-import type { AttestationRecord } from "../trust/attestation-record.ts";
+import type { Evidence } from "../trust/attestation.ts";
 import type { ApiError } from "../errors.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../receipt/rungs.ts";
 
@@ -34,9 +34,20 @@ export interface ProviderEntry extends ProviderRecord {
   sealing_key: string;
 }
 
-/** A directory entry as the gateways' copies hold it: with when it was last given a session, for routing's tie-break. */
+/**
+ * A directory entry as the coordinator sends it to the gateways' copies: with when it was last given a session, for
+ * routing's tie-break, and the SHA-256 of the evidence the provider was granted its rung for. The rung, serial and
+ * keys are the coordinator's word: a gateway lists, seals to and routes to what that evidence proves to it
+ * (gateway/directory/provider-checks.ts).
+ */
 export interface DirectoryEntry extends ProviderEntry {
   last_assigned: number;
+  evidence_sha256: string;
+  /**
+   * The enrollment the provider was admitted under, an opaque reference the coordinator vouches for (never the
+   * token): a gateway charges its faults to it, so new keys on one enrollment do not start afresh. None: its own id.
+   */
+  enrollment?: string;
 }
 
 /** The coordinator's queue caps, as its gateways learn them (`--max-queue-per-provider`). */
@@ -57,7 +68,7 @@ export function toWireError(err: ApiError): WireError {
 }
 
 export type FromGateway =
-  /** The evidence a provider was last granted its rung for (`GET /v1/providers/{id}/attestation`). */
+  /** The evidence a provider was last granted its rung for, for the gateway to check (and show: `GET /v1/providers/{id}/attestation`). */
   | { t: "attestation"; rid: number; id: string }
   /**
    * A sealed request placed on the provider the gateway chose from its copy of the directory, with what it was
@@ -93,8 +104,8 @@ export type ToGateway =
    * a gateway can refuse from its copy, before any costly work, a request that only a full queue could take.
    */
   | { t: "directory"; reset?: true; more?: true; put: DirectoryEntry[]; gone: string[]; placed?: string[]; queue?: QueueCaps }
-  /** null: no provider with that id is connected. */
-  | { t: "attestation"; rid: number; record: AttestationRecord | null }
+  /** The evidence as the agent signed it, chain included whatever rung it earned; null: no provider with that id is connected. */
+  | { t: "attestation"; rid: number; evidence: Evidence | null }
   /** The chosen provider no longer fits the request (left, changed, or another is less loaded): choose again. */
   | { t: "stale"; id: string }
   /** The provider took the session from its queue: its deadlines run from now (gateway/directory/deadlines.ts). */
@@ -121,6 +132,7 @@ const optional = (v: unknown, check: (v: unknown) => boolean) => v === undefined
 const isSessionId = (v: unknown): v is string => isStr(v) && SESSION_ID.test(v);
 const isTrust = (v: unknown): v is TrustLevel => (TRUST_LEVELS as readonly unknown[]).includes(v);
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isStr);
+const isDigest = (v: unknown): v is string => isStr(v) && /^[0-9a-f]{64}$/.test(v);
 
 /** The JSON object in one text message, or undefined. */
 function object(data: unknown): Obj | undefined {
@@ -148,7 +160,8 @@ export function readFromGateway(data: unknown): FromGateway | undefined {
 
 function isEntry(e: unknown): boolean {
   return isObj(e) && isStr(e.id) && isStrings(e.model_ids) && isTrust(e.trust) && typeof e.busy === "boolean" && isNum(e.waiting) &&
-    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr);
+    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr) && isDigest(e.evidence_sha256) &&
+    optional(e.enrollment, isStr);
 }
 
 function isToGateway(m: Obj): boolean {
@@ -156,7 +169,8 @@ function isToGateway(m: Obj): boolean {
     case "directory":
       return Array.isArray(m.put) && m.put.every(isEntry) && isStrings(m.gone) && optional(m.placed, isStrings) && optional(m.queue, (q) => isObj(q) && isNum(q.per_provider));
     case "attestation":
-      return Number.isInteger(m.rid) && (m.record === null || isObj(m.record));
+      // the evidence is a provider's: the gateway reads it with its zod schema before checking it
+      return Number.isInteger(m.rid) && (m.evidence === null || isObj(m.evidence));
     case "stale":
     case "started":
       return isStr(m.id);

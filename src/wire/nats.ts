@@ -1,6 +1,8 @@
 // The NATS subjects gateways and coordinators speak on (DESIGN §7, docs/architecture.md "Replicas on NATS"). A
 // message body is the very JSON the `/v1/gateway` WebSocket carries (src/wire/gateway.ts: so the sealed ciphertext
-// is the same bytes); who sent it, the feed's sequence number and what a control message asks ride in headers.
+// is the same bytes); who sent it, the feed's sequence number and what a control message asks ride in headers, and
+// every message a coordinator publishes carries its signature there too (DESIGN §11: signedPart below).
+import { nodeSha256Hex } from "../crypto/sha256-node.ts";
 
 /** To the coordinator holding provider `id`'s socket: `place` and `attestation` (a request: "no responders" when no one holds it). */
 export const providerSubject = (id: string): string => `svc.p.${id}`;
@@ -25,6 +27,30 @@ export const H_FROM = "svc-from";
 export const H_SEQ = "svc-seq";
 export const H_EPOCH = "svc-epoch";
 export const H_ASK = "svc-ask";
+/** A coordinator's signature: its directory key (raw Ed25519, hex), the message's number in its run, the signature. */
+export const H_KEY = "svc-key";
+export const H_N = "svc-n";
+export const H_SIG = "svc-sig";
+
+/** The headers a coordinator's signature binds, as they ride on the message. */
+export interface SignedHeaders {
+  from: string;
+  key: string;
+  /** One counter over every message the sender publishes in this run (its id is new each run): never repeated. */
+  n: number;
+  seq?: string;
+  ask?: string;
+}
+
+/**
+ * What a coordinator signs of each message it publishes on NATS, under SIGNATURE_DOMAINS.fabric (`"svc-fabric/v1\0" ||
+ * JCS(this)`): the subject, so a message cannot be moved to another gateway's subject or feed; the sender and its key;
+ * the message's number, so a gateway that took a number on a subject drops it when it comes again (a replay); the
+ * feed's number and what the message answers, so neither can be spoofed; and the body's SHA-256.
+ */
+export function signedPart(subject: string, h: SignedHeaders, body: Uint8Array) {
+  return { subject, from: h.from, key: h.key, n: h.n, seq: h.seq ?? null, ask: h.ask ?? null, body_sha256: nodeSha256Hex(body) };
+}
 
 /** A coordinator's feed beats this often when quiet; a gateway forgets a coordinator silent for FEED_QUIET_MS. */
 export const FEED_BEAT_MS = 1_000;

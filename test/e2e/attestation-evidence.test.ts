@@ -6,11 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttestationRecord } from "../../src/trust/attestation-record.ts";
+import type { Evidence } from "../../src/trust/attestation.ts";
 import { Attestations } from "../../gateway/coordinator/attestations.ts";
 import type { AgentPort } from "../../gateway/coordinator/registry.ts";
 import { runCli } from "../../harness/cli.ts";
 import { startCluster, type Cluster } from "../fixtures/cluster.ts";
-import { get, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
+import { get, listProviders, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
 import { makeTestCa } from "../fixtures/test-ca.ts";
 
 let cluster: Cluster;
@@ -110,6 +111,18 @@ describe("GET /v1/providers/{id}/attestation", () => {
     });
     const short = await attestation(agents.process.providerId.slice(0, 7));
     expect([short.status, ((await short.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_value"]);
+  });
+
+  it("the rung is what the evidence proves to this gateway: one without the coordinator's anchors lists every provider at process, and shows its own record", async () => {
+    const bare = await cluster.startGateway([], { anchors: false });
+    for (const agent of Object.values(agents)) await waitForProvider(bare, agent.providerId);
+    const listed = await listProviders(bare);
+    expect(Object.fromEntries(listed.map((p) => [p.id, [p.trust, p.serial]]))).toEqual(Object.fromEntries(Object.values(agents).map((a) => [a.providerId, ["process", undefined]])));
+    const res = await get(bare, `/v1/providers/${agents.hardware.providerId}/attestation`);
+    const body = (await res.json()) as AttestationRecord;
+    expect(body).toMatchObject({ rung: "process", chain_withheld: true });
+    expect(JSON.stringify(body)).not.toContain("C02TEST0001");
+    await bare.stop();
   });
 
   it("a provider below the gateway's floor is not found, as it is not listed", async () => {
@@ -219,19 +232,20 @@ describe("svc-agent verify --attestation FILE", () => {
 
 describe("the coordinator keeps the latest evidence per connected link", () => {
   const port = (): AgentPort => ({ send: () => undefined, close: () => undefined });
-  const rec = (verified_at: string) => ({ provider_id: "a".repeat(64), verified_at }) as AttestationRecord;
+  const ID = "a".repeat(64);
+  const rec = (nonce: string) => ({ nonce }) as Evidence;
 
   it("a re-attestation replaces it; a replaced link neither overwrites nor removes its successor's", () => {
     const store = new Attestations();
     const [old, fresh] = [port(), port()];
-    store.granted(rec("1"), old);
-    store.reattested(rec("2"), old);
-    expect(store.get("a".repeat(64))?.verified_at).toBe("2");
-    store.granted(rec("3"), fresh);
-    store.reattested(rec("4"), old);
-    store.closed("a".repeat(64), old);
-    expect(store.get("a".repeat(64))?.verified_at).toBe("3");
-    store.closed("a".repeat(64), fresh);
-    expect(store.get("a".repeat(64))).toBeUndefined();
+    store.granted(ID, rec("1"), old);
+    store.reattested(ID, rec("2"), old);
+    expect(store.get(ID)?.nonce).toBe("2");
+    store.granted(ID, rec("3"), fresh);
+    store.reattested(ID, rec("4"), old);
+    store.closed(ID, old);
+    expect(store.get(ID)?.nonce).toBe("3");
+    store.closed(ID, fresh);
+    expect(store.get(ID)).toBeUndefined();
   });
 });

@@ -43,7 +43,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const gatewayArgs = (nats: string, extra: string[] = []) => ["--port", "0", "--no-coordinator", "--data-dir", join(dir, `gw-${++dirs}`), "--nats", nats, ...extra];
+/** A gateway alone: it trusts no coordinator yet (an empty --coordinator-keys), which is all these tests need. */
+const KEYS = join(dir, "coordinator-keys");
+writeFileSync(KEYS, "");
+const gatewayArgs = (nats: string, extra: string[] = []) => ["--port", "0", "--no-coordinator", "--coordinator-keys", KEYS, "--data-dir", join(dir, `gw-${++dirs}`), "--nats", nats, ...extra];
 
 /** `serve --no-coordinator` on these NATS settings, expected to be refused: its exit code and stderr. */
 async function refused(nats: string, extra: string[] = []): Promise<{ code: number | null; stderr: string }> {

@@ -185,7 +185,7 @@ describe("the installed tarball", () => {
     const script = `import * as svc from "svc-agent"; console.log(JSON.stringify([Object.keys(svc).sort(), svc.verifyReceipt({}).status]));`;
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, encoding: "utf8" });
     expect(run.stderr).toBe("");
-    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
+    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "decodeSavedBytes", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
   });
 
   it("SIGTERM, as a service manager sends it to `node BIN`, stops the gateway and the agent cleanly (exit 0)", async () => {

@@ -3,9 +3,14 @@
 // carries is the WebSocket's ciphertext only; the newer of two connections wins, whatever the coordinators' clocks say;
 // and the faults: a coordinator, a gateway, a NATS node and then NATS itself killed.
 import { randomBytes } from "node:crypto";
-import { cpSync } from "node:fs";
+import { cpSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import { DIRECTORY_KEY_FILE, directoryKey } from "../../gateway/coordinator/directory-key.ts";
+import { runCli } from "../../harness/cli.ts";
+import { Signer } from "../../src/crypto/signing.ts";
+import { H_ASK } from "../../src/wire/nats.ts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GATEWAY_BIN, startProcess, type Proc } from "../../harness/process.ts";
 import { followSse } from "../../harness/sse.ts";
@@ -15,6 +20,7 @@ import { startNatsCluster, type NatsCluster } from "../../harness/nats.ts";
 import { startPostgres, type Postgres } from "../../harness/postgres.ts";
 import { Replicas, type Replica } from "../fixtures/replicas.ts";
 import { makeTinyCatalog, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
+import { startRogueCoordinator } from "../fixtures/rogue-coordinator.ts";
 
 const CANARY = `canary-${randomBytes(12).toString("hex")}`;
 /** Slow tokens, so a stream is still running when its coordinator dies. */
@@ -32,8 +38,8 @@ const carried: { subject: string; body: string }[] = [];
 /** Replicas A and B (gateway + coordinator), coordinators alone C and D, a gateway alone G. */
 let a: Replica;
 let b: Replica;
-let c: Proc & { coordinatorUrl: string };
-let d: Proc & { coordinatorUrl: string };
+let c: Proc & { coordinatorUrl: string; dataDir: string };
+let d: Proc & { coordinatorUrl: string; dataDir: string };
 let g: Replica;
 /** P on A; X1 and X2 on C, falling back to D. */
 let p: AgentProcess;
@@ -171,6 +177,82 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
   }, 60_000);
 });
 
+describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => {
+  const DROPPED = "a message on NATS that no trusted coordinator signed was dropped";
+
+  it("a stranger on NATS posing as a coordinator, unsigned or under a key of its own, with a made-up hardware provider: no gateway lists it or seals a prompt to it", async () => {
+    const rogues = [await startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b"), await startRogueCoordinator(nats.nodes[2]!.url, "qwen3-4b", { key: Signer.fromSeed(randomBytes(32)) })];
+    try {
+      // each has heard every gateway ping, and has been telling each of them its directory for a while
+      await vi.waitFor(() => expect(Math.min(...rogues.map((r) => r.told.size))).toBeGreaterThanOrEqual(3), { timeout: 10_000, interval: 100 });
+      for (const gateway of [a, b, g]) await gateway.waitForLog((l) => l.msg === DROPPED);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      for (const gateway of [a, b, g]) {
+        for (const rogue of rogues) {
+          expect((await listProviders(gateway)).map((r) => r.id)).not.toContain(rogue.providerId);
+          const pinned = await chat(gateway, { provider: rogue.providerId, messages: [{ role: "user", content: CANARY }] });
+          expect(pinned.status).toBe(503);
+          expect(((await pinned.json()) as { error: { code: string } }).error.code).toBe("provider_unavailable");
+        }
+        for (let i = 0; i < 3; i++) expect((await chat(gateway, { messages: [{ role: "user", content: CANARY }] })).status).toBe(200);
+      }
+      expect(rogues.map((r) => [r.placements, r.opened])).toEqual([[0, []], [0, []]]);
+    } finally {
+      await Promise.all(rogues.map((r) => r.close()));
+    }
+  }, 90_000);
+
+  it("a coordinator's signed snapshot replayed after its provider left: the gateway drops it, and the provider stays out", async () => {
+    const z = await replicas.agent(c.coordinatorUrl);
+    await waitForProvider(g, z.providerId);
+    // a stranger records what NATS carries, headers and all, while a new gateway is sent every coordinator's snapshot
+    const recorder = await connect({ servers: nats.nodes[0]!.url });
+    const recorded: { subject: string; headers: MsgHdrs; data: Uint8Array }[] = [];
+    recorder.subscribe("svc.g.*", { callback: (_err, msg) => void recorded.push({ subject: msg.subject, headers: msg.headers!, data: msg.data }) });
+    await recorder.flush();
+    const fresh = await replicas.gateway({ alone: true });
+    try {
+      await waitForProvider(fresh, z.providerId);
+      // the snapshots that named Z, the new gateway's among them
+      const snapshots = recorded.filter((m) => m.headers.get(H_ASK) === "snap" && Buffer.from(m.data).toString().includes(z.providerId));
+      expect(snapshots.length).toBeGreaterThan(0);
+      await z.stop();
+      await vi.waitFor(async () => expect((await listProviders(fresh)).map((r) => r.id)).not.toContain(z.providerId), { timeout: 15_000, interval: 100 });
+      for (const m of snapshots) recorder.publish(m.subject, m.data, { headers: m.headers });
+      await fresh.waitForLog((l) => l.msg === DROPPED && String(l.why).startsWith("a replay"));
+      for (let i = 0; i < 20; i++) {
+        for (const gateway of [fresh, g]) expect((await listProviders(gateway)).map((r) => r.id)).not.toContain(z.providerId);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await recorder.close();
+      await fresh.stop();
+    }
+  }, 90_000);
+
+  it("a coordinator key that signs a lie (stolen from a replica's data dir): the made-up hardware provider is listed at what its evidence proves, process with no serial, and a hardware-floor gateway lists nothing of it", async () => {
+    const strict = await replicas.gateway({ alone: true, args: ["--trust-floor", "hardware"] });
+    const rogue = await startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b", { key: directoryKey(a.dataDir) });
+    try {
+      await waitForProvider(g, rogue.providerId);
+      expect((await listProviders(g)).find((r) => r.id === rogue.providerId)).toEqual({ id: rogue.providerId, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0 });
+      // each gateway, the strict one too, took the signed lie and checked the evidence behind it
+      for (const gateway of [g, strict]) await gateway.waitForLog((l) => l.provider === rogue.providerId && l.coordinator_says === "hardware" && l.proven === "process");
+      expect((await listProviders(strict)).map((r) => r.id)).toEqual([]);
+      const pinned = await chat(strict, { provider: rogue.providerId, messages: [{ role: "user", content: CANARY }] });
+      expect(pinned.status).toBe(503);
+      expect(rogue.opened).toEqual([]);
+    } finally {
+      await rogue.close();
+      await strict.stop();
+    }
+    // gone with its feed, before the tests after this one route unpinned requests
+    await vi.waitFor(async () => {
+      for (const gateway of [a, b, g]) expect((await listProviders(gateway)).map((r) => r.id)).not.toContain(rogue.providerId);
+    }, { timeout: 15_000, interval: 250 });
+  }, 90_000);
+});
+
 describe("DESIGN §7 Replicas on NATS: faults", () => {
   it("kill -9 a coordinator: its stream gets the SPEC mid-stream error within 3 s, a request before its first token moves to another provider, its agent is listed again through another coordinator within 5 s", async () => {
     // the test's tap on `>` would answer every request, so NATS could never say "no responders" for a dead coordinator
@@ -241,8 +323,27 @@ describe("DESIGN §7 Replicas on NATS: start-up", () => {
     );
   });
 
+  it("svc-gateway directory-key prints the key a coordinator on NATS signs with, as its banner says it, kept 0600 in its data dir", async () => {
+    const printed = await runCli("svc-gateway", ["directory-key", "--data-dir", c.dataDir]);
+    expect(printed).toMatchObject({ code: 0, stdout: `${directoryKey(c.dataDir).publicKey}\n` });
+    expect(c.stdout()).toContain(`signs what it publishes with directory key ${directoryKey(c.dataDir).publicKey}`);
+    expect(statSync(join(c.dataDir, DIRECTORY_KEY_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it("a gateway alone on NATS without --coordinator-keys, or the flag without --nats, is one line naming it, exit code 64", async () => {
+    const cases: [string[], string][] = [
+      [["--no-coordinator", "--nats", nats.urls], "svc-gateway: --coordinator-keys: a gateway alone on NATS takes no coordinator's message unsigned; pass --coordinator-keys FILE, the coordinators' directory keys (svc-gateway directory-key --data-dir DIR prints one)\n"],
+      [["--coordinator-keys", replicas.keysPath], "svc-gateway: --coordinator-keys: only a gateway on NATS (--nats) takes coordinators' directory keys\n"],
+    ];
+    for (const [args, line] of cases) {
+      const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator-port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/no-keys`, ...args]);
+      await proc.exited;
+      expect([proc.child.exitCode, proc.stderr()]).toEqual([64, line]);
+    }
+  });
+
   it("an unreachable --nats is one line naming the flag, exit code 2", async () => {
-    const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--no-coordinator", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/unreachable`, "--nats", `nats://127.0.0.1:${await freePort()}`]);
+    const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--no-coordinator", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/unreachable`, "--coordinator-keys", replicas.keysPath, "--nats", `nats://127.0.0.1:${await freePort()}`]);
     await proc.exited;
     expect(proc.child.exitCode).toBe(2);
     expect(proc.stderr()).toMatch(/^svc-gateway: --nats: cannot reach nats:\/\/127\.0\.0\.1:\d+ \([^\n]*\)\n$/);

@@ -99,6 +99,14 @@ describe("Layout (docs/architecture.md)", () => {
     expect(layer.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
+  it("the evidence check is portable: src/trust/ imports only itself and src/receipt/ and no node: module, but its node side that reads files", () => {
+    const nodeSide = ["src/trust/anchor-files.ts", "src/trust/measure.ts"];
+    const portable = (f: string) => under("src/trust")(f) && !nodeSide.includes(f);
+    expect([...graph.keys()].filter(portable).length).toBeGreaterThanOrEqual(4);
+    expect(violations(portable, (t) => portable(t) || under("src/receipt")(t))).toEqual([]);
+    expect([...graph.keys()].filter(portable).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
   it("agent/ never imports gateway/, nor gateway/ agent/", () => {
     expect(violations(under("agent"), (t) => !under("gateway")(t))).toEqual([]);
     expect(violations(under("gateway"), (t) => !under("agent")(t))).toEqual([]);

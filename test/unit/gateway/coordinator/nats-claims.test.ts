@@ -11,6 +11,7 @@ import type { ClaimEpochs } from "../../../../gateway/coordinator/claim-epochs.t
 import { serveGatewaysOnNats } from "../../../../gateway/coordinator/nats-gateways.ts";
 import { Registry } from "../../../../gateway/coordinator/registry.ts";
 import { claimSubject, H_EPOCH, H_FROM } from "../../../../src/wire/nats.ts";
+import { Signer } from "../../../../src/crypto/signing.ts";
 
 const PROVIDER = "a".repeat(64);
 
@@ -54,8 +55,8 @@ function coordinator() {
   const shared = fakeEpochs();
   const registry = new Registry(new Set(["qwen3-4b"]));
   const closed: string[] = [];
-  const side = serveGatewaysOnNats(nats.nc, { registry, attestations: new Attestations(), log: pino({ level: "silent" }), epochs: shared.epochs });
-  registry.add({ id: PROVIDER, trust: "process", signingKey: "1".repeat(64), sealingKey: "2".repeat(64) }, { send: () => undefined, close: (why) => void closed.push(why) });
+  const side = serveGatewaysOnNats(nats.nc, { registry, attestations: new Attestations(), log: pino({ level: "silent" }), epochs: shared.epochs, key: Signer.fromSeed(Buffer.alloc(32, 9)) });
+  registry.add({ id: PROVIDER, trust: "process", signingKey: "1".repeat(64), sealingKey: "2".repeat(64), evidence: "3".repeat(64) }, { send: () => undefined, close: (why) => void closed.push(why) });
   registry.advertise(PROVIDER, ["qwen3-4b"]);
   registry.feed.flush();
   const held = () => registry.entries().some((e) => e.id === PROVIDER);

@@ -14,7 +14,7 @@ function setup(ids: string[], limits: Partial<QueueLimits> = {}) {
   for (const id of ids) {
     const sent: ToAgent[] = [];
     const port: AgentPort = { send: (m) => sent.push(m), close: () => undefined };
-    registry.add({ id, trust: "process", signingKey: hex("1"), sealingKey: hex("2") }, port);
+    registry.add({ id, trust: "process", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port);
     registry.advertise(id, ["qwen3-4b"]);
     agents.set(id, sent);
   }
@@ -62,7 +62,7 @@ describe("§8 One sealed session at a time per provider", () => {
     const registry = new Registry(new Set(["qwen3-4b"]));
     const told: boolean[] = [];
     const port: AgentPort = { send: () => undefined, close: () => undefined, busy: (on) => told.push(on) };
-    registry.add({ id: hex("a"), trust: "process", signingKey: hex("1"), sealingKey: hex("2") }, port);
+    registry.add({ id: hex("a"), trust: "process", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port);
     registry.advertise(hex("a"), ["qwen3-4b"]);
     const gateway: GatewayPort = { send: () => undefined };
     const place = (id: string) => registry.place(gateway, { t: "place", id, provider: hex("a"), alias: "qwen3-4b", floor: "process", exclude: [], ...sealed });

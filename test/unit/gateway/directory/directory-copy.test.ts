@@ -5,11 +5,16 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Fabric, FabricHandlers } from "../../../../gateway/fabric/fabric.ts";
 import { CoordinatorClient } from "../../../../gateway/directory/coordinator-client.ts";
 import { DirectoryCopy } from "../../../../gateway/directory/directory-copy.ts";
-import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
+import type { DirectoryEntry, FromGateway } from "../../../../src/wire/gateway.ts";
+import { randomBytes } from "node:crypto";
+import { sealingKeyPair } from "../../../../src/crypto/seal.ts";
+import { Signer } from "../../../../src/crypto/signing.ts";
+import { providerIdOf } from "../../../../src/receipt/provider-id.ts";
+import { evidenceDigest, signEvidence } from "../../../../src/trust/attestation.ts";
 
 const hex = (c: string) => c.repeat(64);
 const entry = (c: string, over: Partial<DirectoryEntry> = {}): DirectoryEntry => ({
-  id: hex(c), model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, signing_key: hex("1"), sealing_key: hex("2"), last_assigned: 0, ...over,
+  id: hex(c), model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, signing_key: hex("1"), sealing_key: hex("2"), last_assigned: 0, evidence_sha256: hex("3"), ...over,
 });
 const request = { alias: "qwen3-4b", floor: "process" as const };
 
@@ -156,19 +161,30 @@ describe("§4.1 Affinity: a conversation goes back to the provider that last ser
 });
 
 describe("DESIGN §7 The gateway's coordinator client and its copy", () => {
-  it("a listing asked for before the whole directory arrived waits for it, and answers from it", async () => {
+  it("a listing asked for before the whole directory arrived waits for it and its providers' checks, and answers from it", async () => {
+    // two providers with real evidence, which the fake coordinator hands over when the gateway asks (DESIGN §11)
+    const providers = await Promise.all(["a", "b"].map(async () => {
+      const signer = Signer.fromSeed(randomBytes(32));
+      const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
+      const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
+      return { id: providerIdOf(signer.publicKey), evidence, entry: (over: Partial<DirectoryEntry> = {}) => entry("0", { id: providerIdOf(signer.publicKey), signing_key: signer.publicKey, sealing_key: sealing, evidence_sha256: evidenceDigest(evidence), ...over }) };
+    }));
     let handlers: FabricHandlers | undefined;
     const fabric: Fabric = {
       where: "fake",
       connect(h) {
         handlers = h;
-        return { connected: true, send: () => true, close: async () => undefined };
+        const send = (message: FromGateway) => {
+          if (message.t === "attestation") queueMicrotask(() => h.message({ t: "attestation", rid: message.rid, evidence: providers.find((p) => p.id === message.id)!.evidence }));
+          return true;
+        };
+        return { connected: true, send, close: async () => undefined };
       },
     };
-    const client = new CoordinatorClient(fabric, pino({ level: "silent" }));
+    const client = new CoordinatorClient(fabric, pino({ level: "silent" }), { releaseKeys: new Set(), roots: [] });
     const listing = client.list();
-    handlers!.message({ t: "directory", reset: true, more: true, put: [entry("a")], gone: [] });
-    handlers!.message({ t: "directory", put: [entry("b", { busy: true })], gone: [] });
-    expect((await listing).map((p) => [p.id, p.busy])).toEqual([[hex("a"), false], [hex("b"), true]]);
+    handlers!.message({ t: "directory", reset: true, more: true, put: [providers[0]!.entry()], gone: [] });
+    handlers!.message({ t: "directory", put: [providers[1]!.entry({ busy: true })], gone: [] });
+    expect((await listing).map((p) => [p.id, p.busy])).toEqual([[providers[0]!.id, false], [providers[1]!.id, true]]);
   });
 });

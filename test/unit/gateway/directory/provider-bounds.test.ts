@@ -1,7 +1,7 @@
 // DESIGN §8, a provider is a stranger: what it may send back for a session (answer-bounds), when (deadlines),
 // which of its errors reach the caller (provider-errors), and when its faults rest it (provider-faults).
 import { describe, expect, it } from "vitest";
-import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
+import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, pieceBytes, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
 import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
 import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
 import { paramIn, readReport } from "../../../../gateway/directory/provider-errors.ts";
@@ -9,6 +9,7 @@ import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../.
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
 import { logprobTokenCap } from "../../../../src/session/logprobs.ts";
 import { MAX_TOP_LOGPROBS, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
+import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
 
 const tool = (name: string) => ({ type: "function" as const, function: { name } });
 const call = (name: string, index = 0) => ({ type: "tool_call" as const, index, id: `call_${index}`, name });
@@ -81,6 +82,12 @@ describe("issue 43 Logprobs a provider may send back", () => {
     expect(new AnswerBounds({ max_tokens: 2, top_logprobs: 0 }).piece(logprobs({ ...entry(1), token: "z" }))).toEqual({
       kind: "broken", why: "sent a broken answer (logprobs[0].token is not the string of its bytes)",
     });
+  });
+
+  it("what the gateway keeps of the entries for the receipt check counts in its held-bytes ledger, alternatives and bytes included", () => {
+    const one = pieceBytes(logprobs(entry(1)));
+    expect(one).toBeGreaterThan(64);
+    expect(pieceBytes(logprobs(entry(1, 5)))).toBe(6 * one);
   });
 
   it("at the parsers' cap, every top_logprobs's answer still fits the coordinator's bound for one session", () => {
@@ -186,13 +193,65 @@ describe("DESIGN §8 and issue 41 A provider's errors", () => {
 });
 
 describe("DESIGN §8 Faults rest a provider", () => {
+  /** A directory entry as the coordinator sends it, enrolled under `enrollment` (and at the hardware rung with `serial`). */
+  const entry = (id: string, enrollment?: string, serial?: string): DirectoryEntry => ({
+    id, model_ids: ["qwen3-4b"], trust: serial === undefined ? "process" : "hardware", busy: false, waiting: 0, last_assigned: 0,
+    signing_key: "1".repeat(64), sealing_key: "2".repeat(64), evidence_sha256: "3".repeat(64), ...(enrollment === undefined ? {} : { enrollment }), ...(serial === undefined ? {} : { serial }),
+  });
+
   it("three faults within the window rest it for restMs; fewer, or spread out, do not", () => {
     const faults = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
-    expect([faults.charge("a", 0), faults.charge("a", 500), faults.charge("a", 1_600)]).toEqual([undefined, undefined, undefined]);
-    expect(faults.charge("a", 1_700)).toBeUndefined();
-    expect(faults.charge("a", 1_800)).toBe(3);
+    const a = entry("a");
+    faults.listed({ put: [a], gone: [] });
+    expect([faults.charge(a, 0), faults.charge(a, 500), faults.charge(a, 1_600)]).toEqual([undefined, undefined, undefined]);
+    expect(faults.charge(a, 1_700)).toBeUndefined();
+    expect(faults.charge(a, 1_800)).toBe(3);
     expect(faults.resting(1_800)).toEqual(["a"]);
     expect(faults.resting(6_799)).toEqual(["a"]);
     expect(faults.resting(6_800)).toEqual([]);
+  });
+
+  it("issue 41: faults follow the enrollment, not the key: a rested provider's new keys on the same enrollment rest too, others do not", () => {
+    const faults = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
+    const first = entry("key-1", "ptk_one");
+    faults.listed({ reset: true, put: [first, entry("other", "ptk_two")], gone: [] });
+    for (const t of [0, 10, 20]) faults.charge(first, t);
+    expect(faults.resting(30)).toEqual(["key-1"]);
+    // the machine makes new keys and reconnects on the same token
+    faults.listed({ put: [entry("key-2", "ptk_one")], gone: ["key-1"] });
+    expect(faults.resting(40)).toEqual(["key-2"]);
+    // spread over keys, the faults still add up
+    const spread = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
+    const keys = ["k1", "k2", "k3"].map((id) => entry(id, "ptk_spread"));
+    spread.listed({ put: keys, gone: [] });
+    keys.forEach((key, i) => spread.charge(key, i));
+    expect(spread.resting(5).sort()).toEqual(["k1", "k2", "k3"]);
+  });
+
+  it("issue 41: at the hardware rung the device is charged too, so changing how it enrolls does not start afresh; without an enrollment only the key is", () => {
+    const faults = new ProviderFaults({ threshold: 2, windowMs: 1_000, restMs: 5_000 });
+    const device = entry("mac-a", "serial:C02XYZ", "C02XYZ");
+    faults.listed({ put: [device], gone: [] });
+    faults.charge(device, 0);
+    faults.charge(device, 1);
+    faults.listed({ put: [entry("mac-b", "ptk_new", "C02XYZ"), entry("open-1"), entry("open-2")], gone: ["mac-a"] });
+    expect(faults.resting(2)).toEqual(["mac-b"]);
+    faults.charge(entry("open-1"), 3);
+    faults.charge(entry("open-1"), 4);
+    expect(faults.resting(5).sort()).toEqual(["mac-b", "open-1"]);
+  });
+
+  it("what the directory no longer lists is not resting, and a reset forgets it all", () => {
+    const faults = new ProviderFaults({ threshold: 1, windowMs: 1_000, restMs: 5_000 });
+    faults.listed({ put: [entry("a", "ptk_a"), entry("b", "ptk_a")], gone: [] });
+    faults.charge(entry("a", "ptk_a"), 0);
+    expect(faults.resting(1).sort()).toEqual(["a", "b"]);
+    faults.listed({ put: [], gone: ["a"] });
+    expect(faults.resting(2)).toEqual(["b"]);
+    faults.listed({ reset: true, put: [], gone: [] });
+    expect(faults.resting(3)).toEqual([]);
+    // the rest itself outlives the listing: the enrollment back is still resting
+    faults.listed({ put: [entry("c", "ptk_a")], gone: [] });
+    expect(faults.resting(4)).toEqual(["c"]);
   });
 });

@@ -52,7 +52,7 @@ describe("DESIGN §7 LocalFabric: the embedded coordinator in-process", () => {
     expect(h.closed).toHaveBeenCalledWith({ wasOpen: true });
     expect(link.connected).toBe(false);
     expect(link.send({ t: "attestation", rid: 2, id: "a".repeat(64) })).toBe(false);
-    fake.reply({ t: "attestation", rid: 2, record: null });
+    fake.reply({ t: "attestation", rid: 2, evidence: null });
     await Promise.resolve();
     expect(fake.received).toEqual([]);
     expect(h.message).not.toHaveBeenCalled();

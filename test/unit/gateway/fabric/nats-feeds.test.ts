@@ -8,7 +8,7 @@ import type { DirectoryEntry, ToGateway } from "../../../../src/wire/gateway.ts"
 type Directory = Extract<ToGateway, { t: "directory" }>;
 
 const entry = (id: string): DirectoryEntry => ({
-  id, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, last_assigned: 0, signing_key: "k", sealing_key: "k",
+  id, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, last_assigned: 0, signing_key: "k", sealing_key: "k", evidence_sha256: "e".repeat(64),
 });
 const delta = (put: string[], gone: string[] = []): Directory => ({ t: "directory", put: put.map(entry), gone });
 

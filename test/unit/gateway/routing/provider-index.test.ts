@@ -223,12 +223,12 @@ describe("Routing from a gateway's copy against chooseProvider (property)", () =
         });
         for (const step of ops) {
           if (step.op === "add") {
-            registry.add({ id: step.id, trust: step.trust, signingKey: "1".repeat(64), sealingKey: "2".repeat(64) }, port(step.id));
+            registry.add({ id: step.id, trust: step.trust, signingKey: "1".repeat(64), sealingKey: "2".repeat(64), evidence: "3".repeat(64) }, port(step.id));
             lastAssigned.set(step.id, 0);
             running.delete(step.id);
             queued.set(step.id, []);
           } else if (step.op === "advertise") registry.advertise(step.id, step.aliases);
-          else if (step.op === "setTrust") registry.setTrust(step.id, step.trust, undefined);
+          else if (step.op === "setTrust") registry.setTrust(step.id, step.trust, undefined, "3".repeat(64));
           else if (step.op === "end") {
             const active = running.get(step.id);
             running.delete(step.id); // ending may start the next in line at once

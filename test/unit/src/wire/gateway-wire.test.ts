@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_EXCLUDED, readFromGateway, readToGateway, type DirectoryEntry, type FromGateway, type ToGateway } from "../../../../src/wire/gateway.ts";
 
 const KEY = "a".repeat(64);
-const entry: DirectoryEntry = { id: KEY, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, signing_key: KEY, sealing_key: KEY, last_assigned: 12 };
+const entry: DirectoryEntry = { id: KEY, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, signing_key: KEY, sealing_key: KEY, last_assigned: 12, evidence_sha256: KEY };
 const place: FromGateway = { t: "place", id: "s_0123456789", provider: KEY, alias: "qwen3-4b", floor: "transparent", exclude: [KEY], enc: "AAAA", ct: "BBBB" };
 const wire = (message: unknown) => JSON.stringify(message);
 
@@ -25,7 +25,7 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
       { t: "directory", reset: true, more: true, put: [entry, { ...entry, trust: "hardware", serial: "C02XYZ" }], gone: [] },
       { t: "directory", reset: true, queue: { per_provider: 32 }, put: [], gone: [] },
       { t: "directory", put: [], gone: [KEY], placed: ["s_0123456789"] },
-      { t: "attestation", rid: 3, record: null },
+      { t: "attestation", rid: 3, evidence: null },
       { t: "stale", id: "s_0123456789" },
       { t: "rejected", id: "s_0123456789", error: { code: "overloaded", message: "full", param: null, retry_after_s: 1 } },
       { t: "frame", id: "s_0123456789", data: "AAAA" },
@@ -65,7 +65,9 @@ describe("DESIGN §1 The gateway link: messages between our own parts are checke
     ["a rejection without its error's param", wire({ t: "rejected", id: "s_0123456789", error: { code: "x", message: "y" } })],
     ["a frame without data", wire({ t: "frame", id: "s_0123456789" })],
     ["a provider gone without saying whether it started", wire({ t: "gone", id: "s_0123456789", reason: "left" })],
-    ["an attestation whose record is a string", wire({ t: "attestation", rid: 1, record: "x" })],
+    ["a directory entry that names no evidence", wire({ t: "directory", put: [{ ...entry, evidence_sha256: undefined }], gone: [] })],
+    ["a directory entry whose evidence digest is not one", wire({ t: "directory", put: [{ ...entry, evidence_sha256: "e" }], gone: [] })],
+    ["an attestation whose evidence is a string", wire({ t: "attestation", rid: 1, evidence: "x" })],
   ])("a coordinator message with %s reads as undefined", (_what, data) => {
     expect(readToGateway(data)).toBeUndefined();
   });
