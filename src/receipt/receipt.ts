@@ -52,37 +52,23 @@ const Common = {
   signature: Hex64,
 };
 
+/** v2's fields: Common, the usage with its details, the finish reasons with tool_calls, and two more hashes. */
+const V2 = {
+  ...Common,
+  usage: UsageSchema,
+  finish_reason: z.enum(FINISH_REASONS),
+  tool_calls_sha256: Hex32.nullable(),
+  reasoning_sha256: Hex32.nullable(),
+};
+/** v3: v2 plus the cached-token count; v4 adds the logprobs' hashes to it. */
+const V3 = { ...V2, cached_tokens: count };
+
 /** The flat object callers see as `svc_receipt`: the payload plus the key that signed it and the signature. */
 export const ReceiptSchema = z.discriminatedUnion("version", [
   z.strictObject({ version: z.literal(RECEIPT_VERSION), ...Common, usage: UsageV1Schema, finish_reason: z.enum(["stop", "length"]) }),
-  z.strictObject({
-    version: z.literal(RECEIPT_VERSION_TOOLS),
-    ...Common,
-    usage: UsageSchema,
-    finish_reason: z.enum(FINISH_REASONS),
-    tool_calls_sha256: Hex32.nullable(),
-    reasoning_sha256: Hex32.nullable(),
-  }),
-  z.strictObject({
-    version: z.literal(RECEIPT_VERSION_CACHE),
-    ...Common,
-    usage: UsageSchema,
-    finish_reason: z.enum(FINISH_REASONS),
-    tool_calls_sha256: Hex32.nullable(),
-    reasoning_sha256: Hex32.nullable(),
-    cached_tokens: count,
-  }),
-  z.strictObject({
-    version: z.literal(RECEIPT_VERSION_LOGPROBS),
-    ...Common,
-    usage: UsageSchema,
-    finish_reason: z.enum(FINISH_REASONS),
-    tool_calls_sha256: Hex32.nullable(),
-    reasoning_sha256: Hex32.nullable(),
-    cached_tokens: count,
-    logprobs_sha256: Hex32,
-    content_logprobs_sha256: Hex32,
-  }),
+  z.strictObject({ version: z.literal(RECEIPT_VERSION_TOOLS), ...V2 }),
+  z.strictObject({ version: z.literal(RECEIPT_VERSION_CACHE), ...V3 }),
+  z.strictObject({ version: z.literal(RECEIPT_VERSION_LOGPROBS), ...V3, logprobs_sha256: Hex32, content_logprobs_sha256: Hex32 }),
 ]);
 
 /** The `usage` an answer carries for this receipt: its own, plus `prompt_tokens_details` from a v3's `cached_tokens`. */
