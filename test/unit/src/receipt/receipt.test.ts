@@ -223,6 +223,22 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
       { numRuns: 300 },
     );
   });
+
+  it("v4 (issue 43): the logprobs shown are the ones covered, one per completion token; an older receipt covers none", () => {
+    const entry = (token: string, logprob: number) => ({ id: token.charCodeAt(0), token, bytes: [token.charCodeAt(0)], logprob, top_logprobs: [] });
+    const shown = [entry("H", -0.5), entry("i", -0.25), entry(".", -1)];
+    const v3 = { ...payload, version: 3, usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 }, tool_calls_sha256: null, reasoning_sha256: null, cached_tokens: 0 } as const;
+    const v4 = signReceipt(key, { ...v3, version: 4, logprobs_sha256: nodeSha256Hex(canonicalJson(shown)), content_logprobs_sha256: nodeSha256Hex(canonicalJson(shown.slice(0, 2))) } as ReceiptPayload);
+    const expect4 = { ...gatewayView, logprobs: shown, contentLogprobs: shown.slice(0, 2) };
+    expect(verifyReceipt(v4, expect4)).toMatchObject({ status: "valid", problems: [] });
+    expect(failed(v4, { ...expect4, logprobs: [shown[0], { ...shown[1]!, logprob: -0.3 }, shown[2]] })).toEqual(["logprobs_sha256"]);
+    expect(failed(v4, { ...expect4, contentLogprobs: shown })).toEqual(["content_logprobs_sha256"]);
+    expect(failed(v4, { ...expect4, logprobs: [], contentLogprobs: [] })).toEqual(["logprobs_sha256", "logprobs", "content_logprobs_sha256"]);
+    // a v3 receipt vouches for an answer without logprobs only
+    const old = signReceipt(key, v3 as ReceiptPayload);
+    expect(verifyReceipt(old, { ...gatewayView, logprobs: [], contentLogprobs: [] }).status).toBe("valid");
+    expect(failed(old, { ...gatewayView, logprobs: shown })).toEqual(["logprobs_sha256"]);
+  });
 });
 
 describe("RECEIPTS.md v2: receipts that cover tool calls and reasoning", () => {
