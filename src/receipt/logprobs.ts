@@ -29,14 +29,20 @@ export type TopLogprob = z.infer<typeof TopLogprobSchema>;
 export const TokenLogprobSchema = TopLogprobSchema.extend({ top_logprobs: z.array(TopLogprobSchema).max(MAX_TOP_LOGPROBS) });
 export type TokenLogprob = z.infer<typeof TokenLogprobSchema>;
 
+/** One decoder for every token (a new one each costs more than the decoding); a byte order mark is kept as U+FEFF. */
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
 /**
  * A token's `token` string, a function of its bytes (so a verifier checks it): the bytes read as UTF-8 with an
  * incomplete character at the end left out (its bytes are in `bytes`, and the next token completes it), any other
- * byte that is not UTF-8 read as U+FFFD. This is a streaming UTF-8 decoder's output (WHATWG Encoding), as
- * llama-server writes the valid prefix of a token's text.
+ * byte that is not UTF-8 read as U+FFFD (and EF BB BF as U+FEFF, not dropped as a byte order mark). This is a
+ * streaming UTF-8 decoder's output (WHATWG Encoding, `ignoreBOM`), as llama-server writes the valid prefix of a
+ * token's text.
  */
 export function tokenString(bytes: ArrayLike<number>): string {
-  return new TextDecoder("utf-8").decode(Uint8Array.from(bytes as ArrayLike<number>), { stream: true });
+  const text = decoder.decode(Uint8Array.from(bytes as ArrayLike<number>), { stream: true });
+  decoder.decode(); // forget the incomplete character, so that the next token starts afresh
+  return text;
 }
 
 /**
