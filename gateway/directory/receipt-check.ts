@@ -5,7 +5,7 @@ import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { verifySignatureNative } from "../../src/crypto/signing.ts";
 import type { AnswerRecord } from "../../src/receipt/answer-record.ts";
 import { verifyReceipt, type ReceiptVerdict } from "../../src/receipt/index.ts";
-import { RECEIPT_VERSION_CACHE } from "../../src/receipt/receipt.ts";
+import { RECEIPT_VERSION_CACHE, RECEIPT_VERSION_LOGPROBS } from "../../src/receipt/receipt.ts";
 import type { DirectoryEntry } from "../../src/wire/gateway.ts";
 import type { SessionRequest } from "./directory.ts";
 
@@ -28,8 +28,11 @@ export function checkReceipt(raw: unknown, { request, provider, sealed, answer }
     content: answer.content,
     toolCalls: answer.toolCalls,
     reasoning: answer.reasoning,
-    // v3 covers tool calls, reasoning and the cached-token count; an agent of this build signs nothing older
-    version: RECEIPT_VERSION_CACHE,
+    // what the caller will be shown: every token's logprobs (chat, legacy) and those before content (Responses)
+    logprobs: answer.logprobs,
+    contentLogprobs: answer.contentLogprobs,
+    // v3 covers tool calls, reasoning and the cached-token count, v4 logprobs too; an agent of this build signs nothing older
+    version: request.body.top_logprobs === undefined ? RECEIPT_VERSION_CACHE : RECEIPT_VERSION_LOGPROBS,
     gatewayNonce: request.body.nonce,
     clientNonce: request.body.client_nonce,
   }, { signature: verifySignatureNative });
