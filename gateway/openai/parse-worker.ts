@@ -4,11 +4,15 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { Catalog } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
+import { lowerThisThread } from "../../src/process/thread-priority.ts";
 import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
 import { parseRoute, peekRoute, type RouteKind } from "../../src/openai/route-request.ts";
 import type { ReasoningFormat } from "../../src/openai/tools-request.ts";
 import type { FromWorker, ParseInputs, ToWorker } from "./request-parser.ts";
+
+// a body's parse waits for the cores while the event loop every caller shares needs them (bench section 6b)
+lowerThisThread();
 
 const { catalog, reasoningFormat } = workerData as { catalog: Catalog; reasoningFormat: ReasoningFormat };
 const post = (answer: FromWorker) => parentPort!.postMessage(answer);
