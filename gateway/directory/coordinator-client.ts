@@ -19,9 +19,9 @@ import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
 import type { LiveSession } from "./live-session.ts";
 import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
-import type { Disputed } from "./provider-errors.ts";
-import type { Sealed } from "./receipt-check.ts";
-import { attempt, type AttemptHost, type Outcome } from "./session-attempt.ts";
+import type { Disputed } from "../../src/session/provider-report.ts";
+
+import { attempt, type AttemptHost, type Outcome, type Sealed } from "./session-attempt.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 /** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */

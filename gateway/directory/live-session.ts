@@ -4,7 +4,7 @@
 // the budget. A breach stops the provider at once and drops what it sent.
 import { ApiError } from "../../src/errors.ts";
 import type { ToGateway } from "../../src/wire/gateway.ts";
-import { WireBudget } from "./answer-bounds.ts";
+import { WireBudget } from "../../src/session/answer-bounds.ts";
 import { nextDeadline, type SessionDeadlines, type SessionTimes } from "./deadlines.ts";
 import { Mailbox } from "./mailbox.ts";
 import type { Breach } from "./provider-faults.ts";

@@ -4,19 +4,24 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
-import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import type { Receipt } from "../../src/receipt/index.ts";
 import type { FrameCipher } from "../../src/crypto/seal.ts";
-import { SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
-import type { DirectoryEntry } from "../../src/wire/gateway.ts";
+import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
+import { verifySignatureNative } from "../../src/crypto/signing.ts";
+import { answerLimits } from "../../src/session/answer-bounds.ts";
+import { AnswerReader, providerFault, receiptInvalid } from "../../src/session/answer-reader.ts";
+import type { Disputed } from "../../src/session/provider-report.ts";
+import { fromWireError, type DirectoryEntry } from "../../src/wire/gateway.ts";
 import { record } from "./directory-copy.ts";
 import type { SessionEvent, SessionRequest } from "./directory.ts";
-import { AnswerBounds } from "./answer-bounds.ts";
 import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
 import type { Breach } from "./provider-faults.ts";
-import { readReport, rejection, type Disputed } from "./provider-errors.ts";
-import { checkReceipt, type Sealed } from "./receipt-check.ts";
+
+/** What the gateway sealed for one session: the receipt must cover exactly these bytes, and its frames open under `frames`. */
+export interface Sealed {
+  bytes: Buffer;
+  frames: FrameCipher;
+}
 
 /**
  * What a session attempt ends in: done; handed back to be re-routed away from a provider that left or faulted
@@ -47,22 +52,25 @@ export interface AttemptHost {
 /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
 export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
   const id = `s_${randomBytes(12).toString("base64url")}`;
-  const bounds = new AnswerBounds(request.body);
-  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id));
+  const { wireBytes } = answerLimits(request.body);
+  const live = new LiveSession(wireBytes, host.deadlines, () => host.cancel(id));
   host.sessions.set(id, live);
   let finished = false;
   let relayed = 0;
   try {
-    const { provider, sealed } = await host.place(id, request, exclude, bounds.limits.wireBytes, signal);
+    const { provider, sealed } = await host.place(id, request, exclude, wireBytes, signal);
     yield { type: "provider", provider: record(provider) };
     /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
     const fault = ({ kind, why }: Breach): Outcome => {
       host.charge(provider.id, { kind, why }, request.requestId);
-      const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
+      const error = providerFault(provider.id, why);
       if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
       throw error;
     };
-    const answer = new AnswerRecord();
+    const reader = new AnswerReader(
+      { provider, ...(request.pin === undefined ? {} : { pin: request.pin }), entry: request.entry, body: request.body, requestSha256: nodeSha256Hex(sealed.bytes) },
+      { signature: verifySignatureNative, timed: (ms) => request.timing?.add("verify", ms) },
+    );
     const sent = performance.now();
     let firstFrame: number | undefined;
     for (;;) {
@@ -94,14 +102,27 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
       if (message.t === "rejected") {
         // admission control dropped it from the queue (it waited too long)
         finished = true;
-        throw rejection(message.error);
+        throw fromWireError(message.error);
       }
       if (message.t !== "frame") continue;
       firstFrame ??= performance.now() - sent;
-      const frame = openFrame(sealed.frames, message.data);
-      if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
-      if (frame.type === "error") {
-        const report = readReport(frame, provider.id, request.body);
+      const text = openFrame(sealed.frames, message.data);
+      if (text === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
+      const { pieces, end } = reader.read(text);
+      for (const piece of pieces) {
+        relayed++;
+        yield piece;
+      }
+      if (end === undefined) continue;
+      if (end.type === "fault") return fault(end.breach);
+      if (end.type === "receipt_invalid") {
+        finished = true;
+        host.log.warn({ provider: provider.id, request_id: request.requestId, problems: end.problems }, `receipt from provider ${provider.id} rejected`);
+        host.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
+        throw receiptInvalid(provider.id, end.problems);
+      }
+      if (end.type === "report") {
+        const { report } = end;
         if (report.kind === "fault") return fault({ kind: "error", why: report.why });
         // a claim the gateway could not settle: another provider hears the request before the caller hears the claim
         if (report.kind === "disputed" && mayReroute && request.pin === undefined && relayed === 0) {
@@ -110,34 +131,14 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
         }
         throw report.error;
       }
-      // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
-      const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
-      for (const piece of pieces) {
-        const breach = bounds.piece(piece);
-        if (breach !== undefined) return fault(breach);
-        try {
-          answer.add(piece);
-        } catch (err) {
-          return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
-        }
-        relayed++;
-        yield piece;
-      }
-      if (frame.type === "done") {
-        finished = true;
-        // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
-        const agentMs = frame.first_token_ms ?? firstFrame;
-        request.timing?.add("provider", agentMs);
-        request.timing?.add("queue", firstFrame - agentMs);
-        const verifying = performance.now();
-        const receipt = verified(host, frame.receipt, { request, provider, sealed, answer });
-        request.timing?.add("verify", performance.now() - verifying);
-        const breach = bounds.done(receipt.usage.completion_tokens, receipt.finish_reason);
-        if (breach !== undefined) return fault(breach);
-        host.served(request.requestId);
-        yield { type: "done", receipt, answer };
-        return { done: true };
-      }
+      finished = true;
+      // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
+      const agentMs = end.firstTokenMs ?? firstFrame;
+      request.timing?.add("provider", agentMs);
+      request.timing?.add("queue", firstFrame - agentMs);
+      host.served(request.requestId);
+      yield { type: "done", receipt: end.receipt, answer: end.answer };
+      return { done: true };
     }
   } finally {
     live.close();
@@ -148,23 +149,10 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
   }
 }
 
-/** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-function verified(host: AttemptHost, raw: unknown, session: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
-  const { request, provider } = session;
-  const verdict = checkReceipt(raw, session);
-  if (verdict.valid && verdict.receipt) return verdict.receipt;
-  host.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
-  host.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
-  throw new ApiError(
-    "receipt_invalid",
-    `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,
-  );
-}
-
-/** A frame that opens under this session's key, in order, and holds a session frame; undefined for anything else. */
-function openFrame(frames: FrameCipher, data: string): SessionFrame | undefined {
+/** A frame opened under this session's key, in order; undefined for anything that does not open. */
+function openFrame(frames: FrameCipher, data: string): string | undefined {
   try {
-    return SessionFrameSchema.parse(JSON.parse(frames.open(data)));
+    return frames.open(data);
   } catch {
     return undefined;
   }

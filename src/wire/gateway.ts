@@ -3,7 +3,7 @@
 // the link is admitted by the coordinator's secret, so a message is checked by hand for what its reader relies on,
 // a few `typeof`s and no zod (issue 18: zod stays at the outer boundaries); whatever fails is a broken peer.
 import type { Evidence } from "../trust/attestation.ts";
-import type { ApiError } from "../errors.ts";
+import { ApiError, ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../receipt/rungs.ts";
 
 export const GATEWAY_PATH = "/v1/gateway";
@@ -13,7 +13,7 @@ export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
 export const MAX_EXCLUDED = 1000;
 /**
  * The most sealed answer bytes the coordinator relays for one session whose placement names no `max_bytes`:
- * above the bound a gateway derives for the longest answer (gateway/directory/answer-bounds.ts).
+ * above the bound a gateway derives for the longest answer (src/session/answer-bounds.ts).
  */
 export const MAX_SESSION_WIRE_BYTES = 64 * 1024 * 1024;
 
@@ -60,6 +60,12 @@ export interface WireError {
 /** An API error as the coordinator tells it to a gateway, Retry-After included. */
 export function toWireError(err: ApiError): WireError {
   return { code: err.code, message: err.message, param: err.param, ...(err.retryAfterS === undefined ? {} : { retry_after_s: err.retryAfterS }) };
+}
+
+/** The coordinator's refusal of a placement (queue full, waited too long), as a gateway passes it on: its own codes, as they are. */
+export function fromWireError(error: WireError): ApiError {
+  const code = (error.code in ERROR_CODES ? error.code : "provider_unavailable") as ErrorCode;
+  return new ApiError(code, error.message, { param: error.param, ...(error.retry_after_s === undefined ? {} : { retryAfterS: error.retry_after_s }) });
 }
 
 export type FromGateway =
