@@ -13,6 +13,7 @@ import { DEFAULT_KEEPALIVE_MS } from "../src/openai/sse-text.ts";
 import { DEFAULT_HTTP_TIMEOUTS } from "./http/timeouts.ts";
 import { DEFAULT_SESSION_DEADLINES } from "./directory/deadlines.ts";
 import { DEFAULT_FAULT_POLICY } from "./directory/provider-faults.ts";
+import { DEFAULT_HELD_LIMITS, MIB } from "./directory/held-bytes.ts";
 import { nonNegativeInteger, port, positiveInteger, positiveNumber, oneLineUsageErrors, packageVersion } from "../src/process/cli-options.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
@@ -51,6 +52,8 @@ interface ServeFlags extends CoordinatorFlags {
   faultThreshold: number;
   faultWindowMs: number;
   faultRestMs: number;
+  maxUnreadMb: number;
+  maxHeldMb: number;
 }
 
 
@@ -110,6 +113,8 @@ export function gatewayProgram(): Command {
       .option("--fault-threshold <n>", "a provider's faults within --fault-window-ms that send it to rest out of rotation", positiveInteger, DEFAULT_FAULT_POLICY.threshold)
       .option("--fault-window-ms <ms>", "the window in which a provider's faults are counted", positiveInteger, DEFAULT_FAULT_POLICY.windowMs)
       .option("--fault-rest-ms <ms>", "how long a provider rests out of rotation (unpinned requests go elsewhere)", positiveInteger, DEFAULT_FAULT_POLICY.restMs)
+      .option("--max-unread-mb <mb>", "what the gateway holds of one stream its caller has not read (MiB); past it the caller is treated as gone: session cancelled, connection closed", positiveNumber, DEFAULT_HELD_LIMITS.unreadPerSession / MIB)
+      .option("--max-held-mb <mb>", "what the gateway holds for all sessions in flight, unread and answers kept for their receipts (MiB); past it the session holding the most is ended", positiveNumber, DEFAULT_HELD_LIMITS.total / MIB)
       .addOption(new Option("--oidc-issuer <url>", "OpenID Connect issuer people sign in with to make API keys").env("SVC_OIDC_ISSUER"))
       .addOption(new Option("--oidc-client-id <id>", "this gateway's client id at the issuer").env("SVC_OIDC_CLIENT_ID"))
       .addOption(new Option("--oidc-client-secret <secret>", "client secret (omit for a public client: PKCE only)").env("SVC_OIDC_CLIENT_SECRET"))
@@ -173,6 +178,7 @@ export function gatewayProgram(): Command {
       httpTimeouts: { headMs: flags.headTimeoutMs, bodyMs: flags.bodyTimeoutMs },
       sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
       faultPolicy: { threshold: flags.faultThreshold, windowMs: flags.faultWindowMs, restMs: flags.faultRestMs },
+      heldLimits: { unreadPerSession: Math.round(flags.maxUnreadMb * MIB), total: Math.round(flags.maxHeldMb * MIB) },
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
       logger: await newLogger(),

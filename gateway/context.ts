@@ -8,6 +8,7 @@ import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";
 import type { ReasoningFormat } from "../src/openai/tools-request.ts";
+import type { CallerGone } from "./http/caller-gone.ts";
 import type { ServerTiming } from "./http/server-timing.ts";
 import type { RequestParser } from "./openai/request-parser.ts";
 import type { SignIn } from "./web/routes.ts";
@@ -47,6 +48,8 @@ export interface RouteContext {
   started: number;
   /** Aborted when the caller hangs up (reason CallerGone) or the gateway's shutdown deadline passes (ApiError). */
   signal: AbortSignal;
+  /** Aborts the signal with `why` and closes the connection: the caller is to be treated as gone. */
+  hangUp: (why: CallerGone) => void;
   log: RequestLog;
   /** Who the bearer key belongs to. */
   principal: Principal;

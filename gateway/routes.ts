@@ -84,13 +84,18 @@ async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, l
       const lease = gateway.limiter.ready(principal);
       if (lease !== undefined) await lease;
       const admission = gateway.limiter.admit(principal, res);
-      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, log, principal, admission, timing };
+      const hangUp = (why: CallerGone) => {
+        controller.abort(why);
+        res.destroy();
+      };
+      const ctx: RouteContext = { gateway, req, res, requestId, started, signal: controller.signal, hangUp, log, principal, admission, timing };
       await handler(ctx, param);
     }
     log.status ??= res.statusCode;
   } catch (err) {
     if (controller.signal.reason instanceof CallerGone) {
-      log.code = "aborted"; // SPEC §7: the session is aborted and no body is sent
+      // SPEC §7 `aborted`: the session is aborted and no body is sent (or the code the gateway let the caller go with)
+      log.code = controller.signal.reason.code;
     } else {
       if (!(err instanceof ApiError)) logger.error({ id: requestId, err }, "unexpected failure");
       const error = asApiError(err);

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { loadCatalog, type Catalog } from "../src/catalog.ts";
 import { RequestParser } from "./openai/request-parser.ts";
 import { ProviderFaults, type FaultPolicy } from "./directory/provider-faults.ts";
+import type { HeldLimits } from "./directory/held-bytes.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { checkCoordinatorUrl } from "../src/link/ws-url.ts";
 import { Authenticator, OperatorKeys } from "./keys/auth.ts";
@@ -100,6 +101,8 @@ export interface ServeOptions {
   sessionDeadlines?: SessionDeadlines;
   /** How many faults, in what window, send a provider to rest, and for how long (default: DEFAULT_FAULT_POLICY). */
   faultPolicy?: FaultPolicy;
+  /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
+  heldLimits?: HeldLimits;
   logger: Logger;
 }
 
@@ -239,6 +242,7 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
     deadlines: options.sessionDeadlines,
     faults: new ProviderFaults(options.faultPolicy),
     onFault: (kind, rested) => metrics.providerFault(kind, rested),
+    held: options.heldLimits,
   });
   const leases = store.budgetLeases?.();
   const limiter = new Limiter(options.limits ?? DEFAULT_LIMIT_SETTINGS, {

@@ -2,14 +2,13 @@
 // challenge with evidence, advertise, run sealed sessions one at a time, and reconnect with jittered
 // backoff when the link drops, aborting any session it was running so nothing is left dangling.
 import { signEvidence, type UnsignedEvidence } from "../../src/trust/attestation.ts";
-import { Backoff } from "../../src/link/backoff.ts";
 import { keysDigest } from "../../src/trust/hardware-chain.ts";
 import { AGENT_ASK_EVERY, idleHeartbeatMs } from "../../src/link/heartbeat.ts";
-import { Link } from "../../src/link/link.ts";
+import { ThreadLink } from "./link-thread.ts";
 import type { ReleaseManifest } from "../../src/trust/release-manifest.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import { GATEWAY_MAX_FRAME_BYTES } from "../../src/wire/gateway.ts";
-import { AGENT_PATH, parseMessage, ToAgentSchema, type FromAgent, type ToAgent } from "../../src/wire/agent.ts";
+import { AGENT_PATH, type FromAgent, type ToAgent } from "../../src/wire/agent.ts";
 import { runAttestor } from "./attestor.ts";
 import type { InferenceEngine } from "../engine/inference.ts";
 import type { FaultInjection } from "./session-runner.ts";
@@ -42,7 +41,8 @@ export interface DaemonOptions {
 const CLOSE_WAIT_MS = 2_000;
 
 export class AgentDaemon {
-  private readonly link: Link<ToAgent, FromAgent>;
+  /** On a thread of its own, so that work holding this one (a model's load) holds back no beat. */
+  private readonly link: ThreadLink;
   /** What this connection has been granted, and the attestor's chain for it (asked once per connection). */
   private connection?: { send: (message: FromAgent) => void; grant?: { rung: TrustLevel; serial?: string }; chain?: Promise<string[] | undefined> };
   /** Why the coordinator refused this agent, for the disconnect line. */
@@ -57,18 +57,17 @@ export class AgentDaemon {
   constructor(private readonly options: DaemonOptions) {
     const { coordinatorUrl, log } = options;
     this.advertised = [...options.aliases];
-    this.link = new Link<ToAgent, FromAgent>(
+    this.link = new ThreadLink(
       {
         url: coordinatorUrl,
         path: AGENT_PATH,
-        read: (data) => parseMessage(ToAgentSchema, data),
         maxPayload: GATEWAY_MAX_FRAME_BYTES,
         // the busy rate while a session runs (its failure must reach the caller within SPEC time), the idle one otherwise
         heartbeatMs: options.heartbeatMs,
         idleHeartbeatMs: idleHeartbeatMs(options.heartbeatMs),
         // it need not judge the coordinator fast (src/link/heartbeat.ts), and each answer costs the coordinator a write
         askEvery: AGENT_ASK_EVERY,
-        backoff: new Backoff(250, 5_000),
+        backoff: [250, 5_000],
         bearer: options.token,
       },
       {
@@ -149,7 +148,8 @@ export class AgentDaemon {
     const { keys, engine, store, faults, log } = this.options;
     this.link.busy(true);
     const withdraw = (alias: string, why: string) => this.withdraw(alias, why);
-    const done = runSession(message, { keys, engine, store, advertised: this.advertised, grant, faults, send, log, withdraw }, controller.signal)
+    const congestion = () => this.link.congestion();
+    const done = runSession(message, { keys, engine, store, advertised: this.advertised, grant, faults, send, congestion, log, withdraw }, controller.signal)
       .catch((err: Error) => log(`session ${message.id} error: ${err.message}`))
       .finally(() => {
         this.session = undefined;

@@ -43,6 +43,8 @@ export interface SessionContext {
   grant: { rung: TrustLevel; serial?: string };
   faults?: FaultInjection;
   send(message: FromAgent): void;
+  /** Undefined while the link keeps up with what was sent; else settles once it has caught up (link-thread.ts). */
+  congestion?(): Promise<void> | undefined;
   log(line: string): void;
   /** A model file failed its pin when loaded (replaced since start): the alias is advertised no more. */
   withdraw?(alias: string, why: string): void;
@@ -74,6 +76,8 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
         firstTokenMs ??= performance.now() - taken;
         answer.add(event);
         batch.push(event);
+        const congested = ctx.congestion?.();
+        if (congested) await congested;
         continue;
       }
       const payload = receiptPayload(ctx, request, event, nodeSha256Hex(channel.plaintext), answer);

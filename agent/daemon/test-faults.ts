@@ -1,5 +1,5 @@
 // Test-only faults for an agent (`svc-agent start --test-fault …`), so black-box tests can make a real
-// provider slow, silent or endless, make it fail mid-stream, call tools it was not offered, write its own error
+// provider slow, silent or endless, hold its event loop, make it fail mid-stream, call tools it was not offered, write its own error
 // text, send the receipts a broken or dishonest provider would, or hold schemas to a smaller budget than the
 // gateway's. Left out of the package (package.json "files"):
 // an installed agent has no such flag (agent/cli.ts), and the session runner knows only the FaultInjection it is given.
@@ -30,6 +30,8 @@ interface Faults {
   failAfterDeltas?: number;
   /** Wait this long before the first token (a long wait is a silent provider). */
   firstTokenDelayMs?: number;
+  /** Hold the event loop this long before the first token, in one synchronous call, as a model's load can. */
+  blockMs?: number;
   /** Never finish: after the answer, send deltas of this many characters until cancelled. */
   endlessChars?: number;
   /** Begin the answer with a call to this tool, offered or not. */
@@ -46,7 +48,7 @@ interface Faults {
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 function parseFaults(spec: string): Faults {
@@ -70,6 +72,7 @@ function parseFaults(spec: string): Faults {
     if (name === "token-delay-ms") faults.tokenDelayMs = value;
     else if (name === "fail-after") faults.failAfterDeltas = value;
     else if (name === "first-token-delay-ms") faults.firstTokenDelayMs = value;
+    else if (name === "block-ms") faults.blockMs = value;
     else if (name === "endless") faults.endlessChars = value;
     else if (name === "schema-steps") faults.schemaSteps = value;
     else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
@@ -97,6 +100,11 @@ export function faultInjection(spec: string): FaultInjection {
 /** The engine's events as a faulty provider sends them: late, slow, failing, with a tool call of its choosing, or without end. */
 async function* faultyEvents(events: AsyncIterable<GenerateEvent>, faults: Faults, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, void> {
   if (faults.firstTokenDelayMs) await sleep(faults.firstTokenDelayMs, undefined, { signal });
+  if (faults.blockMs) {
+    // nothing else on this thread runs meanwhile: no timer, no read, no write
+    const until = performance.now() + faults.blockMs;
+    while (performance.now() < until);
+  }
   let deltas = 0;
   /** Each piece of the answer, failing once `failAfterDeltas` are out and paced by `tokenDelayMs` once taken. */
   async function* piece(event: GenerateEvent): AsyncGenerator<GenerateEvent, void, void> {

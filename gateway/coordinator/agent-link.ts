@@ -11,7 +11,7 @@ import type { ConnectionLog } from "./connection-log.ts";
 import { providerIdOf } from "../../src/receipt/provider-id.ts";
 import { jsonSender } from "../../src/link/ws-send.ts";
 import { FromAgentSchema, parseMessage, type ToAgent } from "../../src/wire/agent.ts";
-import { agentRefusal, BAD_TOKEN, CLOSE_BAD_TOKEN, CLOSE_NOT_ENROLLED, type AdmissionPolicy } from "./admission.ts";
+import { agentRefusal, BAD_TOKEN, CLOSE_BAD_TOKEN, CLOSE_ENROLLMENT_IN_USE, CLOSE_NOT_ENROLLED, enrollmentInUse, enrollmentRef, type AdmissionPolicy } from "./admission.ts";
 import type { Attestations } from "./attestations.ts";
 import type { AgentPort, Registry } from "./registry.ts";
 
@@ -96,12 +96,16 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
       attestations.reattested(id, evidence, port);
       log.info({ rung: grant.rung, refusals: grant.refusals }, "agent re-attested");
     } else {
+      // checked and taken in one turn, so two connections on one enrollment cannot both pass
+      const ref = enrollmentRef(id, enrollment, serial);
+      const inUse = enrollmentInUse(ref, registry.holderOf(ref), id);
+      if (inUse !== undefined) return refuse(inUse, CLOSE_ENROLLMENT_IN_USE, "enrollment in use");
       provider = { id, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key };
       log = log.child({ provider: id });
       const name = evidence.name;
-      registry.add({ id, trust: grant.rung, serial, name, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key, evidence: digest }, port);
+      registry.add({ id, trust: grant.rung, serial, name, enrollment: ref, signingKey: evidence.signing_key, sealingKey: evidence.sealing_key, evidence: digest }, port);
       attestations.granted(id, evidence, port);
-      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: enrollment?.id }, "agent granted");
+      log.info({ rung: grant.rung, serial, name, refusals: grant.refusals, enrollment: ref }, "agent granted");
       options.proven();
       if (enrollment !== undefined) unwatch = options.enrollments.watch(enrollment.id, () => revoked(enrollment.id));
     }

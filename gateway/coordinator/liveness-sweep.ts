@@ -2,6 +2,7 @@
 // (the client ends beat, src/link/heartbeat.ts); it notes when each link was last heard, answers only the beats that ask,
 // and one shared tick drops the links that have been silent longer than their allowance.
 import { WebSocket } from "ws";
+import { AwakeClock } from "../../src/link/awake-clock.ts";
 
 export interface WatchOptions {
   /** How long the link may be silent; `Watch.allow` changes it (an agent's shrinks while it runs a session). */
@@ -45,6 +46,8 @@ export class LivenessSweep {
   private timer?: NodeJS.Timeout;
   /** When the running tick was due: a tick much later than that means this process stalled. */
   private due = 0;
+  /** Every time the sweep keeps runs on it: a stall of this process is no silence of the peers'. */
+  private readonly clock = new AwakeClock();
 
   constructor(private readonly tickMs: number) {}
 
@@ -60,7 +63,7 @@ export class LivenessSweep {
       ws,
       onDead: options.onDead,
       slot,
-      mark: () => (this.heard[link.slot] = performance.now()),
+      mark: () => (this.heard[link.slot] = this.clock.now()),
       beat: (data) => {
         link.mark();
         // a pong costs a write as dear as the beat's read, so most beats get none; and none while earlier
@@ -69,7 +72,7 @@ export class LivenessSweep {
       },
     };
     this.links[slot] = link;
-    this.heard[slot] = performance.now();
+    this.heard[slot] = this.clock.now();
     this.since[slot] = -Infinity;
     this.allowance[slot] = options.allowanceMs;
     // a number written per message is all a live link costs between ticks
@@ -83,7 +86,7 @@ export class LivenessSweep {
       stop: () => this.unwatch(link),
       allow: (ms) => {
         if (link.slot < 0) return;
-        if (ms < this.allowance[link.slot]!) this.since[link.slot] = performance.now();
+        if (ms < this.allowance[link.slot]!) this.since[link.slot] = this.clock.now();
         this.allowance[link.slot] = ms;
       },
     };
@@ -127,12 +130,9 @@ export class LivenessSweep {
   }
 
   private readonly tick = (): void => {
-    const now = performance.now();
-    const late = now - this.due;
+    this.clock.woke(this.due, this.tickMs / 2);
+    const now = this.clock.now();
     const { heard, since, allowance } = this;
-    // a stall of this process itself (a long GC, a starved machine) is no silence of the peers'; a tick that is
-    // merely late by a little counts as it is, so a vanished peer is not kept longer under load
-    if (late > this.tickMs / 2) for (let i = 0; i < this.used; i++) heard[i] = Math.max(heard[i]!, since[i]!) + late;
     let suspects: Watched[] | undefined;
     for (let i = 0; i < this.used; i++) {
       if (now - Math.max(heard[i]!, since[i]!) > allowance[i]!) (suspects ??= []).push(this.links[i]!);
@@ -143,7 +143,7 @@ export class LivenessSweep {
   };
 
   private judge(suspects: Watched[]): void {
-    const now = performance.now();
+    const now = this.clock.now();
     for (const link of suspects) {
       const { slot } = link;
       if (slot < 0 || now - Math.max(this.heard[slot]!, this.since[slot]!) <= this.allowance[slot]!) continue;

@@ -20,6 +20,7 @@ import { EPOCH_RETRY_MAX_MS, EPOCH_RETRY_MS, yieldsTo, type ClaimEpochs } from "
 import { gatewayEndpoint, type GatewayEndpoint } from "./gateway-link.ts";
 import type { FeedPort } from "./directory-feed.ts";
 import type { Registry } from "./registry.ts";
+import { AwakeClock } from "../../src/link/awake-clock.ts";
 
 /** What the NATS side reaches of a coordinator. */
 export interface CoordinatorCore {
@@ -81,6 +82,8 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
   /** Providers whose socket this coordinator holds: their claim's epoch (none yet while it is being fetched) and placement subscription. */
   const held = new Map<string, Hold>();
   const gateways = new Map<string, { endpoint: GatewayEndpoint; heard: number }>();
+  /** What the gateways' silences are timed on: a stall of this coordinator is no gateway's silence. */
+  const clock = new AwakeClock();
 
   const claim = (pid: string, epoch: number) => nc.publish(claimSubject(pid), "", { headers: hdrs({ [H_EPOCH]: String(epoch) }) });
   /** Asks the shared state for this hold's epoch; while it is away, again, less often each time, as long as the hold lasts. */
@@ -137,7 +140,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
   const gateway = (g: string) => {
     let known = gateways.get(g);
     if (known) {
-      known.heard = Date.now();
+      known.heard = clock.now();
       return known.endpoint;
     }
     const send = (message: ToGateway) => {
@@ -147,7 +150,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
       }
       publish(gatewaySubject(g), JSON.stringify(message));
     };
-    known = { endpoint: gatewayEndpoint(send, registry, attestations, log.child({ gateway: g })), heard: Date.now() };
+    known = { endpoint: gatewayEndpoint(send, registry, attestations, log.child({ gateway: g })), heard: clock.now() };
     gateways.set(g, known);
     log.info({ gateway: g }, "gateway linked over NATS");
     return known.endpoint;
@@ -173,7 +176,7 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
         const ask = msg.headers?.get(H_ASK);
         if (ask === "ping") {
           const known = gateways.get(g);
-          if (known) known.heard = Date.now();
+          if (known) known.heard = clock.now();
           msg.respond("");
         } else if (ask === "snap") snapshot(g);
         else if (ask === "cancel" && gateways.has(g)) {
@@ -207,15 +210,21 @@ export function serveGatewaysOnNats(nc: NatsConnection, { registry, attestations
 
   const beat = () => publish(feedSubject(id), "", { [H_SEQ]: String(seq) });
   beat();
+  let due = performance.now() + FEED_BEAT_MS;
   const timer = setInterval(() => {
     beat();
-    const now = Date.now();
-    for (const [g, known] of [...gateways]) {
-      if (now - known.heard <= GATEWAY_QUIET_MS) continue;
-      gateways.delete(g);
-      known.endpoint.close();
-      log.info({ gateway: g }, "gateway went quiet on NATS; its sessions are cancelled");
-    }
+    clock.woke(due, FEED_BEAT_MS / 2);
+    due = performance.now() + FEED_BEAT_MS;
+    // judged after this turn's network reads: a ping already in the socket counts
+    setImmediate(() => {
+      const now = clock.now();
+      for (const [g, known] of [...gateways]) {
+        if (now - known.heard <= GATEWAY_QUIET_MS) continue;
+        gateways.delete(g);
+        known.endpoint.close();
+        log.info({ gateway: g }, "gateway went quiet on NATS; its sessions are cancelled");
+      }
+    });
   }, FEED_BEAT_MS);
   timer.unref();
 

@@ -41,6 +41,8 @@ export interface ProviderInfo {
   name?: string;
   trust: TrustLevel;
   serial?: string;
+  /** The enrollment it was admitted under (admission.ts's enrollmentRef); none: its own id. */
+  enrollment?: string;
   signingKey: string;
   sealingKey: string;
   /** The SHA-256 of the evidence it was last granted its rung for (src/trust/attestation.ts evidenceDigest): gateways check that evidence themselves. */
@@ -69,7 +71,7 @@ export const load = (p: Provider): number => (p.active ? 1 : 0) + p.queue.length
 export const routable = (p: Provider) => ({ ...toEntry(p), lastAssigned: p.lastAssigned });
 
 export function toDirectoryEntry(p: Provider): DirectoryEntry {
-  return { ...toEntry(p), last_assigned: p.lastAssigned, evidence_sha256: p.evidence };
+  return { ...toEntry(p), last_assigned: p.lastAssigned, evidence_sha256: p.evidence, ...(p.enrollment === undefined ? {} : { enrollment: p.enrollment }) };
 }
 
 export function toEntry(p: Provider): ProviderEntry {

@@ -21,6 +21,8 @@ export class Registry {
   /** The providers that take sessions (not leaving), ordered for routing per alias and rung. */
   private readonly index = new ProviderIndex<Provider>();
   private readonly sessions = new Map<string, { session: Session; provider: Provider }>();
+  /** Which provider holds each enrollment now: one at a time (admission.ts). */
+  private readonly enrolled = new Map<string, string>();
   /** Sessions queued per alias, over all providers. */
   private readonly queuedByAlias = new Map<string, number>();
   private readonly limits: QueueLimits;
@@ -46,8 +48,14 @@ export class Registry {
     this.evict(info.id, "the provider reconnected", "a newer connection presented the same keys");
     const provider: Provider = { ...info, agent, model_ids: [], lastAssigned: 0, queue: [], leaving: false, startedAt: 0 };
     this.providers.set(info.id, provider);
+    if (info.enrollment !== undefined) this.enrolled.set(info.enrollment, info.id);
     this.index.put(provider, 0);
     this.feed.touch(info.id);
+  }
+
+  /** The provider connected under enrollment `ref` now, if any. */
+  holderOf(ref: string): string | undefined {
+    return this.enrolled.get(ref);
   }
 
   /** Provider `id` leaves (`reason`, to its gateways) and its link is closed (`why`, to its agent). */
@@ -84,6 +92,7 @@ export class Registry {
     const provider = this.providers.get(id);
     if (!provider || (agent !== undefined && provider.agent !== agent)) return;
     this.providers.delete(id);
+    if (provider.enrollment !== undefined && this.enrolled.get(provider.enrollment) === id) this.enrolled.delete(provider.enrollment);
     this.index.delete(id);
     this.feed.touch(id);
     // a running session of which the gateway has seen nothing may still go elsewhere: an idle agent that vanished

@@ -18,10 +18,10 @@ import { ProviderChecks } from "./provider-checks.ts";
 import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "./directory.ts";
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
 import type { LiveSession } from "./live-session.ts";
-import { ProviderFaults, type Breach, type FaultKind } from "./provider-faults.ts";
+import { ProviderFaults, type Breach, type FaultKind, type FaultSubject } from "./provider-faults.ts";
 import type { Disputed } from "../../src/session/provider-report.ts";
-
 import { attempt, type AttemptHost, type Outcome, type Sealed } from "./session-attempt.ts";
+import { HeldLedger, type HeldLimits } from "./held-bytes.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
 /** Choices in a row the coordinator may find stale before the request gives up (each one follows a change). */
@@ -35,6 +35,8 @@ export interface SessionPolicy {
   faults?: ProviderFaults;
   /** Each fault charged, and each rest it began, for the metrics. */
   onFault?: (kind: FaultKind, rested: boolean) => void;
+  /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
+  held?: HeldLimits;
 }
 
 export class CoordinatorClient implements Directory, AttemptHost {
@@ -53,6 +55,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
   readonly sessions = new Map<string, LiveSession>();
   readonly deadlines: SessionDeadlines;
   readonly faults: ProviderFaults;
+  readonly held: HeldLedger;
 
   /** `anchors`: this gateway's own release keys and attestation roots, which every provider's evidence is checked under. */
   constructor(
@@ -63,12 +66,14 @@ export class CoordinatorClient implements Directory, AttemptHost {
   ) {
     this.deadlines = policy.deadlines ?? DEFAULT_SESSION_DEADLINES;
     this.faults = policy.faults ?? new ProviderFaults();
+    this.held = new HeldLedger(policy.held);
     this.checks = new ProviderChecks({
       anchors,
       log,
       fetch: (id) => this.evidenceOf(id).catch(() => undefined),
       checked: (put, gone) => {
         this.copy.update(put, gone);
+        this.faults.listed({ put, gone });
         this.wake();
       },
     });
@@ -81,6 +86,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
         closed: ({ error, wasOpen, retryMs }) => {
           this.copy.clear();
           this.checks.clear();
+          this.faults.forgetProviders();
           for (const box of [...this.syncing, ...this.attestations.values(), ...[...this.sessions.values()].map((s) => s.box)]) box.fail(this.unreachable());
           if (error !== undefined) this.log.debug({ why: error }, "coordinator link error");
           if (error?.startsWith("the coordinator refused")) this.log.warn({ coordinator: url, why: error }, "the coordinator refused this gateway's link");
@@ -100,7 +106,10 @@ export class CoordinatorClient implements Directory, AttemptHost {
   private dispatch(message: ToGateway | undefined): void {
     if (!message) return this.log.warn("the coordinator sent an invalid message");
     if (message.t === "directory") {
-      this.copy.apply(this.checks.vet(message));
+      // the faults' index lists what the copy lists: each provider as its evidence proves it here
+      const vetted = this.checks.vet(message);
+      this.copy.apply(vetted);
+      this.faults.listed(vetted);
       this.wake();
     } else if (message.t === "attestation") this.attestations.get(message.rid)?.post(message.evidence);
     else this.sessions.get(message.id)?.arrive(message);
@@ -213,7 +222,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
   /** Another provider served the request: each validation error claimed for it before was false, and is charged. */
   served(requestId: string): void {
     for (const { provider, error, chargeable } of this.disputes.get(requestId) ?? []) {
-      if (chargeable) this.charge(provider, { kind: "error", why: `claimed the request ${error.code === "invalid_value" ? "held an invalid value" : "asked for something unsupported"}, and another provider served it` }, requestId);
+      if (chargeable) this.charge(this.faults.subjectOf(provider), { kind: "error", why: `claimed the request ${error.code === "invalid_value" ? "held an invalid value" : "asked for something unsupported"}, and another provider served it` }, requestId);
     }
   }
 
@@ -225,13 +234,15 @@ export class CoordinatorClient implements Directory, AttemptHost {
     this.link.send({ t: "cancel", id });
   }
 
-  /** Counts a provider's fault; the one that sends it to rest says so once, in the log and the metrics. */
-  charge(providerId: string, { kind, why }: Breach, requestId: string): void {
-    const faults = this.faults.charge(providerId, Date.now());
-    this.log.warn({ provider: providerId, request_id: requestId, fault: kind, why }, `provider ${providerId} fault: it ${why}`);
+  /** Counts a provider's fault against its enrollment; the one that sends it to rest says so once, in the log and the metrics. */
+  charge(provider: FaultSubject, { kind, why }: Breach, requestId: string): void {
+    const faults = this.faults.charge(provider, Date.now());
+    const { id, enrollment } = provider;
+    this.log.warn({ provider: id, enrollment, request_id: requestId, fault: kind, why }, `provider ${id} fault: it ${why}`);
     if (faults !== undefined) {
       const restS = Math.round(this.faults.policy.restMs / 1000);
-      this.log.warn({ provider: providerId, faults, rest_s: restS }, `provider ${providerId} rests out of rotation for ${restS} s after ${faults} faults`);
+      // and with it every other key its enrollment connects with
+      this.log.warn({ provider: id, enrollment, faults, rest_s: restS }, `provider ${id} rests out of rotation for ${restS} s after ${faults} faults`);
     }
     this.policy.onFault?.(kind, faults !== undefined);
   }

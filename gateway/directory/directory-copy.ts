@@ -160,6 +160,6 @@ const load = (c: Copied): number => (c.entry.busy ? 1 : 0) + c.entry.waiting + c
 const view = (c: Copied) => ({ ...record(c.entry), lastAssigned: c.lastAssigned });
 
 export function record(entry: DirectoryEntry): ProviderRecord {
-  const { signing_key: _signing, sealing_key: _sealing, last_assigned: _last, evidence_sha256: _evidence, ...rest } = entry;
+  const { signing_key: _signing, sealing_key: _sealing, last_assigned: _last, evidence_sha256: _evidence, enrollment: _enrollment, ...rest } = entry;
   return rest;
 }

@@ -7,6 +7,7 @@ import type { Receipt } from "../../src/receipt/receipt.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
+import type { CallerGone } from "../http/caller-gone.ts";
 import type { ServerTiming } from "../http/server-timing.ts";
 import type { ProviderRecord } from "../../src/wire/gateway.ts";
 
@@ -29,6 +30,8 @@ export interface SessionRequest {
   whole?: boolean;
   /** Where the session's steps are timed (route, seal, queue, provider, verify), for Server-Timing. */
   timing?: ServerTiming;
+  /** Closes the caller's connection, as when it hangs up: it left more unread than the gateway holds for it. */
+  hangUp?: (why: CallerGone) => void;
 }
 
 /** What admission reads of a request before any costly work: where it would go. */

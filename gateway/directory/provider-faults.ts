@@ -1,6 +1,10 @@
 // A provider's faults as this gateway saw them (DESIGN §8): an answer past its bounds, a missed deadline, a call
-// to a tool not offered, an error it made up, a broken frame or receipt. After `threshold` of them within
-// `windowMs` it rests out of rotation for `restMs`: unpinned requests go elsewhere. Plain bookkeeping on a given clock.
+// to a tool not offered, an error it made up, a broken frame or receipt. They are charged to what the provider
+// cannot make anew (issue 41): the enrollment the coordinator admitted it under and, at the hardware rung, its device,
+// never only its key, so a rested machine that reconnects with fresh keys stays rested. After `threshold` of them
+// within `windowMs` those rest out of rotation for `restMs`, with every provider that carries them: unpinned requests
+// go elsewhere. Plain bookkeeping on a given clock.
+import type { DirectoryEntry } from "../../src/wire/gateway.ts";
 
 /** What the provider did wrong, for the fault metric: its answer's size, its time, its tools, its word, its frames. */
 export const FAULT_KINDS = ["answer_bounds", "deadline", "tool_call", "error", "broken"] as const;
@@ -20,29 +24,87 @@ export interface FaultPolicy {
 
 export const DEFAULT_FAULT_POLICY: FaultPolicy = { threshold: 3, windowMs: 60_000, restMs: 60_000 };
 
+/** What of a provider its faults are charged by: its id, the enrollment the coordinator vouches for, its device serial. */
+export type FaultSubject = Pick<DirectoryEntry, "id" | "enrollment" | "serial">;
+
+/** What a provider's faults are charged to: its enrollment (its own id when it has none) and, at the hardware rung, its device. */
+export function faultIdentities(entry: FaultSubject): string[] {
+  const enrollment = `enrollment:${entry.enrollment ?? `provider:${entry.id}`}`;
+  return entry.serial === undefined ? [enrollment] : [enrollment, `serial:${entry.serial}`];
+}
+
 export class ProviderFaults {
   private readonly recent = new Map<string, number[]>();
   private readonly restingUntil = new Map<string, number>();
+  /** The providers the directory lists now under each identity, and each one as it was listed. */
+  private readonly providersOf = new Map<string, Set<string>>();
+  private readonly listedAs = new Map<string, FaultSubject>();
 
   constructor(readonly policy: FaultPolicy = DEFAULT_FAULT_POLICY) {}
 
-  /** Charges one fault at `now`; returns how many faults sent the provider to rest, when this one did. */
-  charge(id: string, now: number): number | undefined {
-    const since = now - this.policy.windowMs;
-    const times = (this.recent.get(id) ?? []).filter((t) => t > since);
-    times.push(now);
-    if (times.length < this.policy.threshold) {
-      this.recent.set(id, times);
-      return undefined;
+  /** Charges one fault to the provider's identities at `now`; returns how many faults sent them to rest, when this one did. */
+  charge(provider: FaultSubject, now: number): number | undefined {
+    let rested: number | undefined;
+    for (const identity of faultIdentities(provider)) {
+      const since = now - this.policy.windowMs;
+      const times = (this.recent.get(identity) ?? []).filter((t) => t > since);
+      times.push(now);
+      if (times.length < this.policy.threshold) {
+        this.recent.set(identity, times);
+        continue;
+      }
+      this.recent.delete(identity);
+      this.restingUntil.set(identity, now + this.policy.restMs);
+      rested = Math.max(rested ?? 0, times.length);
     }
-    this.recent.delete(id);
-    this.restingUntil.set(id, now + this.policy.restMs);
-    return times.length;
+    return rested;
   }
 
-  /** The providers resting at `now` (those whose rest is over are forgotten). */
+  /** The providers resting at `now`: every one the directory lists under a resting identity (rests that are over are forgotten). */
   resting(now: number): string[] {
-    for (const [id, until] of this.restingUntil) if (until <= now) this.restingUntil.delete(id);
-    return [...this.restingUntil.keys()];
+    const ids = new Set<string>();
+    for (const [identity, until] of this.restingUntil) {
+      if (until <= now) this.restingUntil.delete(identity);
+      else for (const id of this.providersOf.get(identity) ?? []) ids.add(id);
+    }
+    return [...ids];
+  }
+
+  /** What the directory says of its providers, as the copy applies it: new or changed entries, and those gone. */
+  listed({ reset, put, gone }: { reset?: true; put: readonly DirectoryEntry[]; gone: readonly string[] }): void {
+    if (reset) this.forgetProviders();
+    for (const { id, enrollment, serial } of put) {
+      this.unlist(id);
+      const subject = { id, ...(enrollment === undefined ? {} : { enrollment }), ...(serial === undefined ? {} : { serial }) };
+      this.listedAs.set(id, subject);
+      for (const identity of faultIdentities(subject)) {
+        let ids = this.providersOf.get(identity);
+        if (ids === undefined) this.providersOf.set(identity, (ids = new Set()));
+        ids.add(id);
+      }
+    }
+    for (const id of gone) this.unlist(id);
+  }
+
+  /** Provider `id` as the directory last listed it, to charge it by; only its id when it is not listed. */
+  subjectOf(id: string): FaultSubject {
+    return this.listedAs.get(id) ?? { id };
+  }
+
+  /** The directory is unknown (its link is down): nothing is listed until the next whole one. */
+  forgetProviders(): void {
+    this.providersOf.clear();
+    this.listedAs.clear();
+  }
+
+  private unlist(id: string): void {
+    const subject = this.listedAs.get(id);
+    if (subject === undefined) return;
+    for (const identity of faultIdentities(subject)) {
+      const ids = this.providersOf.get(identity);
+      ids?.delete(id);
+      if (ids?.size === 0) this.providersOf.delete(identity);
+    }
+    this.listedAs.delete(id);
   }
 }

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
+import { CallerGone } from "../http/caller-gone.ts";
 import type { FrameCipher } from "../../src/crypto/seal.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { verifySignatureNative } from "../../src/crypto/signing.ts";
@@ -15,7 +16,8 @@ import { record } from "./directory-copy.ts";
 import type { SessionEvent, SessionRequest } from "./directory.ts";
 import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
-import type { Breach } from "./provider-faults.ts";
+import type { Breach, FaultSubject } from "./provider-faults.ts";
+import type { Cut, HeldLedger } from "./held-bytes.ts";
 
 /** What the gateway sealed for one session: the receipt must cover exactly these bytes, and its frames open under `frames`. */
 export interface Sealed {
@@ -37,6 +39,8 @@ export interface AttemptHost {
   readonly deadlines: SessionDeadlines;
   /** The sessions in flight, by id: where the coordinator's messages for each are handed. */
   readonly sessions: Map<string, LiveSession>;
+  /** What its sessions in flight hold, unread and kept, within the gateway's bounds. */
+  readonly held: HeldLedger;
   readonly log: Logger;
   /** Chooses a provider from the copy, seals the request to it and places it there. */
   place(id: string, request: SessionRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<{ provider: DirectoryEntry; sealed: Sealed }>;
@@ -44,7 +48,8 @@ export interface AttemptHost {
   settle(id: string): void;
   /** Gives the queue spot or the running session back. */
   cancel(id: string): void;
-  charge(providerId: string, breach: Breach, requestId: string): void;
+  /** Charges a fault to the provider's enrollment (provider-faults.ts). */
+  charge(provider: FaultSubject, breach: Breach, requestId: string): void;
   /** The request was served: validation errors other providers claimed for it are contradicted. */
   served(requestId: string): void;
 }
@@ -53,16 +58,20 @@ export interface AttemptHost {
 export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
   const id = `s_${randomBytes(12).toString("base64url")}`;
   const { wireBytes } = answerLimits(request.body);
-  const live = new LiveSession(wireBytes, host.deadlines, () => host.cancel(id));
+  let chosen: string | undefined;
+  const live = new LiveSession(wireBytes, host.deadlines, () => host.cancel(id), host.held, request.whole === true, (cut, gone) => {
+    logCut(host, request, chosen, cut, gone);
+  });
   host.sessions.set(id, live);
   let finished = false;
   let relayed = 0;
   try {
     const { provider, sealed } = await host.place(id, request, exclude, wireBytes, signal);
+    chosen = provider.id;
     yield { type: "provider", provider: record(provider) };
     /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
     const fault = ({ kind, why }: Breach): Outcome => {
-      host.charge(provider.id, { kind, why }, request.requestId);
+      host.charge(provider, { kind, why }, request.requestId);
       const error = providerFault(provider.id, why);
       if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
       throw error;
@@ -76,10 +85,11 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     for (;;) {
       let message: SessionMessage;
       try {
-        message = await live.box.take(signal);
+        message = await live.take(signal);
       } catch (err) {
+        // a breach, or the ledger's cut, cancelled it already
+        finished = live.breach !== undefined || live.cut !== undefined;
         if (live.breach === undefined) throw err;
-        finished = true; // the breach cancelled it already
         return fault(live.breach);
       }
       // whatever the coordinator said of the session, its own counts hold it now
@@ -110,6 +120,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
       if (text === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
       const { pieces, end } = reader.read(text);
       for (const piece of pieces) {
+        live.keep(piece);
         relayed++;
         yield piece;
       }
@@ -118,7 +129,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
       if (end.type === "receipt_invalid") {
         finished = true;
         host.log.warn({ provider: provider.id, request_id: request.requestId, problems: end.problems }, `receipt from provider ${provider.id} rejected`);
-        host.charge(provider.id, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
+        host.charge(provider, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
         throw receiptInvalid(provider.id, end.problems);
       }
       if (end.type === "report") {
@@ -147,6 +158,20 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     // hung up, or failed on our side: the queue spot or the running session is given back at once
     if (!finished) host.cancel(id);
   }
+}
+
+/** The ledger ended the session (held-bytes.ts), never the provider's fault: its own code in the log, and a stream's caller let go. */
+function logCut(host: AttemptHost, request: SessionRequest, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
+  const { unreadPerSession, total } = host.held.limits;
+  const past =
+    bound === "unread"
+      ? `its caller left ${unread} bytes unread, past the ${unreadPerSession} a session may hold`
+      : `it held the most (${unread} bytes unread, ${kept} of answer kept) when the gateway passed the ${total} it holds for all sessions`;
+  host.log.warn(
+    { request_id: request.requestId, provider, code: gone?.code ?? "overloaded", bound, unread_bytes: unread, kept_bytes: kept },
+    `session of ${request.requestId} ended: ${past}; the provider is stopped, not charged, and ${gone ? "the caller's connection closed" : "the caller answered 503 overloaded"}`,
+  );
+  if (gone) request.hangUp?.(gone);
 }
 
 /** A frame opened under this session's key, in order; undefined for anything that does not open. */

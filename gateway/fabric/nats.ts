@@ -15,6 +15,7 @@ import {
 } from "../../src/wire/nats.ts";
 import { readAffinity } from "./nats-affinity.ts";
 import { CoordinatorSignatures } from "./nats-signatures.ts";
+import { AwakeClock } from "../../src/link/awake-clock.ts";
 
 /** How long NATS may be away (a node of the cluster died, the client moves to another) before requests fail 502. */
 const DOWN_GRACE_MS = 2_000;
@@ -79,6 +80,8 @@ export class NatsFabric implements Fabric {
       emit: (message) => handlers.message(message),
       ask: (c) => nc.publish(coordinatorSubject(c), "", { headers: withAsk(from(), "snap") }),
     });
+    /** What the feeds' silences are timed on: a stall of this gateway is no coordinator's silence. */
+    const clock = new AwakeClock();
     let open = false;
     let closed = false;
     let downTimer: NodeJS.Timeout | undefined;
@@ -117,8 +120,8 @@ export class NatsFabric implements Fabric {
       const c = from.from;
       const message = readToGateway(msg.string());
       if (!message) return handlers.message(undefined);
-      feeds.heard(c, Date.now());
-      if (message.t === "directory" && from.ask === "snap") return feeds.snapshot(c, Number(from.seq), message, Date.now());
+      feeds.heard(c, clock.now());
+      if (message.t === "directory" && from.ask === "snap") return feeds.snapshot(c, Number(from.seq), message, clock.now());
       if (message.t !== "directory" && message.t !== "attestation") {
         const s = sessions.get(message.id);
         if (s && message.t === "frame") s.relayed = true;
@@ -135,10 +138,10 @@ export class NatsFabric implements Fabric {
         const seq = Number(from.seq);
         // a feed is its own sender's: another coordinator's key cannot speak on it
         if (msg.subject !== feedSubject(c) || !Number.isInteger(seq)) return;
-        if (msg.data.length === 0) return feeds.feed(c, seq, undefined, Date.now());
+        if (msg.data.length === 0) return feeds.feed(c, seq, undefined, clock.now());
         const message = readToGateway(msg.string());
         if (message?.t !== "directory") return handlers.message(undefined);
-        feeds.feed(c, seq, message, Date.now());
+        feeds.feed(c, seq, message, clock.now());
       },
     });
     // the other gateways' placements, so a conversation's next turn finds its provider through any of them
@@ -150,12 +153,18 @@ export class NatsFabric implements Fabric {
       },
     });
     // each ping proves this gateway alive to the coordinator; "no responders" proves the coordinator dead, at once
+    let due = performance.now() + PING_MS;
     const pinger = setInterval(() => {
+      clock.woke(due, PING_MS / 2);
+      due = performance.now() + PING_MS;
       if (!open) return;
-      for (const c of feeds.quiet(Date.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
+      // judged after this turn's network reads: a feed's beat already in the socket counts
+      setImmediate(() => {
+        if (open) for (const c of feeds.quiet(clock.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
+      });
       for (const c of feeds.coordinators()) {
         nc.request(coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }).then(
-          () => feeds.heard(c, Date.now()),
+          () => feeds.heard(c, clock.now()),
           (err: unknown) => isNoResponders(err) && lose(c, "its coordinator is gone"),
         );
       }

@@ -56,7 +56,7 @@ function open(ctx: RouteContext, request: RouteRequest): AsyncIterable<SessionEv
   // the conversation's way back to the provider that may hold its prompt cache (DESIGN §9); none when the caller
   // asked that nothing be kept
   const affinity = cacheScope === undefined ? undefined : affinityKey(entry.alias, cacheScope);
-  return directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing }, ctx.signal);
+  return directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing, hangUp: ctx.hangUp }, ctx.signal);
 }
 
 /** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt and the answer it covers. */

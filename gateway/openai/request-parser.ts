@@ -4,11 +4,10 @@
 // and the coordinator's links share. Admission (the queues' caps) reads the body's model and pin between its JSON
 // parse and its costly parse. Bodies wait their turn by tenant, each key and each user within a share of its own.
 import { availableParallelism } from "node:os";
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { Catalog } from "../../src/catalog.ts";
 import { ApiError, type ErrorCode } from "../../src/errors.ts";
+import { startWorker } from "../../src/process/worker.ts";
 import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
 import { carriesSchema, parseRoute, peekRoute, type RouteKind, type RoutePeek, type RouteRequest } from "../../src/openai/route-request.ts";
@@ -165,7 +164,7 @@ export class RequestParser {
 
   private spawn(): Slot {
     const workerData = { catalog: this.catalog, reasoningFormat: this.reasoningFormat };
-    const worker = import.meta.url.endsWith(".ts") ? sourceWorker(workerData) : new Worker(new URL("./parse-worker.js", import.meta.url), { workerData });
+    const worker = startWorker(import.meta.url, "parse-worker", { workerData });
     worker.unref();
     const slot: Slot = { worker };
     this.slots.push(slot);
@@ -210,12 +209,4 @@ export class RequestParser {
     // terminate() only once it runs JavaScript: shutdown does not wait on it longer than this, and the exit ends it
     await Promise.race([terminated, new Promise((resolve) => setTimeout(resolve, TERMINATE_WAIT_MS).unref())]);
   }
-}
-
-/** The worker from the sources (npm start, the unit tests): it registers tsx for itself, then loads them. */
-function sourceWorker(workerData: unknown): Worker {
-  // the package's ESM build of tsx's API, beside the CommonJS one require resolves
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
-  const entry = new URL("./parse-worker.ts", import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, { eval: true, workerData });
 }

@@ -12,8 +12,13 @@
 //   next tick of 0.25 s, which may run up to half a tick late): idlePeerBoundMs;
 // - an agent that dies mid-session (beats every 2 s) is dropped within 4.4 s, so its stream gets the SPEC's
 //   provider_error within 10 s: deadPeerBoundMs; a gateway link is judged the same;
-// - a gateway judges the coordinator within 6 s (it asks on every beat), an agent within 45 s (peerAllowanceMs).
+// - a gateway judges the coordinator within 6 s (it asks on every beat), an agent within 45 s (peerAllowanceMs);
+// - an agent beats from a thread of its own (agent/daemon/link-thread.ts), so work that holds its main thread for
+//   seconds (a model's load) holds back no beat; it vouches for that thread while it turns within 30 s, so one stuck
+//   for good, its process alive, is dropped within 30 s and deadPeerBoundMs.
+// Every judge times silence on a clock that stands still while the judge itself stalls (awake-clock.ts).
 import { WebSocket } from "ws";
+import { stallOf } from "./awake-clock.ts";
 
 /** The busy ping interval: a gateway's, and an agent's while it runs a session (`--heartbeat-ms`). */
 export const DEFAULT_HEARTBEAT_MS = 2_000;
@@ -80,6 +85,12 @@ export interface BeatIntervals {
   idleMs?: number;
   /** The peer is asked for an answer once it has been silent this many idle intervals (default 1: every beat asks). */
   askEvery?: number;
+  /**
+   * Whether the owner is alive by its own measure, when the beats come from a thread other than the one doing its
+   * work (agent/daemon/link-thread.ts): while it is not, no beat goes out, so the peer finds it dead as it would a
+   * hung process. Default: always.
+   */
+  alive?: () => boolean;
 }
 
 /** A client end's heartbeat on one connection. */
@@ -102,6 +113,7 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
   const { busyMs } = intervals;
   const idleMs = intervals.idleMs ?? busyMs;
   const askEvery = intervals.askEvery ?? 1;
+  const alive = intervals.alive ?? (() => true);
   const askAfter = askAfterMs(idleMs, askEvery);
   const allowed = peerAllowanceMs(idleMs, askEvery);
   let busy = false;
@@ -110,6 +122,8 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
   let lastSent = lastHeard;
   let lastAsk = -Infinity;
   let due = 0;
+  /** A beat fell due while the owner was not alive: none went out. */
+  let withheld = false;
   let timer: NodeJS.Timeout | undefined;
   let recheck: NodeJS.Immediate | undefined;
   const interval = () => (busy ? busyMs : idleMs);
@@ -127,7 +141,7 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
     const now = performance.now();
     // a stall of this process itself (a long GC, a starved machine) is no silence of the peer's; a timer
     // that is merely late by a little counts as it is, so a vanished peer is not kept longer under load
-    if (now - due > busyMs / 2) lastHeard += now - due;
+    lastHeard += stallOf(due, busyMs / 2);
     // a link still connecting has nothing to ping; the handshake timeout covers that stage
     if (ws.readyState !== WebSocket.OPEN) lastHeard = lastSent = now;
     if (silentFor() >= allowed) {
@@ -140,7 +154,8 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
       });
       return;
     }
-    if (now >= beatDue()) {
+    withheld = now >= beatDue() && !alive();
+    if (now >= beatDue() && !withheld) {
       lastSent = now;
       // a beat that does not ask is enough for the coordinator, and costs it no answer; a beat asks when the
       // ask would otherwise fall due before the next beat, so an idle agent's asks ride on its beats
@@ -154,7 +169,8 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
   const schedule = () => {
     if (stopped) return;
     const now = performance.now();
-    const next = Math.min(beatDue(), lastHeard + allowed);
+    // a beat withheld is due again at once: the owner is looked at again a quarter interval on, not in a busy loop
+    const next = Math.min(withheld ? now + interval() / 4 : beatDue(), lastHeard + allowed);
     const wait = Math.max(0, next - now) + JITTER * interval() * random();
     due = now + wait;
     timer = setTimeout(check, wait);

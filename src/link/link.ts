@@ -23,6 +23,8 @@ export interface LinkOptions<In> {
   idleHeartbeatMs?: number;
   /** The coordinator is asked for an answer once silent this many idle intervals (default 1: every beat asks; src/link/heartbeat.ts). */
   askEvery?: number;
+  /** Whether the owner is alive by its own measure (src/link/heartbeat.ts): no beat goes out while it is not. */
+  alive?: () => boolean;
   backoff?: Backoff;
   /** The credential the coordinator admits this link by (`Authorization: Bearer …` on the upgrade). */
   bearer?: string;
@@ -30,7 +32,8 @@ export interface LinkOptions<In> {
 
 /** One connection of the link: sends on it stop working once it closes, so nothing leaks onto the next. */
 export interface Connection<Out> {
-  send(message: Out): void;
+  /** `sent`, when given, runs once the message is on the socket, or once it is dropped. */
+  send(message: Out, sent?: () => void): void;
 }
 
 export interface LinkClosed {
@@ -107,7 +110,7 @@ export class Link<In, Out> {
   }
 
   start(): void {
-    const { path, maxPayload, heartbeatMs, idleHeartbeatMs, askEvery, bearer } = this.options;
+    const { path, maxPayload, heartbeatMs, idleHeartbeatMs, askEvery, alive, bearer } = this.options;
     const url = this.url;
     const headers = bearer === undefined ? undefined : { authorization: `Bearer ${bearer}` };
     const ws = new WebSocket(wsUrl(url, path), { maxPayload, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, headers });
@@ -116,16 +119,16 @@ export class Link<In, Out> {
     let live = true;
     let wasOpen = false;
     let error: string | undefined;
-    const heartbeat = keepAlive(ws, { busyMs: heartbeatMs, idleMs: idleHeartbeatMs, askEvery }, () => {
+    const heartbeat = keepAlive(ws, { busyMs: heartbeatMs, idleMs: idleHeartbeatMs, askEvery, alive }, () => {
       error = "the coordinator stopped answering heartbeats";
       ws.terminate();
     });
     heartbeat.busy(this.working);
     this.heartbeat = heartbeat;
     const connection: Connection<Out> = {
-      send: (message) => {
-        if (!live) return;
-        post(message);
+      send: (message, sent) => {
+        if (!live) return sent?.();
+        post(message, sent);
         heartbeat.sent();
       },
     };

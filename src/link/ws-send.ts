@@ -4,10 +4,11 @@
 import type { Socket } from "node:net";
 import { WebSocket } from "ws";
 
-export function jsonSender<T>(ws: WebSocket): (message: T) => void {
+/** `sent`, when given, runs once the message is written to the socket, or at once when it is dropped (not open). */
+export function jsonSender<T>(ws: WebSocket): (message: T, sent?: () => void) => void {
   let corked = false;
-  return (message) => {
-    if (ws.readyState !== WebSocket.OPEN) return;
+  return (message, sent) => {
+    if (ws.readyState !== WebSocket.OPEN) return sent?.();
     // ws keeps its TCP socket in a private field; corking it is safe (ws corks it around every frame itself)
     const socket = (ws as unknown as { _socket?: Socket })._socket;
     if (socket && !corked) {
@@ -18,6 +19,6 @@ export function jsonSender<T>(ws: WebSocket): (message: T) => void {
         socket.uncork();
       });
     }
-    ws.send(JSON.stringify(message));
+    ws.send(JSON.stringify(message), sent && (() => sent()));
   };
 }

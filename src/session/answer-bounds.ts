@@ -55,6 +55,10 @@ export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "inp
   return { tokens, pieces, bytes, wireBytes: 2 * bytes + pieces * WIRE_BYTES_PER_PIECE + WIRE_ALLOWANCE };
 }
 
+/** What a piece adds to the answer's text, tool names and call ids, in UTF-8 bytes. */
+export const pieceBytes = (piece: AnswerPiece): number =>
+  piece.type === "tool_call" ? utf8Length(piece.name) + utf8Length(piece.id) : utf8Length(piece.text);
+
 /** Counts one session's answer against its limits and the request's tool rules; each method returns a breach, or undefined. */
 export class AnswerBounds {
   private pieces = 0;
@@ -71,7 +75,7 @@ export class AnswerBounds {
   /** One piece as it arrives, before it is relayed. */
   piece(piece: AnswerPiece): AnswerBreach | undefined {
     this.pieces++;
-    this.bytes += piece.type === "tool_call" ? utf8Length(piece.name) + utf8Length(piece.id) : utf8Length(piece.text);
+    this.bytes += pieceBytes(piece);
     const vectors = this.request.input?.length;
     if (this.pieces > this.limits.pieces) {
       return tooMuch(vectors === undefined ? `sent more than the ${this.limits.tokens} tokens max_tokens allows` : `sent more pieces than the ${vectors} vectors asked for`);

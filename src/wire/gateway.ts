@@ -43,6 +43,11 @@ export interface ProviderEntry extends ProviderRecord {
 export interface DirectoryEntry extends ProviderEntry {
   last_assigned: number;
   evidence_sha256: string;
+  /**
+   * The enrollment the provider was admitted under, an opaque reference the coordinator vouches for (never the
+   * token): a gateway charges its faults to it, so new keys on one enrollment do not start afresh. None: its own id.
+   */
+  enrollment?: string;
 }
 
 /** The coordinator's queue caps, as its gateways learn them (`--max-queue-per-provider`). */
@@ -161,7 +166,8 @@ export function readFromGateway(data: unknown): FromGateway | undefined {
 
 function isEntry(e: unknown): boolean {
   return isObj(e) && isStr(e.id) && isStrings(e.model_ids) && isTrust(e.trust) && typeof e.busy === "boolean" && isNum(e.waiting) &&
-    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr) && isDigest(e.evidence_sha256);
+    isNum(e.last_assigned) && isStr(e.signing_key) && isStr(e.sealing_key) && optional(e.serial, isStr) && isDigest(e.evidence_sha256) &&
+    optional(e.enrollment, isStr);
 }
 
 function isToGateway(m: Obj): boolean {

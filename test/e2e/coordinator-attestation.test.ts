@@ -112,7 +112,7 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
     const signer = Signer.fromSeed(Buffer.alloc(32, 9));
     const sealing = await sealingKeyPair(Buffer.alloc(32, 10));
     const firstChallenge = async () => {
-      const ws = new WebSocket(wsUrl(cluster.coordinator.url, AGENT_PATH), { headers: { authorization: `Bearer ${tokenFor(cluster.coordinator.url)}` } });
+      const ws = new WebSocket(wsUrl(cluster.coordinator.url, AGENT_PATH), { headers: { authorization: `Bearer ${await tokenFor(cluster.coordinator.url)}` } });
       const challenge = await new Promise<{ nonce: string }>((resolve) => ws.once("message", (d) => resolve(JSON.parse(String(d)) as { nonce: string })));
       return { ws, nonce: challenge.nonce };
     };
@@ -139,7 +139,7 @@ describe("DESIGN §4 Trust rungs: forgeries refused with a logged reason", () =>
     const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, "--rechallenge-ms", "300"]);
     try {
       const coordinatorUrl = (await waitForReady(proc, "svc-gateway coordinator")).coordinator;
-      await enrollAt(coordinatorUrl, dataDir);
+      enrollAt(coordinatorUrl, dataDir);
       const agent = await startAgent(coordinatorUrl, cluster.tiny);
       const reattested = () => proc.logs().filter((l) => l.msg === "agent re-attested" && l.provider === agent.providerId).length;
       await proc.waitForLog(() => reattested() >= 3);

@@ -92,7 +92,7 @@ describe("Processes end together: SIGTERM to the outermost pid", () => {
 
   it("npx svc-agent start: and it leaves the directory", async () => {
     const dir = freshDir();
-    const proc = startProcess(NPX, ["--no", "svc-agent", "start", ...agentArgs(dir)], { cwd: ROOT, env: { ...NPM_ENV, SVC_PROVIDER_TOKEN: tokenFor(gw.coordinatorUrl) }, name: "npx svc-agent start" });
+    const proc = startProcess(NPX, ["--no", "svc-agent", "start", ...agentArgs(dir)], { cwd: ROOT, env: { ...NPM_ENV, SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) }, name: "npx svc-agent start" });
     const ready = await waitForReady(proc, "svc-agent start");
     await expectStoppedBySigterm(proc, dir, []);
     await expect.poll(async () => (await listProviders(gw)).map((p) => p.id), { timeout: GONE_MS }).not.toContain(ready.provider);
@@ -101,7 +101,7 @@ describe("Processes end together: SIGTERM to the outermost pid", () => {
   it("the bins directly: svc-gateway serve and svc-agent start", async () => {
     const dir = freshDir();
     const serve = await startReady("svc-gateway serve", ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, "gateway")]);
-    const agent = await startReady("svc-agent start", agentArgs(join(dir, "agent")), { env: { SVC_PROVIDER_TOKEN: tokenFor(gw.coordinatorUrl) } });
+    const agent = await startReady("svc-agent start", agentArgs(join(dir, "agent")), { env: { SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) } });
     await expectStoppedBySigterm(agent, join(dir, "agent"), []);
     await expectStoppedBySigterm(serve, join(dir, "gateway"), [serve.ready.gateway, serve.ready.coordinator]);
   }, 120_000);
@@ -133,7 +133,7 @@ describe("Processes end together: SIGINT to the pid a script holds (issue 44)", 
 
   it("npx svc-agent start: npm keeps a SIGINT to its pid in the shell it runs the bin in, as the agent says; SIGTERM stops it", async () => {
     const dir = freshDir();
-    const proc = startProcess(NPX, ["--no", "svc-agent", "start", ...agentArgs(dir)], { cwd: ROOT, env: { ...NPM_ENV, SVC_PROVIDER_TOKEN: tokenFor(gw.coordinatorUrl) }, name: "npx svc-agent start" });
+    const proc = startProcess(NPX, ["--no", "svc-agent", "start", ...agentArgs(dir)], { cwd: ROOT, env: { ...NPM_ENV, SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) }, name: "npx svc-agent start" });
     await waitForReady(proc, "svc-agent start");
     const npx = proc.child.pid!;
     expect(proc.stdout()).toMatch(new RegExp(`svc-agent: npm runs this in a shell \\(pid \\d+\\) that keeps a SIGINT sent to npm's pid \\(${npx}\\) from it: to stop it from a script, send SIGTERM \\(kill ${npx}\\)`));
@@ -150,7 +150,7 @@ describe("Processes end together: SIGINT to the pid a script holds (issue 44)", 
 describe("Processes end together: a child whose parent dies exits by itself", () => {
   it("an agent started with an IPC channel (as npm start starts it) stops by itself when the channel closes", async () => {
     const dir = freshDir();
-    const agent = await startReady("svc-agent start", agentArgs(dir), { ipc: true, env: { SVC_PROVIDER_TOKEN: tokenFor(gw.coordinatorUrl) } });
+    const agent = await startReady("svc-agent start", agentArgs(dir), { ipc: true, env: { SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) } });
     // the parent is still here, and sends no signal: only the channel's end tells the agent
     agent.child.disconnect();
     await agent.exited;

@@ -3,7 +3,9 @@
 // own), each beside an honest agent that keeps serving.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAULT_ERROR_TEXT } from "../../agent/daemon/test-faults.ts";
-import { get, post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { join } from "node:path";
+import { get, listProviders, post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { enrollProvider } from "../fixtures/enroll.ts";
 import { readSse } from "../../harness/sse.ts";
 
 const synthetic = ["--engine", "synthetic", "--synthetic-tokens", "20", "--synthetic-token-ms", "5"];
@@ -11,8 +13,8 @@ const messages = [{ role: "user", content: "hi" }];
 const chat = (gw: GatewayProcess, extra: Record<string, unknown>) => post(gw, "/v1/chat/completions", { messages, max_tokens: 20, ...extra });
 
 /** Another agent on the gateway's coordinator, made faulty with `--test-fault fault`; resolves once it advertises. */
-async function faultyAgent(gw: GatewayProcess, fault: string): Promise<AgentProcess> {
-  const agent = await startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic, "--test-fault", fault] });
+async function faultyAgent(gw: GatewayProcess, fault: string, token?: string): Promise<AgentProcess> {
+  const agent = await startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic, "--test-fault", fault], token });
   await gw.waitForLog((l) => l.msg === "agent advertising" && l.provider === agent.providerId);
   return agent;
 }
@@ -280,4 +282,49 @@ describe("DESIGN §8 Re-routing before the first token: at most twice", () => {
     const untried = faulty[charged.indexOf(0)]!;
     expect(untried.stdout().split("\n").filter((line) => / start \(/.test(line))).toHaveLength(0);
   }, 60_000);
+});
+
+describe("Issue 41: faults follow the enrollment, not the key", () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    gw = await startGateway({ agentArgs: synthetic });
+  }, 120_000);
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it("a rested provider that comes back with fresh keys on the same token is still resting: unpinned requests go elsewhere", async () => {
+    const token = await enrollProvider(join(gw.tiny.dir, "gateway"));
+    const faulty = await faultyAgent(gw, "endless=8192", token);
+    let enrollment: unknown;
+    try {
+      for (let i = 0; i < 3; i++) await expectProviderError(await chat(gw, { provider: faulty.providerId }), faulty.providerId);
+      const rest = await gw.waitForLog((l) => l.provider === faulty.providerId && typeof l.msg === "string" && /rests out of rotation/.test(l.msg));
+      enrollment = rest.enrollment;
+      expect(enrollment).toMatch(/^ptk_/);
+    } finally {
+      await faulty.stop();
+    }
+    // the same machine makes new keys (a fresh data dir) and presents the same token: an honest agent now
+    const rekeyed = await startAgent(gw.coordinatorUrl, gw.tiny, { args: synthetic, token });
+    try {
+      expect(rekeyed.providerId).not.toBe(faulty.providerId);
+      await gw.waitForLog((l) => l.msg === "agent granted" && l.provider === rekeyed.providerId && l.enrollment === enrollment);
+      await gw.waitForLog((l) => l.msg === "agent advertising" && l.provider === rekeyed.providerId);
+      // the gateway knows the enrollment; callers are not shown it
+      expect((await listProviders(gw)).find((r) => r.id === rekeyed.providerId)).not.toHaveProperty("enrollment");
+      // idle and least recently used, routing would give it every other one of these (no prompt cache, so no affinity
+      // to the honest one): resting, it gets none
+      for (let i = 0; i < 4; i++) {
+        const res = await chat(gw, { cache_prompt: false });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-svc-provider")).toBe(gw.providerId);
+      }
+      // a pin still reaches it, as it reaches any resting provider
+      const pinned = await chat(gw, { provider: rekeyed.providerId });
+      expect(pinned.headers.get("x-svc-provider")).toBe(rekeyed.providerId);
+    } finally {
+      await rekeyed.stop();
+    }
+  }, 120_000);
 });

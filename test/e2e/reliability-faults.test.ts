@@ -121,6 +121,8 @@ describe("Reliability: an idle agent that vanishes (SIGSTOP)", () => {
     const [vanishing, staying] = [gw.agents[0]!, gw.agents[1]!];
     const listed = async () => (await listProviders(gw)).some((p) => p.id === vanishing.providerId);
     try {
+      // its last word just now (an idle agent's beats come up to 5.4 s apart): its silence is timed from here
+      expect((await chat(gw, { provider: vanishing.providerId, max_tokens: 3 })).status).toBe(200);
       vanishing.child.kill("SIGSTOP");
       let stopped = Date.now();
       await expect.poll(listed, { timeout: idlePeerBoundMs(DEFAULT_HEARTBEAT_MS) + SLACK_MS, interval: 250 }).toBe(false);

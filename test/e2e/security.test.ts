@@ -100,6 +100,25 @@ describe("Security: provider admission", () => {
     await agent.stop();
   });
 
+  it("issue 41: one enrollment admits one machine at a time: a second key on a connected token is refused (4409), and joins once the first has gone", async () => {
+    const dataDir = join(cluster.tiny.dir, "gateway");
+    const { id, token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
+    const first = await startAgent(cluster.coordinator.url, cluster.tiny, { token });
+    // another machine (keys of its own) with a copy of the token
+    const second = await startAgent(cluster.coordinator.url, cluster.tiny, { token, until: /disconnected: refused/ });
+    expect(second.stdout()).toMatch(
+      new RegExp(`refused: enrollment ${id} is in use by provider ${first.providerId}, and one enrollment admits one machine at a time; enroll this machine with a token of its own \\(svc-gateway providers enroll\\) \\(close code 4409\\)`),
+    );
+    expect(second.stdout()).not.toMatch(/granted rung/);
+    await waitForProvider(gateway, first.providerId);
+    expect((await (await get(gateway, "/v1/providers")).json() as { id: string }[]).map((p) => p.id)).not.toContain(second.providerId);
+    // the first leaves: the second, retrying, gets in
+    await first.stop();
+    await second.waitFor(/granted rung process/, 30_000);
+    await waitForProvider(gateway, second.providerId);
+    await second.stop();
+  }, 60_000);
+
   it("--open-enrollment admits any machine, and the gateway warns when its floor is below hardware", async () => {
     const open = await startGateway({ args: ["--open-enrollment"], agents: 0 });
     try {
@@ -263,7 +282,7 @@ describe("Security: placements cannot wedge or flood a queue", () => {
       }),
     );
     next!.send(JSON.stringify({ t: "attestation", rid: 1, id: "e".repeat(64) }));
-    expect(await answer).toEqual({ t: "attestation", rid: 1, record: null });
+    expect(await answer).toEqual({ t: "attestation", rid: 1, evidence: null });
     next!.close();
   });
 

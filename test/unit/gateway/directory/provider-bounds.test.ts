@@ -7,6 +7,7 @@ import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
 import { paramIn, readReport } from "../../../../src/session/provider-report.ts";
 import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
+import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
 
 const tool = (name: string) => ({ type: "function" as const, function: { name } });
 const call = (name: string, index = 0) => ({ type: "tool_call" as const, index, id: `call_${index}`, name });
@@ -152,13 +153,65 @@ describe("DESIGN §8 and issue 41 A provider's errors", () => {
 });
 
 describe("DESIGN §8 Faults rest a provider", () => {
+  /** A directory entry as the coordinator sends it, enrolled under `enrollment` (and at the hardware rung with `serial`). */
+  const entry = (id: string, enrollment?: string, serial?: string): DirectoryEntry => ({
+    id, model_ids: ["qwen3-4b"], trust: serial === undefined ? "process" : "hardware", busy: false, waiting: 0, last_assigned: 0,
+    signing_key: "1".repeat(64), sealing_key: "2".repeat(64), evidence_sha256: "3".repeat(64), ...(enrollment === undefined ? {} : { enrollment }), ...(serial === undefined ? {} : { serial }),
+  });
+
   it("three faults within the window rest it for restMs; fewer, or spread out, do not", () => {
     const faults = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
-    expect([faults.charge("a", 0), faults.charge("a", 500), faults.charge("a", 1_600)]).toEqual([undefined, undefined, undefined]);
-    expect(faults.charge("a", 1_700)).toBeUndefined();
-    expect(faults.charge("a", 1_800)).toBe(3);
+    const a = entry("a");
+    faults.listed({ put: [a], gone: [] });
+    expect([faults.charge(a, 0), faults.charge(a, 500), faults.charge(a, 1_600)]).toEqual([undefined, undefined, undefined]);
+    expect(faults.charge(a, 1_700)).toBeUndefined();
+    expect(faults.charge(a, 1_800)).toBe(3);
     expect(faults.resting(1_800)).toEqual(["a"]);
     expect(faults.resting(6_799)).toEqual(["a"]);
     expect(faults.resting(6_800)).toEqual([]);
+  });
+
+  it("issue 41: faults follow the enrollment, not the key: a rested provider's new keys on the same enrollment rest too, others do not", () => {
+    const faults = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
+    const first = entry("key-1", "ptk_one");
+    faults.listed({ reset: true, put: [first, entry("other", "ptk_two")], gone: [] });
+    for (const t of [0, 10, 20]) faults.charge(first, t);
+    expect(faults.resting(30)).toEqual(["key-1"]);
+    // the machine makes new keys and reconnects on the same token
+    faults.listed({ put: [entry("key-2", "ptk_one")], gone: ["key-1"] });
+    expect(faults.resting(40)).toEqual(["key-2"]);
+    // spread over keys, the faults still add up
+    const spread = new ProviderFaults({ threshold: 3, windowMs: 1_000, restMs: 5_000 });
+    const keys = ["k1", "k2", "k3"].map((id) => entry(id, "ptk_spread"));
+    spread.listed({ put: keys, gone: [] });
+    keys.forEach((key, i) => spread.charge(key, i));
+    expect(spread.resting(5).sort()).toEqual(["k1", "k2", "k3"]);
+  });
+
+  it("issue 41: at the hardware rung the device is charged too, so changing how it enrolls does not start afresh; without an enrollment only the key is", () => {
+    const faults = new ProviderFaults({ threshold: 2, windowMs: 1_000, restMs: 5_000 });
+    const device = entry("mac-a", "serial:C02XYZ", "C02XYZ");
+    faults.listed({ put: [device], gone: [] });
+    faults.charge(device, 0);
+    faults.charge(device, 1);
+    faults.listed({ put: [entry("mac-b", "ptk_new", "C02XYZ"), entry("open-1"), entry("open-2")], gone: ["mac-a"] });
+    expect(faults.resting(2)).toEqual(["mac-b"]);
+    faults.charge(entry("open-1"), 3);
+    faults.charge(entry("open-1"), 4);
+    expect(faults.resting(5).sort()).toEqual(["mac-b", "open-1"]);
+  });
+
+  it("what the directory no longer lists is not resting, and a reset forgets it all", () => {
+    const faults = new ProviderFaults({ threshold: 1, windowMs: 1_000, restMs: 5_000 });
+    faults.listed({ put: [entry("a", "ptk_a"), entry("b", "ptk_a")], gone: [] });
+    faults.charge(entry("a", "ptk_a"), 0);
+    expect(faults.resting(1).sort()).toEqual(["a", "b"]);
+    faults.listed({ put: [], gone: ["a"] });
+    expect(faults.resting(2)).toEqual(["b"]);
+    faults.listed({ reset: true, put: [], gone: [] });
+    expect(faults.resting(3)).toEqual([]);
+    // the rest itself outlives the listing: the enrollment back is still resting
+    faults.listed({ put: [entry("c", "ptk_a")], gone: [] });
+    expect(faults.resting(4)).toEqual(["c"]);
   });
 });

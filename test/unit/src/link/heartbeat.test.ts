@@ -147,6 +147,28 @@ describe("Faults: link liveness at the client end (the only end that pings)", ()
     beat.stop();
   });
 
+  it("beats only while its owner is alive by its own measure, and beats again, at once, when it is again", () => {
+    const socket = answering(new FakeSocket());
+    let alive = true;
+    const intervals = { busyMs: BUSY, idleMs: IDLE, askEvery: AGENT_ASK_EVERY, alive: () => alive };
+    const beat = keepAlive(socket as unknown as WebSocket, intervals, vi.fn(), () => 0);
+    beat.busy(true);
+    vi.advanceTimersByTime(3 * BUSY);
+    expect(socket.pings).toBe(3);
+    alive = false;
+    const timers = vi.getTimerCount();
+    vi.advanceTimersByTime(5 * BUSY);
+    expect(socket.pings).toBe(3);
+    // looked at again now and then, not in a loop of timers
+    expect(vi.getTimerCount()).toBe(timers);
+    alive = true;
+    vi.advanceTimersByTime(BUSY / 4);
+    expect(socket.pings).toBe(4);
+    vi.advanceTimersByTime(BUSY);
+    expect(socket.pings).toBe(5);
+    beat.stop();
+  });
+
   it("stops watching when told: no more pings, no verdict", () => {
     const socket = new FakeSocket();
     const { dead, beat } = client(socket);
