@@ -161,7 +161,7 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
 }
 
 /** The ledger ended the session (held-bytes.ts), never the provider's fault: its own code in the log, and a stream's caller let go. */
-function logCut(host: AttemptHost, request: SessionRequest, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
+export function logCut(host: AttemptHost, request: Pick<SessionRequest, "requestId" | "hangUp">, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
   const { unreadPerSession, total } = host.held.limits;
   const past =
     bound === "unread"
