@@ -1,19 +1,28 @@
 // DESIGN §10 gateway-blind requests end to end (issue 42): the official openai SDK, unchanged but for
-// `fetch: createSealedFetch(...)`, through a real gateway, coordinator and agent on a tiny model.
-import { readFileSync } from "node:fs";
+// `fetch: createSealedFetch(...)`, through a real gateway, coordinator and agent on a tiny model. The gateway relays
+// only sealed, padded frames and never holds the prompt; a hostile gateway (a proxy that rewrites the relay) is caught.
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSealedFetch, verifyReceipt } from "../../client/index.ts";
+import { fromBase64url, PAD_BYTES } from "../../src/blind/format.ts";
 import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { memoryHolds } from "../fixtures/process-memory.ts";
+import { startRelayProxy, type RelayProxy } from "../fixtures/relay-proxy.ts";
 
 let gw: GatewayProcess;
+let proxy: RelayProxy;
 let catalog: unknown;
 
 beforeAll(async () => {
   gw = await startGateway();
+  proxy = await startRelayProxy(gw.url);
   catalog = JSON.parse(readFileSync(gw.tiny.catalogPath, "utf8"));
 }, 120_000);
 afterAll(async () => {
+  await proxy?.close();
   await gw?.stop();
 });
 
@@ -21,6 +30,18 @@ const normal = () => new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetrie
 /** The SDK as a caller switches it to blind mode: one option more. */
 const blind = (baseURL = gw.baseURL) => new OpenAI({ baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL, apiKey: gw.key, catalog }) });
 const ask = (content: string) => ({ model: "qwen3-4b", messages: [{ role: "user" as const, content }], max_tokens: 8, temperature: 0 });
+
+/** What the SDK threw, with the causes it wraps. */
+async function failure(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    const messages: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = e.cause) messages.push(e.message);
+    return messages.join(" <- ");
+  }
+  throw new Error("expected the call to fail");
+}
 
 async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<OpenAI.ChatCompletionChunk[]> {
   const chunks: OpenAI.ChatCompletionChunk[] = [];
@@ -53,3 +74,82 @@ describe("DESIGN §10 Gateway-blind: the openai SDK works unchanged with fetch: 
     expect(sealed.at(-1)).toHaveProperty("svc_receipt.provider_id", gw.providerId);
   });
 });
+
+describe("DESIGN §10 Gateway-blind: the gateway relays only sealed, padded frames and never holds the prompt", () => {
+  it("every frame the gateway relays is a multiple of 512 bytes plus the tag, the last one marked final", async () => {
+    const before = proxy.answers.length;
+    await collect(await blind(proxy.baseURL).chat.completions.create({ ...ask("Tell me more"), stream: true }));
+    const lines = proxy.answers[before]!;
+    const frames = lines.filter((l) => /^[fF] /.test(l));
+    expect(lines[0]).toBe(`p ${gw.providerId}`);
+    expect(frames.length).toBeGreaterThan(1);
+    for (const frame of frames) expect((fromBase64url(frame.slice(2)).length - 16) % PAD_BYTES).toBe(0);
+    expect(frames.map((f) => f[0])).toEqual([...frames.slice(1).map(() => "f"), "F"]);
+  });
+
+  it("a canary prompt sent blind is absent from the gateway's memory, logs and data dir, and present in the agent's (the control)", async () => {
+    const canary = `canary-${randomBytes(12).toString("hex")}`;
+    await blind().chat.completions.create(ask(`Repeat ${canary}`));
+    expect(gw.stdout() + gw.stderr()).not.toContain(canary);
+    for (const file of filesUnder(join(gw.tiny.dir, "gateway"))) expect(readFileSync(file).includes(canary), file).toBe(false);
+    expect(memoryHolds(gw.child.pid!, canary)).toBe(false);
+    expect(memoryHolds(gw.agents[0]!.child.pid!, canary)).toBe(true);
+    // and the search finds what the gateway does hold: a canary sent the normal way
+    const plain = `canary-${randomBytes(12).toString("hex")}`;
+    await normal().chat.completions.create(ask(`Repeat ${plain}`));
+    expect(memoryHolds(gw.child.pid!, plain)).toBe(true);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the client catches a hostile gateway, each with a clear error", () => {
+  /** Runs `call` through the proxy with `rewrite` on the relayed lines, then restores it. */
+  async function through(rewrite: RelayProxy["rewrite"], call: (client: OpenAI) => Promise<unknown>): Promise<string> {
+    proxy.rewrite = rewrite;
+    try {
+      return await failure(call(blind(proxy.baseURL)));
+    } finally {
+      proxy.rewrite = (line) => [line];
+    }
+  }
+
+  it("a tampered frame does not open", async () => {
+    const flip = (line: string) => (/^[fF] /.test(line) ? [`${line.slice(0, 10)}${line[10] === "A" ? "B" : "A"}${line.slice(11)}`] : [line]);
+    expect(await through(flip, (c) => c.chat.completions.create(ask("Hi")))).toMatch(/an answer frame does not open: tampered/);
+  });
+
+  it("a provider outside the candidates is refused", async () => {
+    const swap = (line: string) => (line.startsWith("p ") ? [`p ${"ab".repeat(32)}`] : [line]);
+    expect(await through(swap, (c) => c.chat.completions.create(ask("Hi")))).toMatch(/provider abab.* is not one of the request's candidates/);
+  });
+
+  it("an old answer replayed onto a new request does not open", async () => {
+    const before = proxy.answers.length;
+    await blind(proxy.baseURL).chat.completions.create(ask("First"));
+    const old = proxy.answers[before]!;
+    const replay = (line: string, i: number) => (i === 0 ? old : []);
+    expect(await through(replay, (c) => c.chat.completions.create(ask("Second")))).toMatch(/an answer frame does not open/);
+  });
+
+  it("a stream cut before its final frame is refused", async () => {
+    const cut = (line: string) => (line.startsWith("F ") ? [] : [line]);
+    expect(await through(cut, async (c) => collect(await c.chat.completions.create({ ...ask("Hi"), stream: true })))).toMatch(/cut before its final frame/);
+  });
+
+  it("a provider listed at a higher rung than its evidence proves is never chosen", async () => {
+    proxy.listing = (providers) => providers.map((p) => ({ ...p, trust: "transparent" }));
+    try {
+      const before = proxy.answers.length;
+      expect(await failure(blind(proxy.baseURL).chat.completions.create(ask("Hi")))).toMatch(/listed at transparent, but its evidence proves process.*nothing was sent/);
+      expect(proxy.answers.length).toBe(before);
+    } finally {
+      proxy.listing = (providers) => providers;
+    }
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
