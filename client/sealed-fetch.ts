@@ -117,14 +117,17 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
   }
   const answer = new RelayedAnswer(res.body, sealed, candidates, request, entry, plaintext);
   const shaper = shaperOf(request);
-  if (request.stream && shaper.stream !== undefined) return streamed(answer, shaper);
+  // the gateway's id for the request, as on any answer of its, to quote in a report
+  const requestId = res.headers.get("x-request-id");
+  const headers: Record<string, string> = requestId === null ? {} : { "x-request-id": requestId };
+  if (request.stream && shaper.stream !== undefined) return streamed(answer, shaper, headers);
   const end = await answer.finish(() => undefined);
-  if (end instanceof ApiError) return errorResponse(shaper.error(end));
-  return json(200, shaper.whole(end.answer, end.receipt), verdictHeaders(verdictOf(end.receipt)));
+  if (end instanceof ApiError) return errorResponse(shaper.error(end), headers);
+  return json(200, shaper.whole(end.answer, end.receipt), { ...headers, ...verdictHeaders(verdictOf(end.receipt)) });
 }
 
 /** A stream as the normal path frames it: the opening, each piece as it opens, then the closing or the error. */
-function streamed(answer: RelayedAnswer, shaper: AnswerShaper): Response {
+function streamed(answer: RelayedAnswer, shaper: AnswerShaper, headers: Record<string, string>): Response {
   const stream = shaper.stream!;
   const encoder = new TextEncoder();
   const events = (list: SseEvent[]) => encoder.encode(list.map(({ data, event }) => sseEvent(data, event)).join(""));
@@ -143,7 +146,7 @@ function streamed(answer: RelayedAnswer, shaper: AnswerShaper): Response {
     },
     cancel: () => answer.cancel(),
   });
-  return new Response(body, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+  return new Response(body, { status: 200, headers: { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache" } });
 }
 
 /** The relayed lines of one answer, opened in order from the one candidate that answers. */
@@ -250,8 +253,8 @@ function envelopeError({ error }: ErrorEnvelope): ApiError {
   return new ApiError(error.code as ErrorCode, error.message, { param: error.param });
 }
 
-function errorResponse(error: ApiError): Response {
-  return json(error.status, error.toEnvelope(), error.retryAfterS === undefined ? {} : { "retry-after": String(error.retryAfterS) });
+function errorResponse(error: ApiError, headers: Record<string, string> = {}): Response {
+  return json(error.status, error.toEnvelope(), { ...headers, ...(error.retryAfterS === undefined ? {} : { "retry-after": String(error.retryAfterS) }) });
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {

@@ -75,6 +75,54 @@ describe("DESIGN §10 Gateway-blind: the openai SDK works unchanged with fetch: 
   });
 });
 
+describe("DESIGN §10 Gateway-blind: the other routes fall out of the one layer", () => {
+  it("Responses and legacy completions answer blind what they answer normally", async () => {
+    const input = { model: "qwen3-4b", input: "Say hi", max_output_tokens: 8, temperature: 0 };
+    const [plain, sealed] = [await normal().responses.create(input), await blind().responses.create(input)];
+    expect(sealed.output_text).toBe(plain.output_text);
+    expect(Object.keys(sealed).sort()).toEqual(Object.keys(plain).sort());
+    const legacy = { model: "qwen3-4b", prompt: "Once upon", max_tokens: 6, temperature: 0 };
+    const [plainText, sealedText] = [await normal().completions.create(legacy), await blind().completions.create(legacy)];
+    expect(sealedText.choices).toEqual(plainText.choices);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the gateway reads only the envelope, after the key and limits", () => {
+  /** A sealed body posted as is; with `key` "" no Authorization header. */
+  const sealedPost = (body: string, key = gw.key) =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { ...(key === "" ? {} : { authorization: `Bearer ${key}` }), "content-type": "application/svc-sealed+json" }, body });
+
+  it("no key is 401, a broken envelope 400 naming the field, an envelope for another route 400 on kind: ordinary envelopes", async () => {
+    expect((await sealedPost("{}", "")).status).toBe(401);
+    const broken = await sealedPost(JSON.stringify({ v: 1, kind: "chat" }));
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { param: string } }).error.param).toBe("alias");
+    const envelope = { v: 1, kind: "embeddings", alias: "qwen3-4b", stream: false, max_tokens: 1, request_sha256: "0".repeat(64), candidates: [{ provider: gw.providerId, enc: "AA", key: "AA" }], ct: "AA" };
+    const wrongRoute = await sealedPost(JSON.stringify(envelope));
+    expect(wrongRoute.status).toBe(400);
+    expect(((await wrongRoute.json()) as { error: { param: string } }).error.param).toBe("kind");
+  });
+
+  it("a request that opens for none of its candidates is the caller's 400 sealed_request_invalid, after the head", async () => {
+    const envelope = { v: 1, kind: "chat", alias: "qwen3-4b", stream: false, max_tokens: 4, request_sha256: "0".repeat(64), candidates: [{ provider: gw.providerId, enc: "A".repeat(43), key: "A".repeat(64) }], ct: "A".repeat(700) };
+    const res = await sealedPost(JSON.stringify(envelope));
+    expect(res.status).toBe(200);
+    const lines = (await res.text()).split("\n").filter((l) => l !== "" && l !== "k");
+    expect(lines[0]).toBe(`p ${gw.providerId}`);
+    expect(JSON.parse(lines.at(-1)!.slice(2))).toMatchObject({ error: { code: "sealed_request_invalid", type: "invalid_request_error" } });
+  });
+
+  it("usage is billed from the receipt beside the last frame: the request's log line counts its tokens", async () => {
+    const { response } = await blind().chat.completions.create(ask("Bill me")).withResponse();
+    const id = response.headers.get("x-request-id");
+    const line = () => gw.stdout().split("\n").find((l) => l.includes('"msg":"request"') && l.includes(`"id":"${id}"`));
+    await expect.poll(line).toBeDefined();
+    const logged = JSON.parse(line()!) as Record<string, unknown>;
+    expect(logged).toMatchObject({ status: 200, provider: gw.providerId, stream: false, completion_tokens: 8 });
+    expect(logged.prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
 describe("DESIGN §10 Gateway-blind: the gateway relays only sealed, padded frames and never holds the prompt", () => {
   it("every frame the gateway relays is a multiple of 512 bytes plus the tag, the last one marked final", async () => {
     const before = proxy.answers.length;
