@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSealedFetch, verifyReceipt } from "../../client/index.ts";
 import { fromBase64url, PAD_BYTES } from "../../src/blind/format.ts";
-import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
 import { memoryHolds } from "../fixtures/process-memory.ts";
 import { startRelayProxy, type RelayProxy } from "../fixtures/relay-proxy.ts";
 
@@ -192,6 +192,35 @@ describe("DESIGN §10 Gateway-blind: the client catches a hostile gateway, each 
     } finally {
       proxy.listing = (providers) => providers;
     }
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: a provider's false receipt is caught where it can be seen", () => {
+  let padding: AgentProcess;
+  let misquoting: AgentProcess;
+  beforeAll(async () => {
+    // started last, so no earlier test's candidates include them; each request below pins one
+    [padding, misquoting] = await Promise.all([
+      startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "receipt=tamper"] }),
+      startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "receipt=response-hash"] }),
+    ]);
+    for (const agent of [padding, misquoting]) await waitForProvider(gw, agent.providerId);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([padding?.stop(), misquoting?.stop()]);
+  });
+  const pinned = (agent: AgentProcess) =>
+    new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL: gw.baseURL, apiKey: gw.key, catalog, provider: agent.providerId }) });
+
+  it("a receipt whose usage was raised after signing: the gateway refuses it (it bills by it), charges the provider, and the caller gets 502 receipt_invalid", async () => {
+    const error = await pinned(padding).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error).toMatchObject({ status: 502, code: "receipt_invalid" });
+    await expect.poll(() => gw.stdout()).toContain(`provider ${padding.providerId} fault: it sent a receipt that does not verify`);
+  });
+
+  it("a receipt signed over another answer: the gateway cannot see the answer and relays it; the client refuses it", async () => {
+    expect(await failure(pinned(misquoting).chat.completions.create(ask("Hi")))).toMatch(/did not verify \(response_sha256.*the answer is refused/);
   });
 });
 
