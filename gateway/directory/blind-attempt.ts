@@ -9,12 +9,12 @@ import { verifySignatureNative } from "../../src/crypto/signing.ts";
 import { ApiError } from "../../src/errors.ts";
 import { answerLimits } from "../../src/session/answer-bounds.ts";
 import { checkReceipt, providerFault, receiptInvalid } from "../../src/session/answer-reader.ts";
-import { fromWireError, type DirectoryEntry } from "../../src/wire/gateway.ts";
+import type { DirectoryEntry } from "../../src/wire/gateway.ts";
 import { record } from "./directory-copy.ts";
 import type { BlindEvent, BlindRequest } from "./directory.ts";
-import { LiveSession, type SessionMessage } from "./live-session.ts";
+import { LiveSession } from "./live-session.ts";
 import type { Breach } from "./provider-faults.ts";
-import { logCut, type AttemptHost, type Outcome } from "./session-attempt.ts";
+import { logCut, nextMessage, release, type AttemptHost, type Outcome } from "./session-attempt.ts";
 
 /** The ChaCha20-Poly1305 tag after each padded frame. */
 const TAG_BYTES = 16;
@@ -67,38 +67,18 @@ export async function* blindAttempt(host: BlindHost, request: BlindRequest, excl
       throw error;
     };
     for (;;) {
-      let message: SessionMessage;
-      try {
-        message = await live.take(signal);
-      } catch (err) {
-        finished = live.breach !== undefined || live.cut !== undefined;
-        if (live.breach === undefined) throw err;
-        return fault(live.breach);
-      }
-      host.settle(id);
-      if (message.t === "stale") {
-        finished = true;
-        return { done: false, stale: true };
-      }
-      if (message.t === "gone") {
-        finished = true;
-        if (!message.started && envelope.candidates.length > 1) return { done: false, leftBy: provider.id };
-        if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
-        throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
-      }
-      if (message.t === "rejected") {
-        finished = true;
-        throw fromWireError(message.error);
-      }
+      // one candidate is as good as a pin: there is nowhere else it opens
+      const next = await nextMessage(host, live, id, provider.id, envelope.candidates.length > 1, signal, () => (finished = true));
+      if ("breach" in next) return fault(next.breach);
+      if ("outcome" in next) return next.outcome;
+      const { message } = next;
       if (message.t === "end") {
-        finished = true;
         // the caller's envelope opened for none of this provider's keys: the caller's to fix (or its candidate's key changed)
         if (message.code === "sealed_request_invalid") {
           throw new ApiError("sealed_request_invalid", `The sealed request did not open at provider ${provider.id}: seal it again to the provider's attested key, for this alias.`);
         }
         return fault({ kind: "broken", why: "ended the session without a result" });
       }
-      if (message.t !== "frame") continue;
       if (!isSealedFrame(message.data)) return fault({ kind: "broken", why: "sent a frame that is not one sealed, padded frame" });
       if (message.final !== true) {
         relayed++;
@@ -127,9 +107,6 @@ export async function* blindAttempt(host: BlindHost, request: BlindRequest, excl
       return { done: true };
     }
   } finally {
-    live.close();
-    host.sessions.delete(id);
-    host.settle(id);
-    if (!finished) host.cancel(id);
+    release(host, live, id, finished);
   }
 }

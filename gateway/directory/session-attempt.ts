@@ -83,38 +83,15 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
     const sent = performance.now();
     let firstFrame: number | undefined;
     for (;;) {
-      let message: SessionMessage;
-      try {
-        message = await live.take(signal);
-      } catch (err) {
-        // a breach, or the ledger's cut, cancelled it already
-        finished = live.breach !== undefined || live.cut !== undefined;
-        if (live.breach === undefined) throw err;
-        return fault(live.breach);
-      }
-      // whatever the coordinator said of the session, its own counts hold it now
-      host.settle(id);
-      if (message.t === "stale") {
-        finished = true;
-        return { done: false, stale: true };
-      }
-      if (message.t === "gone") {
-        finished = true;
-        // a pinned request never hops
-        if (!message.started && request.pin === undefined) return { done: false, leftBy: provider.id };
-        if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
-        throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
-      }
+      // a pinned request never hops
+      const next = await nextMessage(host, live, id, provider.id, request.pin === undefined, signal, () => (finished = true));
+      if ("breach" in next) return fault(next.breach);
+      if ("outcome" in next) return next.outcome;
+      const { message } = next;
       if (message.t === "end") {
         finished = true;
         return fault({ kind: "broken", why: "ended the session without a result" });
       }
-      if (message.t === "rejected") {
-        // admission control dropped it from the queue (it waited too long)
-        finished = true;
-        throw fromWireError(message.error);
-      }
-      if (message.t !== "frame") continue;
       firstFrame ??= performance.now() - sent;
       const text = openFrame(sealed.frames, message.data);
       if (text === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
@@ -152,11 +129,50 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
       return { done: true };
     }
   } finally {
-    live.close();
-    host.sessions.delete(id);
+    release(host, live, id, finished);
+  }
+}
+
+/** An attempt is over for its reader: nothing more is counted for it, and unless it ended on the provider's side it is stopped there. */
+export function release(host: AttemptHost, live: LiveSession, id: string, finished: boolean): void {
+  live.close();
+  host.sessions.delete(id);
+  host.settle(id);
+  // hung up, or failed on our side: the queue spot or the running session is given back at once
+  if (!finished) host.cancel(id);
+}
+
+/** What a session's reader does with its next message: a frame or the end to read, or how the session ended otherwise. */
+export type NextMessage = { message: Extract<SessionMessage, { t: "frame" | "end" }> } | { outcome: Outcome } | { breach: Breach };
+
+/**
+ * The session's next message as every attempt reads it: the provider's frame or end; a stale choice or a provider gone
+ * before starting (to hop when `mayHop`); a breach of its bounds; or the error the caller gets (gone mid-session, or
+ * rejected from the queue). `ended` is called first whenever the session is over on the provider's side.
+ */
+export async function nextMessage(host: AttemptHost, live: LiveSession, id: string, provider: string, mayHop: boolean, signal: AbortSignal, ended: () => void): Promise<NextMessage> {
+  for (;;) {
+    let message: SessionMessage;
+    try {
+      message = await live.take(signal);
+    } catch (err) {
+      // a breach, or the ledger's cut, cancelled it already
+      if (live.breach !== undefined || live.cut !== undefined) ended();
+      if (live.breach === undefined) throw err;
+      return { breach: live.breach };
+    }
+    // whatever the coordinator said of the session, its own counts hold it now
     host.settle(id);
-    // hung up, or failed on our side: the queue spot or the running session is given back at once
-    if (!finished) host.cancel(id);
+    if (message.t === "frame") return { message };
+    if (message.t === "started") continue;
+    ended();
+    if (message.t === "end") return { message };
+    if (message.t === "stale") return { outcome: { done: false, stale: true } };
+    // admission control dropped it from the queue (it waited too long)
+    if (message.t === "rejected") throw fromWireError(message.error);
+    if (!message.started && mayHop) return { outcome: { done: false, leftBy: provider } };
+    if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider} went offline before the session started.`);
+    throw new ApiError("provider_error", `Provider ${provider} went offline mid-session; start a new request.`);
   }
 }
 
