@@ -36,7 +36,11 @@ export class CandidateChooser {
   /** Each provider's last evidence check, by the evidence's digest. */
   private readonly checked = new Map<string, { digest: string; verdict: EvidenceVerdict }>();
 
-  constructor(private readonly policy: TrustPolicy) {}
+  /** `check`: the evidence check (a test counts its calls). */
+  constructor(
+    private readonly policy: TrustPolicy,
+    private readonly check_: typeof checkEvidence = checkEvidence,
+  ) {}
 
   /** Up to three candidates for `alias` (one, for a pin); throws an Error naming why none passed. */
   async choose(get: Get, alias: string, pin: string | undefined): Promise<Candidate[]> {
@@ -68,7 +72,7 @@ export class CandidateChooser {
     const digest = evidenceDigest(evidence);
     let verdict = this.checked.get(id)?.digest === digest ? this.checked.get(id)!.verdict : undefined;
     if (verdict === undefined) {
-      verdict = await checkEvidence(evidence, { roots: this.policy.roots, releaseKeys: this.policy.releaseKeys }, new Date(verified_at));
+      verdict = await this.check_(evidence, { roots: this.policy.roots, releaseKeys: this.policy.releaseKeys }, new Date(verified_at));
       this.checked.set(id, { digest, verdict });
     }
     if (!verdict.ok) return `its evidence does not verify (${verdict.reason})`;
