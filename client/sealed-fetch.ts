@@ -110,13 +110,14 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
   const sealed = await sealForCandidates(suite, plaintext, clear, candidates.map((c) => ({ provider: c.id, publicKey: c.sealingKey })));
   signal.throwIfAborted();
   const res = await s.post(JSON.stringify(sealed.envelope));
-  // the gateway's own failure before it relayed anything: an ordinary envelope with its status, as the normal path sends it
-  if (res.status !== 200) return res;
+  const shaper = shaperOf(request);
+  // the gateway's own failure before it relayed anything: an ordinary envelope with its status, as the normal path
+  // sends it, but for a stream's failure to find or reach a provider, which the normal path sends after its head
+  if (res.status !== 200) return request.stream && shaper.stream !== undefined ? await afterHead(res, shaper) : res;
   if (res.headers.get("content-type")?.split(";")[0]?.trim() !== SEALED_FRAMES_TYPE || res.body === null) {
     throw new Error(`svc sealed fetch: the gateway answered ${res.headers.get("content-type") ?? "no content type"}, not sealed frames`);
   }
   const answer = new RelayedAnswer(res.body, sealed, candidates, request, entry, plaintext);
-  const shaper = shaperOf(request);
   // the gateway's id for the request, as on any answer of its, to quote in a report
   const requestId = res.headers.get("x-request-id");
   const headers: Record<string, string> = requestId === null ? {} : { "x-request-id": requestId };
@@ -124,6 +125,26 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
   const end = await answer.finish(() => undefined);
   if (end instanceof ApiError) return errorResponse(shaper.error(end), headers);
   return json(200, shaper.whole(end.answer, end.receipt), { ...headers, ...verdictHeaders(verdictOf(end.receipt)) });
+}
+
+/** The provider side's failures, which a normal stream reports after its head (SPEC §3); any other stays as it came. */
+const AFTER_HEAD = new Set(["provider_unavailable", "directory_unavailable", "provider_error"]);
+
+async function afterHead(res: Response, shaper: AnswerShaper): Promise<Response> {
+  const text = await res.text();
+  let error: ApiError | undefined;
+  try {
+    const envelope = JSON.parse(text) as ErrorEnvelope;
+    if (AFTER_HEAD.has(envelope.error.code)) error = envelopeError(envelope);
+  } catch {
+    error = undefined;
+  }
+  if (error === undefined) return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+  const stream = shaper.stream!;
+  const { events } = stream.failing(shaper.error(error));
+  const body = [...stream.opening(), ...events].map(({ data, event }) => sseEvent(data, event)).join("");
+  const requestId = res.headers.get("x-request-id");
+  return new Response(body, { status: 200, headers: { ...(requestId === null ? {} : { "x-request-id": requestId }), "content-type": "text/event-stream", "cache-control": "no-cache" } });
 }
 
 /** A stream as the normal path frames it: the opening, each piece as it opens, then the closing or the error. */
