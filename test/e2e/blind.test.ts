@@ -75,6 +75,25 @@ describe("DESIGN §10 Gateway-blind: the openai SDK works unchanged with fetch: 
   });
 });
 
+describe("DESIGN §10 Gateway-blind: a tool loop with the openai SDK", () => {
+  it("the call and the answer to its result are the normal path's", async () => {
+    const tools = [{ type: "function" as const, function: { name: "weather", parameters: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Oslo"] } }, required: ["city"], additionalProperties: false } } }];
+    const turn = (client: OpenAI) => client.chat.completions.create({ ...ask("Weather in Paris?"), max_tokens: 200, seed: 7, tools, tool_choice: "required", parallel_tool_calls: false });
+    const [plain, sealed] = [await turn(normal()), await turn(blind())];
+    const call = (c: OpenAI.ChatCompletion) => c.choices[0]!.message.tool_calls!.map((t) => (t.type === "function" ? t.function : undefined));
+    expect(call(sealed)).toEqual(call(plain));
+    expect([sealed, plain].map((c) => c.choices[0]!.finish_reason)).toEqual(["tool_calls", "tool_calls"]);
+    const answer = (client: OpenAI, first: OpenAI.ChatCompletion) =>
+      client.chat.completions.create({
+        ...ask("Weather in Paris?"),
+        messages: [{ role: "user", content: "Weather in Paris?" }, first.choices[0]!.message, { role: "tool", tool_call_id: first.choices[0]!.message.tool_calls![0]!.id, content: "Sunny, 21 C" }],
+        tools,
+      });
+    const [plainAnswer, sealedAnswer] = [await answer(normal(), plain), await answer(blind(), sealed)];
+    expect(sealedAnswer.choices[0]!.message.content).toBe(plainAnswer.choices[0]!.message.content);
+  });
+});
+
 describe("DESIGN §10 Gateway-blind: the other routes fall out of the one layer", () => {
   it("Responses and legacy completions answer blind what they answer normally", async () => {
     const input = { model: "qwen3-4b", input: "Say hi", max_output_tokens: 8, temperature: 0 };
