@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { PAD_BYTES, type SealedEnvelope } from "../../src/blind/format.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { verifySignatureNative } from "../../src/crypto/signing.ts";
-import { ApiError } from "../../src/errors.ts";
+import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
 import { answerLimits } from "../../src/session/answer-bounds.ts";
 import { checkReceipt, providerFault, receiptInvalid } from "../../src/session/answer-reader.ts";
 import type { DirectoryEntry } from "../../src/wire/gateway.ts";
@@ -44,6 +44,9 @@ export function isSealedFrame(data: string): boolean {
   const bytes = Math.floor((data.length * 3) / 4);
   return bytes >= PAD_BYTES + TAG_BYTES && (bytes - TAG_BYTES) % PAD_BYTES === 0;
 }
+
+/** Whether `code` is svc's word for a request refused as invalid (the caller's to fix), as an agent reads a sealed request. */
+const isRefusal = (code: string): boolean => Object.hasOwn(ERROR_CODES, code) && ERROR_CODES[code as ErrorCode].type === "invalid_request_error";
 
 /** One candidate's try: place, relay its frames unopened, check the clear receipt beside the last. */
 export async function* blindAttempt(host: BlindHost, request: BlindRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<BlindEvent, Outcome, void> {
@@ -102,6 +105,8 @@ export async function* blindAttempt(host: BlindHost, request: BlindRequest, excl
         return { done: true };
       }
       if (message.code === undefined) return fault({ kind: "broken", why: "sent a final frame with neither receipt nor error code" });
+      // the gateway sees the code only: a refusal of the request (a 400 of svc's) is the caller's, anything else the provider's own
+      if (!isRefusal(message.code)) host.charge(provider, { kind: "error", why: `reported an error of its own (${message.code})` }, request.requestId);
       yield { type: "frame", data: message.data, final: true };
       yield { type: "failed", code: message.code };
       return { done: true };

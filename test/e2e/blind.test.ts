@@ -214,19 +214,21 @@ describe("DESIGN §10 Gateway-blind: the client catches a hostile gateway, each 
   });
 });
 
-describe("DESIGN §10 Gateway-blind: a provider's false receipt is caught where it can be seen", () => {
+describe("DESIGN §10 Gateway-blind: a provider's false receipt or own error is caught where it can be seen", () => {
   let padding: AgentProcess;
   let misquoting: AgentProcess;
+  let failing: AgentProcess;
   beforeAll(async () => {
     // started last, so no earlier test's candidates include them; each request below pins one
-    [padding, misquoting] = await Promise.all([
+    [padding, misquoting, failing] = await Promise.all([
       startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "receipt=tamper"] }),
       startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "receipt=response-hash"] }),
+      startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "error=provider_error"] }),
     ]);
-    for (const agent of [padding, misquoting]) await waitForProvider(gw, agent.providerId);
+    for (const agent of [padding, misquoting, failing]) await waitForProvider(gw, agent.providerId);
   }, 120_000);
   afterAll(async () => {
-    await Promise.all([padding?.stop(), misquoting?.stop()]);
+    await Promise.all([padding?.stop(), misquoting?.stop(), failing?.stop()]);
   });
   const pinned = (agent: AgentProcess) =>
     new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL: gw.baseURL, apiKey: gw.key, catalog, provider: agent.providerId }) });
@@ -236,6 +238,12 @@ describe("DESIGN §10 Gateway-blind: a provider's false receipt is caught where 
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error).toMatchObject({ status: 502, code: "receipt_invalid" });
     await expect.poll(() => gw.stdout()).toContain(`provider ${padding.providerId} fault: it sent a receipt that does not verify`);
+  });
+
+  it("an error of the provider's own: the gateway reads only its code, charges the provider, and the caller gets 502 provider_error", async () => {
+    const error = await pinned(failing).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 502, code: "provider_error" });
+    await expect.poll(() => gw.stdout()).toContain(`provider ${failing.providerId} fault: it reported an error of its own (provider_error)`);
   });
 
   it("a receipt signed over another answer: the gateway cannot see the answer and relays it; the client refuses it", async () => {
