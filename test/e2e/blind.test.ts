@@ -17,7 +17,7 @@ let proxy: RelayProxy;
 let catalog: unknown;
 
 beforeAll(async () => {
-  gw = await startGateway();
+  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
   proxy = await startRelayProxy(gw.url);
   catalog = JSON.parse(readFileSync(gw.tiny.catalogPath, "utf8"));
 }, 120_000);
@@ -103,6 +103,13 @@ describe("DESIGN §10 Gateway-blind: the other routes fall out of the one layer"
     const legacy = { model: "qwen3-4b", prompt: "Once upon", max_tokens: 6, temperature: 0 };
     const [plainText, sealedText] = [await normal().completions.create(legacy), await blind().completions.create(legacy)];
     expect(sealedText.choices).toEqual(plainText.choices);
+  });
+
+  it("embeddings answer blind the vectors they answer normally", async () => {
+    const request = { model: "tiny-embed", input: ["svc", "sealed"] };
+    const [plain, sealed] = [await normal().embeddings.create(request), await blind().embeddings.create(request)];
+    expect(sealed.data).toEqual(plain.data);
+    expect(sealed.data).toHaveLength(2);
   });
 });
 
