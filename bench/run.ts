@@ -17,6 +17,7 @@ import { attackBench } from "./attack.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
 import { writeTinyCatalog, type WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
+import { logprobsBench } from "./logprobs-bench.ts";
 import { gatewayOverhead } from "./overhead.ts";
 import { peerBench } from "./peer.ts";
 import { profileInto } from "./procs.ts";
@@ -54,7 +55,12 @@ const keepResults = (r: { results: unknown; tables: Table[] }) => ({ result: r.r
 const RUNS: Record<Section, Run> = {
   overhead: async (dir, tiny, quick) => keepRows(await gatewayOverhead(dir, tiny, quick)),
   scale: async (dir, tiny, quick) => keepResults(await scaleBench(dir, tiny, quick, opts.agents?.split(",").map(Number))),
-  engine: async (dir, tiny, quick) => keepResults(await engineBench(dir, tiny, quick)),
+  engine: async (dir, tiny, quick) => {
+    // svc's engine against raw node-llama-cpp, then its cost of logprobs, side by side in one run
+    const raw = await engineBench(dir, tiny, quick);
+    const logprobs = await logprobsBench(dir, quick);
+    return { result: { raw: raw.results, logprobs: logprobs.results }, tables: [...raw.tables, ...logprobs.tables] };
+  },
   peer: async (dir, tiny, quick) => peerBench(dir, tiny, quick).then((r) => ({ result: { peer: r.peer, rows: r.rows }, tables: r.tables })),
   startup: async (_dir, _tiny, quick) => {
     const { rows, install, tables } = startupBench(quick);

@@ -3,6 +3,7 @@
 // relayed through the coordinator, so each one saved is an AEAD seal, a JSON round and two socket writes.
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { SessionFrame } from "../../src/session/sealed-request.ts";
+import { logprobsSize } from "../../src/receipt/logprobs.ts";
 
 /** A buffer this large goes out at once, whatever the mode: an agent frame must stay well under 1 MiB sealed. */
 export const MAX_BATCH_CHARS = 64 * 1024;
@@ -11,6 +12,13 @@ export const MAX_BATCH_CHARS = 64 * 1024;
  * working (its first-token and idle deadlines, gateway/directory/deadlines.ts, are far longer).
  */
 export const MAX_HOLD_MS = 5_000;
+
+/** About how much of a frame a piece takes, as JSON: its text, or each logprob entry's token, bytes and number. */
+function pieceChars(piece: AnswerPiece): number {
+  if ("text" in piece) return piece.text.length;
+  if (piece.type === "tool_call") return piece.name.length + piece.id.length;
+  return logprobsSize(piece.logprobs);
+}
 
 export class FrameBatcher {
   private pieces: AnswerPiece[] = [];
@@ -29,7 +37,7 @@ export class FrameBatcher {
   push(piece: AnswerPiece): void {
     if (this.whole && this.pieces.length === 0) this.heldSince = this.now();
     this.pieces.push(piece);
-    this.chars += "text" in piece ? piece.text.length : piece.name.length + piece.id.length;
+    this.chars += pieceChars(piece);
     if (this.chars >= MAX_BATCH_CHARS || (this.whole && this.now() - this.heldSince >= MAX_HOLD_MS)) this.flush();
     else if (!this.whole) this.scheduled ??= setImmediate(() => this.flush());
   }

@@ -4,7 +4,8 @@
 import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import { newReceiptId, reasoningSha256, RECEIPT_VERSION_CACHE, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
+import { newReceiptId, reasoningSha256, RECEIPT_VERSION_CACHE, RECEIPT_VERSION_LOGPROBS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
+import { logprobsSha256 } from "../../src/receipt/logprobs.ts";
 import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent } from "../../src/wire/agent.ts";
@@ -113,7 +114,8 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
 
 /**
  * DESIGN §5's payload: who served (key, rung, serial), which model file, which request bytes and which answer.
- * Always v3: it covers tool calls and reasoning (null when none) and states the prompt tokens reused from the cache.
+ * v3: it covers tool calls and reasoning (null when none) and states the prompt tokens reused from the cache; v4 when
+ * the request asked for logprobs, which it covers too: every token's, and those before content text.
  */
 function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: GenerationDone, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
   const entry = ctx.store.entry(request.model);
@@ -139,8 +141,7 @@ function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Ge
     client_nonce: request.client_nonce,
   };
   if (request.tools === undefined && done.finish_reason === "tool_calls") throw new Error("the engine reported tool calls for a request without tools");
-  return {
-    version: RECEIPT_VERSION_CACHE,
+  const v3 = {
     ...common,
     usage: done.reasoning_tokens === undefined ? usage : { ...usage, completion_tokens_details: { reasoning_tokens: done.reasoning_tokens } },
     finish_reason: done.finish_reason,
@@ -148,6 +149,8 @@ function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Ge
     reasoning_sha256: reasoningSha256(answer.reasoning),
     cached_tokens: done.cached_tokens,
   };
+  if (request.top_logprobs === undefined) return { version: RECEIPT_VERSION_CACHE, ...v3 };
+  return { version: RECEIPT_VERSION_LOGPROBS, ...v3, logprobs_sha256: logprobsSha256(answer.logprobs), content_logprobs_sha256: logprobsSha256(answer.contentLogprobs) };
 }
 
 function reportable(err: unknown): ApiError {

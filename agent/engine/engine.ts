@@ -261,6 +261,7 @@ export class Engine implements InferenceEngine, Embeds {
     const loaded = this.loaded;
     this.loaded = undefined;
     if (!loaded) return;
+    loaded.logprobs?.dispose(); // its samplers hold the model
     await loaded.context.dispose();
     await loaded.model.dispose();
   }

@@ -19,6 +19,9 @@ import { TokenPace, type GrammarBudget } from "./grammar/grammar-guard.ts";
 import type { PromptCache } from "./prompt-cache.ts";
 import { openSequence } from "./cached-sequence.ts";
 import { guardUtf8 } from "./utf8-guard.ts";
+import { LogprobReader, type LogprobTap } from "./logprobs.ts";
+import { MAX_LOGPROBS_PER_PIECE, type AnswerPiece } from "../../src/receipt/answer-record.ts";
+import { logprobsSize, type TokenLogprob } from "../../src/receipt/logprobs.ts";
 
 /** A chat model loaded for sessions. */
 export interface Loaded {
@@ -35,6 +38,8 @@ export interface Loaded {
   cache: PromptCache<LlamaContextSequence>;
   /** Whether conversations are kept at all (`--prompt-cache-gb 0`: never). */
   keeps: boolean;
+  /** The samplers that read logprobs, made on the first request that asks for them (disposed with the model). */
+  logprobs?: LogprobReader;
 }
 
 /** The loaded model, held for one session until `release`. */
@@ -109,6 +114,10 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     const { sequence, cached, end } = await openSequence(loaded.cache, scope, prompt, Date.now(), scope === undefined ? undefined : request.cache_owner);
     // llama.cpp samples on a thread of its own, so the event loop is free meanwhile; each token is timed here
     const pace = turn.grammar === undefined ? undefined : new TokenPace(grammars.budget, turn.grammar.param);
+    // logprobs only when asked: otherwise the context's sampling is not touched (issue 43)
+    let tap: LogprobTap | undefined;
+    const logprobs = new PendingLogprobs();
+    if (request.top_logprobs !== undefined) tap = (loaded.logprobs ??= new LogprobReader(model, loaded.context, loaded.vocabularySize)).tap(request.top_logprobs);
     let ended = false;
     try {
       generation: if (budget > 0) {
@@ -123,6 +132,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
           }
           // like llama-server, the tokens that made up a stop sequence count as completion tokens
           completion++;
+          if (tap !== undefined) yield* logprobs.push(tap.take(token));
           if (keepAnswer) answer.push(token);
           utf8?.push(token);
           const piece = text.push(token);
@@ -137,6 +147,8 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
             trigger?.(piece, stream);
             for (const event of events) {
               if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
+              // the logprobs of the tokens that made it go first, so that its text claims them (src/receipt/answer-record.ts)
+              yield* logprobs.flush();
               yield event;
             }
             if (stream.stopped) break;
@@ -151,13 +163,15 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
       if (json !== undefined) {
         json += text.flush();
         const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
-        if (content !== "") yield { type: "delta", text: content };
+        if (content !== "") yield* [...logprobs.flush(), { type: "delta", text: content } as const];
       } else {
         const rest = stream.stopped ? [] : stream.push(text.flush());
-        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield event;
+        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield* [...logprobs.flush(), event];
         if (stream.stopped) finish = "stop";
         if (finish === "stop" && stream.started > 0) finish = "tool_calls";
       }
+      // the tokens after the last text (a stop sequence's, a call's closing markup): every token has its entry
+      yield* logprobs.flush();
       ended = true; // the conversation is whole now, whatever the consumer does with the record
       yield {
         type: "done",
@@ -169,6 +183,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
         model_sha256: loaded.sha256,
       };
     } finally {
+      tap?.untap();
       // kept only for the same scope, and only whole: an aborted or failed session leaves nothing a later hit could read
       await end(ended);
     }
@@ -176,3 +191,31 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     release();
   }
 }
+
+/**
+ * The entries of tokens whose text has not come out yet: they go out as `logprobs` pieces just before the next text
+ * (which claims them), or as soon as a piece's worth is held (an answer held back whole, such as JSON), so that no
+ * frame grows past its bound and the agent holds no more than that.
+ */
+class PendingLogprobs {
+  private entries: TokenLogprob[] = [];
+  private chars = 0;
+
+  /** One token's entry; a piece's worth goes out at once. */
+  *push(entry: TokenLogprob): Generator<AnswerPiece> {
+    this.entries.push(entry);
+    this.chars += logprobsSize([entry]);
+    if (this.entries.length >= MAX_LOGPROBS_PER_PIECE || this.chars >= PIECE_CHARS) yield* this.flush();
+  }
+
+  *flush(): Generator<AnswerPiece> {
+    if (this.entries.length === 0) return;
+    const logprobs = this.entries;
+    this.entries = [];
+    this.chars = 0;
+    yield { type: "logprobs", logprobs };
+  }
+}
+
+/** About this much JSON at most in one `logprobs` piece, as the frame batcher counts it (agent/daemon/frame-batcher.ts). */
+const PIECE_CHARS = 64 * 1024;

@@ -5,12 +5,12 @@ import type { AnswerPiece, AnswerRecord } from "../receipt/answer-record.ts";
 import { readEmbeddingsContent } from "../receipt/embedding-vectors.ts";
 import type { Receipt } from "../receipt/receipt.ts";
 import { statusOf } from "../receipt/response-items.ts";
-import { legacyBody, newLegacyMeta, object as legacyObject, stopEvent } from "./legacy-shapes.ts";
+import { legacyBody, legacyEvents, newLegacyMeta, stopEvent } from "./legacy-shapes.ts";
 import { renamed } from "./responses-request.ts";
 import { itemsOfAnswer, ResponseLayout, type ResponseEvent } from "./responses-layout.ts";
 import { newResponseMeta, responseObject } from "./responses-shapes.ts";
 import type { RouteRequest } from "./route-request.ts";
-import { completionBody, newCompletionMeta, pieceChunk, roleChunk, stopChunk } from "./shapes.ts";
+import { completionBody, newCompletionMeta, roleChunk, stopChunk, streamChunks } from "./shapes.ts";
 
 /** One server-sent event: its data, and its name where the route names events (the Responses API). */
 export interface SseEvent {
@@ -49,49 +49,56 @@ const same = (err: ApiError) => err;
 
 /** The shaper for one request; `now` stamps its ids' `created`. */
 export function shaperOf(request: RouteRequest, now = Date.now()): AnswerShaper {
+  // the sealed request says whether logprobs were asked for (issue 43), whatever the route called the field
+  const logprobs = request.kind !== "embeddings" && request.body.top_logprobs !== undefined;
   switch (request.kind) {
     case "chat": {
       const meta = newCompletionMeta(request.echo, now);
+      const chunks = streamChunks(meta);
       return {
-        whole: (answer, receipt) => completionBody(meta, answer, receipt),
+        whole: (answer, receipt) => completionBody(meta, answer, receipt, logprobs),
         error: same,
         stream: {
           opening: () => [{ data: roleChunk(meta) }],
-          piece: (piece) => [{ data: pieceChunk(meta, piece) }],
-          closing: (receipt, extra) => ({ events: [{ data: { ...stopChunk(meta, receipt), ...extra } }], done: true }),
+          piece: (piece) => chunks.piece(piece).map((data) => ({ data })),
+          closing: (receipt, extra) => ({ events: [...chunks.rest().map((data) => ({ data })), { data: { ...stopChunk(meta, receipt), ...extra } }], done: true }),
           failing: failed,
         },
       };
     }
     case "completions": {
       const meta = newLegacyMeta(request.echo, now);
+      const events = legacyEvents(meta);
       return {
-        whole: (answer, receipt) => legacyBody(meta, answer.content, receipt),
+        whole: (answer, receipt) => legacyBody(meta, answer.content, receipt, logprobs ? answer.logprobs : undefined),
         error: same,
         stream: {
           opening: () => [],
-          piece: (piece) => (piece.type === "delta" ? [{ data: legacyObject(meta, piece.text, null) }] : []),
-          closing: (receipt, extra) => ({ events: [{ data: { ...stopEvent(meta, receipt), ...extra } }], done: true }),
+          piece: (piece) => {
+            if (piece.type === "logprobs") events.logprobs(piece.logprobs);
+            return piece.type === "delta" ? [{ data: events.text(piece.text) }] : [];
+          },
+          closing: (receipt, extra) => ({ events: [...events.rest().map((data) => ({ data })), { data: { ...stopEvent(meta, receipt), ...extra } }], done: true }),
           failing: failed,
         },
       };
     }
     case "responses":
-      return responsesShaper(request, now);
+      return responsesShaper(request, now, logprobs);
     case "embeddings":
       return { whole: (answer, receipt) => embeddingsBody(request, answer, receipt), error: same };
   }
 }
 
-function responsesShaper(request: Extract<RouteRequest, { kind: "responses" }>, now: number): AnswerShaper {
+function responsesShaper(request: Extract<RouteRequest, { kind: "responses" }>, now: number, logprobs: boolean): AnswerShaper {
   const meta = newResponseMeta(request.echo, now);
   const echo = request.responses;
-  const layout = new ResponseLayout();
+  const layout = new ResponseLayout({ logprobs });
   const named = (events: ResponseEvent[]): SseEvent[] => events.map((e) => ({ data: e, event: e.type }));
   return {
     whole: (answer, receipt) => {
       const status = statusOf(receipt.finish_reason);
-      return responseObject(meta, echo, { status, output: itemsOfAnswer(answer, status), receipt });
+      return responseObject(meta, echo, { status, output: itemsOfAnswer(answer, status, { logprobs }), receipt });
     },
     error: (err) => renamed(err),
     stream: {

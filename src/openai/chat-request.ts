@@ -14,6 +14,8 @@ import { HistoryCall, ToolFields, toolingOf, type ToolingDefaults } from "./tool
 import { refuseUnsupported } from "./unsupported-fields.ts";
 import { CacheFields, cacheOf, type CacheInputs } from "./cache-fields.ts";
 import { loneSurrogateAt } from "./well-formed.ts";
+import { MAX_TOP_LOGPROBS } from "../receipt/logprobs.ts";
+import { logprobsFault } from "../session/logprobs.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
@@ -86,7 +88,7 @@ const Body = z.object({
   // checked for type here; values other than the default are refused in unsupported-fields.ts
   n: z.int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
-  top_logprobs: z.int().min(0).max(20).nullish(),
+  top_logprobs: z.int().min(0).max(MAX_TOP_LOGPROBS).nullish(),
   // accepted and ignored: they cannot change the answer
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
@@ -150,8 +152,8 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const provider = pinOf(b);
   // one budget for all the request's schemas (src/schema/bounds.ts): 128 tools cost no more than one
   const budget = new SchemaBudget();
-  const controls = { ...samplingOf(b, budget), ...toolingOf(b, messages, context, budget) };
-  const fault = crossFieldFault(controls);
+  const controls = { ...samplingOf(b, budget), ...toolingOf(b, messages, context, budget), ...logprobsOf(b) };
+  const fault = crossFieldFault(controls) ?? logprobsFault({ ...controls, ...maxTokensOf(b) }, b.max_tokens == null ? "max_completion_tokens" : "max_tokens");
   if (fault) throw fault;
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
@@ -290,6 +292,18 @@ export function issueError(issue: Issue): ApiError {
   }
   const code = issue.code === "invalid_type" ? "invalid_type" : "invalid_value";
   return new ApiError(code, `${where}: ${issueMessage(issue)}`, { param });
+}
+
+/**
+ * OpenAI's `logprobs: true` with `top_logprobs` alternatives (0 when unset), sealed as `top_logprobs`; alternatives
+ * without `logprobs: true` would be silently dropped, so they are a 400 (as OpenAI answers).
+ */
+function logprobsOf(b: { logprobs?: boolean | null; top_logprobs?: number | null }): { top_logprobs?: number } {
+  if (b.logprobs === true) return { top_logprobs: b.top_logprobs ?? 0 };
+  if (b.top_logprobs != null && b.top_logprobs > 0) {
+    throw new ApiError("invalid_value", "top_logprobs: alternatives come only with logprobs: true; send both, or leave top_logprobs out.", { param: "top_logprobs" });
+  }
+  return {};
 }
 
 /** `max_tokens`, else `max_completion_tokens`, sealed only when the caller set one (src/session/sealed-request.ts). */

@@ -7,6 +7,8 @@ import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../session/sampling.
 import { firstIssue } from "../validation.ts";
 import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
 import { CacheFields, cacheOf, type CacheInputs } from "./cache-fields.ts";
+import { MAX_LEGACY_LOGPROBS } from "../receipt/logprobs.ts";
+import { logprobsFault } from "../session/logprobs.ts";
 
 /** OpenAI's default for this route (chat's is longer). */
 export const LEGACY_DEFAULT_MAX_TOKENS = 16;
@@ -18,7 +20,6 @@ const NEUTRAL: Record<string, { harmless: (v: unknown) => boolean; why: string }
   n: { harmless: (v) => v === 1, why: "one choice per request is served; send n: 1 or leave it out" },
   best_of: { harmless: (v) => v === 1, why: "one candidate per request is generated; send best_of: 1 or leave it out" },
   echo: { harmless: (v) => v === false, why: "the prompt is not echoed; send echo: false or leave it out" },
-  logprobs: { harmless: (v) => v === 0, why: "log probabilities are not supported yet; remove it" },
   suffix: { harmless: () => false, why: "insertion (suffix) is not supported; remove it" },
 };
 
@@ -35,6 +36,8 @@ const Body = z.object({
   stop: z.union([StopText, z.array(StopText).max(MAX_STOPS)]).nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  /** OpenAI's legacy form: an integer, the alternatives per position (0: the chosen token's alone); null: none. */
+  logprobs: z.int().min(0).max(MAX_LEGACY_LOGPROBS).nullish(),
   provider: z.string().nullish(),
   provider_key_id: z.string().nullish(),
   // accepted and ignored: it cannot change the answer
@@ -77,12 +80,16 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
   const entry = resolveModel(context.catalog, b.model);
   const stop = typeof b.stop === "string" ? [b.stop] : b.stop;
   const cache = cacheOf(b.cache_prompt, context);
+  const maxTokens = b.max_tokens ?? LEGACY_DEFAULT_MAX_TOKENS;
+  const logprobs = b.logprobs == null ? {} : { top_logprobs: b.logprobs };
+  const fault = logprobsFault({ ...logprobs, max_tokens: maxTokens });
+  if (fault) throw fault;
   return {
     body: {
       model: entry.alias,
       messages: [],
       prompt,
-      max_tokens: b.max_tokens ?? LEGACY_DEFAULT_MAX_TOKENS,
+      max_tokens: maxTokens,
       temperature: b.temperature ?? DEFAULT_TEMPERATURE,
       ...(b.top_p != null ? { top_p: b.top_p } : {}),
       ...(b.seed != null ? { seed: b.seed } : {}),
@@ -90,6 +97,7 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
       ...(b.frequency_penalty != null ? { frequency_penalty: b.frequency_penalty } : {}),
       ...(b.logit_bias != null && Object.keys(b.logit_bias).length > 0 ? { logit_bias: b.logit_bias } : {}),
       ...(stop != null && stop.length > 0 ? { stop } : {}),
+      ...logprobs,
       nonce: context.nonce,
       client_nonce: clientNonce,
       ...cache.sealed,

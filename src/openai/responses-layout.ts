@@ -3,6 +3,7 @@
 // One layout serves both forms, so a stream's items are the non-stream body's items for the same pieces.
 import { randomHex } from "./ids.ts";
 import type { AnswerPiece, AnswerRecord } from "../receipt/answer-record.ts";
+import type { TokenLogprob } from "../receipt/logprobs.ts";
 import type { OutputItem } from "../receipt/response-items.ts";
 
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>;
@@ -12,7 +13,7 @@ const newItemId = (prefix: string) => `${prefix}_${randomHex(16)}`;
 
 /** A copy of the content part an item holds, if it holds one (reasoning and message items do; calls carry `arguments`). */
 function partOf(item: OutputItem): Record<string, unknown> | undefined {
-  return item.type === "function_call" ? undefined : { ...item.content[0] };
+  return item.type === "function_call" ? undefined : structuredClone(item.content[0]);
 }
 
 /** The item as `response.output_item.added` shows it: in progress, with nothing in it yet. */
@@ -21,13 +22,26 @@ function begun(item: OutputItem): Record<string, unknown> {
   return { ...item, status: "in_progress", content: [] };
 }
 
+export interface LayoutOptions {
+  newId?: (prefix: string) => string;
+  /** `include: ["message.output_text.logprobs"]`: each `output_text` carries the logprobs of the tokens before its text. */
+  logprobs?: boolean;
+}
+
 export class ResponseLayout {
   readonly items: OutputItem[] = [];
   private sequence = 0;
   /** Whether the last item is still open (its done events not yet sent). */
   private open = false;
+  private readonly newId: (prefix: string) => string;
+  private readonly logprobs: boolean;
+  /** Logprobs not yet followed by text: the message's when content follows, else not shown (OpenAI has none for reasoning or calls). */
+  private pending: TokenLogprob[] = [];
 
-  constructor(private readonly newId: (prefix: string) => string = newItemId) {}
+  constructor({ newId = newItemId, logprobs = false }: LayoutOptions = {}) {
+    this.newId = newId;
+    this.logprobs = logprobs;
+  }
 
   /** An event with the next sequence number, as OpenAI numbers every event of one stream from 0. */
   event(type: string, fields: Record<string, unknown> = {}): ResponseEvent {
@@ -38,6 +52,14 @@ export class ResponseLayout {
   add(piece: AnswerPiece): ResponseEvent[] {
     const out: ResponseEvent[] = [];
     const last = this.open ? this.items.at(-1) : undefined;
+    if (piece.type === "logprobs") {
+      this.pending.push(...piece.logprobs);
+      return out;
+    }
+    // as the answer record counts them (src/receipt/answer-record.ts): the next piece with text claims the entries
+    const empty = "text" in piece && piece.text === "";
+    const claimed = empty ? [] : this.pending;
+    if (!empty) this.pending = [];
     if (piece.type === "tool_args") {
       const index = this.outputIndexOfCall(piece.index);
       const item = this.items[index];
@@ -55,15 +77,20 @@ export class ResponseLayout {
       this.begin(
         kind === "reasoning"
           ? { type: "reasoning", id: this.newId("rs"), status: "completed", summary: [], content: [{ type: "reasoning_text", text: "" }] }
-          : { type: "message", id: this.newId("msg"), status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [] }] },
+          : { type: "message", id: this.newId("msg"), status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [], ...(this.logprobs ? { logprobs: [] } : {}) }] },
         out,
       );
     }
     const item = this.items.at(-1) as Extract<OutputItem, { type: "reasoning" | "message" }>;
     item.content[0].text += piece.text;
     const where = { item_id: item.id, output_index: this.items.length - 1, content_index: 0 };
-    if (kind === "reasoning") out.push(this.event("response.reasoning_text.delta", { ...where, delta: piece.text }));
-    else out.push(this.event("response.output_text.delta", { ...where, delta: piece.text, logprobs: [] }));
+    if (item.type === "reasoning") out.push(this.event("response.reasoning_text.delta", { ...where, delta: piece.text }));
+    else {
+      const part = item.content[0];
+      const logprobs = this.logprobs ? claimed : [];
+      part.logprobs?.push(...logprobs);
+      out.push(this.event("response.output_text.delta", { ...where, delta: piece.text, logprobs }));
+    }
     return out;
   }
 
@@ -82,7 +109,7 @@ export class ResponseLayout {
     const output_index = this.items.length - 1;
     out.push(this.event("response.output_item.added", { output_index, item: begun(item) }));
     const part = partOf(item);
-    if (part !== undefined) out.push(this.event("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part: { ...part, text: "" } }));
+    if (part !== undefined) out.push(this.event("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part: { ...part, text: "", ...("logprobs" in part ? { logprobs: [] } : {}) } }));
   }
 
   private close(status: ItemStatus, out: ResponseEvent[]): void {
@@ -97,7 +124,7 @@ export class ResponseLayout {
       const part = partOf(item)!;
       const text = item.content[0].text;
       if (item.type === "reasoning") out.push(this.event("response.reasoning_text.done", { ...where, content_index: 0, text }));
-      else out.push(this.event("response.output_text.done", { ...where, content_index: 0, text, logprobs: [] }));
+      else out.push(this.event("response.output_text.done", { ...where, content_index: 0, text, logprobs: [...(item.content[0].logprobs ?? [])] }));
       out.push(this.event("response.content_part.done", { ...where, content_index: 0, part }));
     }
     out.push(this.event("response.output_item.done", { output_index: where.output_index, item: structuredClone(item) }));
@@ -109,10 +136,11 @@ export class ResponseLayout {
   }
 }
 
-/** The items of a whole answer, as a non-stream body holds them: reasoning, then the content, then the calls. */
-export function itemsOfAnswer(answer: AnswerRecord, status: ItemStatus, newId?: (prefix: string) => string): OutputItem[] {
-  const layout = new ResponseLayout(newId);
+/** The items of a whole answer, as a non-stream body holds them: reasoning, then the content with its logprobs, then the calls. */
+export function itemsOfAnswer(answer: AnswerRecord, status: ItemStatus, options: LayoutOptions = {}): OutputItem[] {
+  const layout = new ResponseLayout(options);
   if (answer.reasoning !== null && answer.reasoning !== "") layout.add({ type: "reasoning", text: answer.reasoning });
+  if (answer.contentLogprobs.length > 0) layout.add({ type: "logprobs", logprobs: answer.contentLogprobs });
   if (answer.content !== "") layout.add({ type: "delta", text: answer.content });
   answer.toolCalls.forEach((call, index) => {
     layout.add({ type: "tool_call", index, id: call.id, name: call.function.name });

@@ -6,7 +6,8 @@ import { ApiError } from "../errors.ts";
 import { MAX_TOOLS } from "../session/tools.ts";
 import { firstIssue } from "../validation.ts";
 import { issueError, MAX_MESSAGES, parseChatRequest, type ChatContext, type ChatRequest } from "./chat-request.ts";
-import { NO_STATE, refuseUnsupportedResponses } from "./unsupported-fields.ts";
+import { LOGPROBS_INCLUDE, NO_STATE, refuseUnsupportedResponses } from "./unsupported-fields.ts";
+import { MAX_TOP_LOGPROBS } from "../receipt/logprobs.ts";
 
 /** Items merge (a message and its calls make one chat message), so the chat parser's message bound is the real one. */
 export const MAX_INPUT_ITEMS = 4 * MAX_MESSAGES;
@@ -27,6 +28,10 @@ const Body = z.object({
   parallel_tool_calls: z.boolean().nullish(),
   text: z.object({ format: z.looseObject({ type: z.enum(["text", "json_object", "json_schema"]) }).nullish(), verbosity: z.enum(["low", "medium", "high"]).nullish() }).nullish(),
   reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(), summary: z.enum(["auto", "concise", "detailed"]).nullish() }).nullish(),
+  /** Values other than LOGPROBS_INCLUDE are refused in unsupported-fields.ts. */
+  include: z.array(z.string()).nullish(),
+  /** Alternatives per position, returned only with `include: ["message.output_text.logprobs"]`, as OpenAI does. */
+  top_logprobs: z.int().min(0).max(MAX_TOP_LOGPROBS).nullish(),
   // accepted and ignored, as on chat: they cannot change the answer
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().nullish(),
@@ -94,6 +99,8 @@ export function parseResponsesRequest(body: unknown, context: ChatContext): Resp
     // OpenAI never mixes reasoning into output_text: the think block always comes back apart, as a reasoning item
     reasoning_format: "parsed",
     reasoning_effort: b.reasoning?.effort,
+    // OpenAI returns logprobs only when `include` asks for them; `top_logprobs` alone asks for nothing
+    ...(b.include?.includes(LOGPROBS_INCLUDE) ? { logprobs: true, top_logprobs: b.top_logprobs ?? 0 } : {}),
   };
   for (const field of EXTENSIONS) chatBody[field] = (body as Record<string, unknown>)[field];
   let chat: ChatRequest;

@@ -2,6 +2,7 @@
 // functions of plain values, so framing tests need no server.
 import { randomBase64url } from "./ids.ts";
 import type { AnswerPiece, AnswerRecord } from "../receipt/answer-record.ts";
+import type { TokenLogprob } from "../receipt/logprobs.ts";
 import { reportedUsage, type FinishReason, type Receipt } from "../receipt/receipt.ts";
 
 export interface CompletionMeta {
@@ -27,11 +28,14 @@ export function verdictOf(receipt: Receipt): Verdict {
   return { trust: receipt.trust_level, model: receipt.model_id, provider: receipt.provider_id };
 }
 
+/** OpenAI's `choices[0].logprobs`: every generated token's entry, as llama-server lists them under `content`. */
+const logprobsOf = (entries: readonly TokenLogprob[]) => ({ content: entries, refusal: null });
+
 /**
  * SPEC §2.2; `finish_reason` and `usage` come from the verified receipt. `reasoning_content` and `tool_calls`
- * appear only when the answer has them, as OpenAI, DeepSeek and llama-server send them.
+ * appear only when the answer has them, as OpenAI, DeepSeek and llama-server send them; `logprobs` only when asked.
  */
-export function completionBody(meta: CompletionMeta, answer: AnswerRecord, receipt: Receipt) {
+export function completionBody(meta: CompletionMeta, answer: AnswerRecord, receipt: Receipt, logprobs = false) {
   const message = {
     role: "assistant",
     content: answer.messageContent,
@@ -43,19 +47,19 @@ export function completionBody(meta: CompletionMeta, answer: AnswerRecord, recei
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message, finish_reason: receipt.finish_reason }],
+    choices: [{ index: 0, message, finish_reason: receipt.finish_reason, ...(logprobs ? { logprobs: logprobsOf(answer.logprobs) } : {}) }],
     usage: reportedUsage(receipt),
     svc_receipt: receipt,
   };
 }
 
-function chunk(meta: CompletionMeta, delta: Record<string, unknown>, finishReason: FinishReason | null) {
+function chunk(meta: CompletionMeta, delta: Record<string, unknown>, finishReason: FinishReason | null, logprobs?: readonly TokenLogprob[]) {
   return {
     id: meta.id,
     object: "chat.completion.chunk",
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    choices: [{ index: 0, delta, ...(logprobs === undefined ? {} : { logprobs: logprobsOf(logprobs) }), finish_reason: finishReason }],
   };
 }
 
@@ -71,19 +75,48 @@ export function contentChunk(meta: CompletionMeta, text: string) {
 
 /**
  * A piece of the answer as a stream chunk: content, `reasoning_content` (DeepSeek's and llama-server's delta
- * field), or OpenAI's tool-call deltas: index, id, type and name first, then `arguments` pieces.
+ * field), or OpenAI's tool-call deltas: index, id, type and name first, then `arguments` pieces; with the logprobs
+ * of the tokens that came before it, when there are any.
  */
-export function pieceChunk(meta: CompletionMeta, piece: AnswerPiece) {
+export function pieceChunk(meta: CompletionMeta, piece: Exclude<AnswerPiece, { type: "logprobs" }>, logprobs?: readonly TokenLogprob[]) {
   switch (piece.type) {
     case "delta":
-      return contentChunk(meta, piece.text);
+      return chunk(meta, { content: piece.text }, null, logprobs);
     case "reasoning":
-      return chunk(meta, { reasoning_content: piece.text }, null);
+      return chunk(meta, { reasoning_content: piece.text }, null, logprobs);
     case "tool_call":
-      return chunk(meta, { tool_calls: [{ index: piece.index, id: piece.id, type: "function", function: { name: piece.name, arguments: "" } }] }, null);
+      return chunk(meta, { tool_calls: [{ index: piece.index, id: piece.id, type: "function", function: { name: piece.name, arguments: "" } }] }, null, logprobs);
     case "tool_args":
-      return chunk(meta, { tool_calls: [{ index: piece.index, function: { arguments: piece.text } }] }, null);
+      return chunk(meta, { tool_calls: [{ index: piece.index, function: { arguments: piece.text } }] }, null, logprobs);
   }
+}
+
+/**
+ * A stream's chunks for its pieces, in order: a `logprobs` piece rides with the next chunk, as OpenAI sends each
+ * token's logprobs beside its delta; logprobs after the last text (a stop sequence's tokens, say) get a chunk of
+ * their own, with an empty delta, before the stop chunk.
+ */
+export function streamChunks(meta: CompletionMeta) {
+  let pending: TokenLogprob[] = [];
+  const take = () => {
+    const taken = pending;
+    pending = [];
+    return taken.length === 0 ? undefined : taken;
+  };
+  return {
+    piece(piece: AnswerPiece) {
+      if (piece.type === "logprobs") {
+        pending.push(...piece.logprobs);
+        return [];
+      }
+      return [pieceChunk(meta, piece, take())];
+    },
+    /** What is left before the stop chunk. */
+    rest() {
+      const left = take();
+      return left === undefined ? [] : [chunk(meta, {}, null, left)];
+    },
+  };
 }
 
 /** SPEC §3 step 4: usage always (whatever `stream_options` says), the receipt and the verdict fields. */

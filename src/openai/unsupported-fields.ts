@@ -23,8 +23,6 @@ const REFUSED = new Map<string, Refusal>(
   Object.entries({
     // OpenAI chat completions
     n: unless(1, "one choice per request is served; send n: 1 or leave it out"),
-    logprobs: unless(false, LATER),
-    top_logprobs: later,
     // the deprecated forms of tools and tool_choice
     functions: { harmless: isEmptyList, why: "the deprecated functions field is not served; send tools instead" },
     function_call: unless("none", "the deprecated function_call field is not served; send tool_choice instead"),
@@ -49,7 +47,7 @@ const REFUSED = new Map<string, Refusal>(
     n_predict: { why: "send max_tokens instead" },
     ignore_eos: unless(false),
     min_tokens: unless(0),
-    n_probs: unless(0, LATER),
+    n_probs: unless(0, "send logprobs: true and top_logprobs instead"),
     best_of: unless(1),
     use_beam_search: unless(false),
     stop_token_ids: { harmless: isEmptyList, why: "send stop strings instead" },
@@ -94,6 +92,9 @@ function refuseIn(object: Record<string, unknown>, table: ReadonlyMap<string, Re
   }
 }
 
+/** The one `include` value POST /v1/responses serves: logprobs on each `output_text` (issue 43). */
+export const LOGPROBS_INCLUDE = "message.output_text.logprobs";
+
 /** POST /v1/responses: what needs a conversation kept at the gateway, which sealing rules out. */
 export const NO_STATE =
   "svc keeps no conversation state: the answer is sealed between you and the provider, and the gateway holds no plaintext once it has answered; send the whole conversation in input";
@@ -106,9 +107,11 @@ const RESPONSES_REFUSED = new Map<string, Refusal>(
     store: unless(false, `${NO_STATE}, with store: false or no store`),
     background: unless(false, "background responses need a stored response to poll; remove it"),
     prompt: { why: "stored prompt templates are not served; send instructions and input instead" },
-    include: { harmless: isEmptyList, why: "nothing beyond the output items is returned (encrypted reasoning would need state svc does not keep); remove it" },
+    include: {
+      harmless: (value) => Array.isArray(value) && value.every((v) => v === LOGPROBS_INCLUDE),
+      why: `only ${JSON.stringify(LOGPROBS_INCLUDE)} is served (encrypted reasoning would need state svc does not keep); remove the rest`,
+    },
     max_tool_calls: later,
-    top_logprobs: unless(0, LATER),
     truncation: unless("disabled", 'svc never drops input to make it fit; send "disabled" or leave it out'),
     service_tier: { harmless: (value) => value === "auto" || value === "default", why: 'one service tier is served; send "auto" or leave it out' },
   } satisfies Record<string, Refusal>),

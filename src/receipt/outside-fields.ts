@@ -49,10 +49,28 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
     check: "absent, `null`, or the JSON value of that call's `arguments`",
   },
   {
-    fields: ["choices[].message.refusal", "choices[].logprobs"],
+    fields: ["choices[].message.refusal"],
     where: "a response saved from openai-node's `chat.completions.stream().finalChatCompletion()` or openai-python's `model_dump_json()`",
     rule: "null",
-    check: "absent or `null`: svc refuses nothing and returns no log probabilities",
+    check: "absent or `null`: svc refuses nothing",
+  },
+  {
+    fields: ["choices[].logprobs"],
+    where: "a chat answer; openai-node's `chat.completions.stream().finalChatCompletion()` and openai-python's `model_dump_json()` write it `null` when no logprobs were asked for",
+    rule: "null",
+    check: "absent or `null` under a receipt older than v4; under v4, `{content, refusal: null}`, its `content` what `logprobs_sha256` covers",
+  },
+  {
+    fields: ["choices[].logprobs.refusal"],
+    where: "a chat answer with logprobs, and every chunk of its stream that carries them",
+    rule: "checked",
+    check: "`null`: svc refuses nothing",
+  },
+  {
+    fields: ["choices[].logprobs.tokens", "choices[].logprobs.token_logprobs", "choices[].logprobs.top_logprobs", "choices[].logprobs.text_offset"],
+    where: "a legacy completion with logprobs, and every event of its stream that carries them",
+    rule: "checked",
+    check: "exactly what the entries in `choices[].logprobs.content` give (OpenAI's legacy arrays, counted across a stream), which the receipt covers",
   },
   {
     fields: ["choices[].message.tool_calls"],

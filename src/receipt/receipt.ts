@@ -10,14 +10,17 @@ import { sha256Hex } from "./sha256.ts";
 import { SIGNATURE_DOMAINS, type SignatureDomain, verifySignature } from "./signature.ts";
 import type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, ReportedUsage, Usage } from "./types.ts";
 import { TRUST_LEVELS } from "./rungs.ts";
+import { logprobsSha256, type TokenLogprob } from "./logprobs.ts";
 
 export type { FinishReason, Receipt, ReceiptCheck, ReceiptExpectations, ReceiptPayload, ReceiptStatus, ReceiptVerdict, ReportedUsage, Usage } from "./types.ts";
 
 /** Earlier builds signed v1 for a plain answer and v2 for a request with tools or parsed reasoning; both still verify. */
 export const RECEIPT_VERSION = 1;
 export const RECEIPT_VERSION_TOOLS = 2;
-/** What this build's agents sign for every answer: v2 plus `cached_tokens`. */
+/** What this build's agents sign for every answer without logprobs: v2 plus `cached_tokens`. */
 export const RECEIPT_VERSION_CACHE = 3;
+/** What they sign for an answer with logprobs: v3 plus the logprobs' hashes (issue 43). */
+export const RECEIPT_VERSION_LOGPROBS = 4;
 
 /** `x-svc-receipt-nonce`: 16–64 base64url characters chosen by the caller. */
 export const CLIENT_NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
@@ -49,31 +52,28 @@ const Common = {
   signature: Hex64,
 };
 
+/** v2's fields: Common, the usage with its details, the finish reasons with tool_calls, and two more hashes. */
+const V2 = {
+  ...Common,
+  usage: UsageSchema,
+  finish_reason: z.enum(FINISH_REASONS),
+  tool_calls_sha256: Hex32.nullable(),
+  reasoning_sha256: Hex32.nullable(),
+};
+/** v3: v2 plus the cached-token count; v4 adds the logprobs' hashes to it. */
+const V3 = { ...V2, cached_tokens: count };
+
 /** The flat object callers see as `svc_receipt`: the payload plus the key that signed it and the signature. */
 export const ReceiptSchema = z.discriminatedUnion("version", [
   z.strictObject({ version: z.literal(RECEIPT_VERSION), ...Common, usage: UsageV1Schema, finish_reason: z.enum(["stop", "length"]) }),
-  z.strictObject({
-    version: z.literal(RECEIPT_VERSION_TOOLS),
-    ...Common,
-    usage: UsageSchema,
-    finish_reason: z.enum(FINISH_REASONS),
-    tool_calls_sha256: Hex32.nullable(),
-    reasoning_sha256: Hex32.nullable(),
-  }),
-  z.strictObject({
-    version: z.literal(RECEIPT_VERSION_CACHE),
-    ...Common,
-    usage: UsageSchema,
-    finish_reason: z.enum(FINISH_REASONS),
-    tool_calls_sha256: Hex32.nullable(),
-    reasoning_sha256: Hex32.nullable(),
-    cached_tokens: count,
-  }),
+  z.strictObject({ version: z.literal(RECEIPT_VERSION_TOOLS), ...V2 }),
+  z.strictObject({ version: z.literal(RECEIPT_VERSION_CACHE), ...V3 }),
+  z.strictObject({ version: z.literal(RECEIPT_VERSION_LOGPROBS), ...V3, logprobs_sha256: Hex32, content_logprobs_sha256: Hex32 }),
 ]);
 
 /** The `usage` an answer carries for this receipt: its own, plus `prompt_tokens_details` from a v3's `cached_tokens`. */
 export function reportedUsage(receipt: Receipt): ReportedUsage {
-  return receipt.version === RECEIPT_VERSION_CACHE ? { ...receipt.usage, prompt_tokens_details: { cached_tokens: receipt.cached_tokens } } : receipt.usage;
+  return "cached_tokens" in receipt ? { ...receipt.usage, prompt_tokens_details: { cached_tokens: receipt.cached_tokens } } : receipt.usage;
 }
 
 /** What `tool_calls_sha256` covers: the RFC 8785 JSON of the calls as returned; null for an answer without calls. */
@@ -123,7 +123,7 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}, en
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION}, v${RECEIPT_VERSION_TOOLS} or v${RECEIPT_VERSION_CACHE} receipt (${where}${issue?.message ?? "invalid"})` }]);
+    return verdict(undefined, false, [{ check: "format", ok: false, detail: `not a v${RECEIPT_VERSION}, v${RECEIPT_VERSION_TOOLS}, v${RECEIPT_VERSION_CACHE} or v${RECEIPT_VERSION_LOGPROBS} receipt (${where}${issue?.message ?? "invalid"})` }]);
   }
   const r = parsed.data;
   const checks: ReceiptCheck[] = [];
@@ -165,11 +165,25 @@ export function verifyReceipt(raw: unknown, expect: ReceiptExpectations = {}, en
     const covered = r.version === RECEIPT_VERSION ? null : r.reasoning_sha256;
     same("reasoning_sha256", covered, reasoningSha256(expect.reasoning), "reasoning_sha256 (SHA-256 of the reasoning)");
   }
+  // what the answer shows of logprobs must be what a v4 receipt covers; an older receipt covers none
+  const v4 = r.version === RECEIPT_VERSION_LOGPROBS ? r : undefined;
+  const covers = (check: string, shown: readonly unknown[], hash: string | undefined, what: string) => {
+    if (hash === undefined) add(check, shown.length === 0, "no logprobs, and the receipt covers none", `a v${r.version} receipt covers no logprobs, and the answer shows ${shown.length}`);
+    else same(check, hash, logprobsSha256(shown as TokenLogprob[]), what);
+  };
+  if (expect.logprobs !== undefined) {
+    covers("logprobs_sha256", expect.logprobs, v4?.logprobs_sha256, "logprobs_sha256 (SHA-256 of every token's logprobs)");
+    if (v4 !== undefined) {
+      add("logprobs", expect.logprobs.length === r.usage.completion_tokens, "one logprob entry per completion token",
+        `${expect.logprobs.length} logprob entries for ${r.usage.completion_tokens} completion tokens`);
+    }
+  }
+  if (expect.contentLogprobs !== undefined) covers("content_logprobs_sha256", expect.contentLogprobs, v4?.content_logprobs_sha256, "content_logprobs_sha256 (SHA-256 of the content's logprobs)");
   if (expect.gatewayNonce !== undefined) same("gateway_nonce", r.gateway_nonce, expect.gatewayNonce, "gateway_nonce");
   if (expect.clientNonce !== undefined) same("client_nonce", r.client_nonce, expect.clientNonce, "client_nonce");
   const { prompt_tokens, completion_tokens, total_tokens } = r.usage;
   add("usage", total_tokens === prompt_tokens + completion_tokens, "usage adds up", "usage.total_tokens is not prompt_tokens + completion_tokens");
-  if (r.version === RECEIPT_VERSION_CACHE) {
+  if ("cached_tokens" in r) {
     add("cached_tokens", r.cached_tokens <= prompt_tokens, "cached_tokens is within the prompt", "cached_tokens is more than usage.prompt_tokens");
   }
   if (expect.usage !== undefined) {

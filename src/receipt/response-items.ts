@@ -3,6 +3,7 @@
 // tool calls and reasoning back out of them. Portable: part of the verifier in src/receipt/index.ts.
 import * as z from "zod";
 import { MAX_CALL_ID_LENGTH, MAX_TOOL_CALLS, type ToolCall } from "./answer-record.ts";
+import { TokenLogprobSchema, type TokenLogprob } from "./logprobs.ts";
 import type { FinishReason, ReportedUsage } from "./types.ts";
 
 const ItemStatus = z.enum(["completed", "incomplete"]);
@@ -15,7 +16,8 @@ export const ReasoningItemSchema = z.strictObject({
   summary: z.tuple([]),
   content: z.tuple([z.strictObject({ type: z.literal("reasoning_text"), text: z.string().min(1) })]),
 });
-export const OutputTextSchema = z.strictObject({ type: z.literal("output_text"), text: z.string(), annotations: z.tuple([]) });
+/** `logprobs` when the request included them (a v4 receipt's `content_logprobs_sha256` covers them, joined over the items). */
+export const OutputTextSchema = z.strictObject({ type: z.literal("output_text"), text: z.string(), annotations: z.tuple([]), logprobs: z.array(TokenLogprobSchema).optional() });
 export const MessageItemSchema = z.strictObject({
   type: z.literal("message"),
   id: z.string(),
@@ -63,6 +65,8 @@ export const statusOf = (finish: FinishReason): "completed" | "incomplete" => (f
 /** What the items say the receipt covers: content, tool calls and reasoning, and the finish reason. */
 export interface ItemsAnswer {
   content: string;
+  /** Every `output_text`'s logprobs, joined in order. */
+  contentLogprobs: TokenLogprob[];
   toolCalls: ToolCall[];
   reasoning: string | null;
   finishReason: FinishReason;
@@ -77,6 +81,7 @@ export function answerOfItems(items: readonly OutputItem[], status: "completed" 
   let content = "";
   let reasoning: string | null = null;
   const toolCalls: ToolCall[] = [];
+  const contentLogprobs: TokenLogprob[] = [];
   for (const [i, item] of items.entries()) {
     const last = i === items.length - 1;
     if (item.status !== (last ? status : "completed")) return { problem: `output[${i}].status is ${item.status}, expected ${last ? status : "completed"}` };
@@ -88,10 +93,14 @@ export function answerOfItems(items: readonly OutputItem[], status: "completed" 
       const text = item.content[0].text;
       if (text === "" && (!last || content !== "" || toolCalls.length > 0)) return { problem: `output[${i}] is an empty message beside other answer items` };
       content += text;
+      const logprobs = item.content[0].logprobs ?? [];
+      // the entries before a text are claimed by it, so an empty text has none
+      if (text === "" && logprobs.length > 0) return { problem: `output[${i}] has logprobs but no text` };
+      contentLogprobs.push(...logprobs);
     }
   }
   if (!items.some((item) => item.type !== "reasoning")) return { problem: "output has no message and no function call" };
   if (toolCalls.length > MAX_TOOL_CALLS) return { problem: `more than ${MAX_TOOL_CALLS} function calls` };
   const finishReason: FinishReason = status === "incomplete" ? "length" : toolCalls.length > 0 ? "tool_calls" : "stop";
-  return { content, toolCalls, reasoning, finishReason };
+  return { content, contentLogprobs, toolCalls, reasoning, finishReason };
 }

@@ -9,6 +9,7 @@ import { fromResponsesBody, fromResponsesStream, isResponsesBody, isResponsesStr
 import { fromLegacyBody, fromLegacyStream, isLegacyBody, isLegacyStream } from "./saved-legacy.ts";
 import { fromEmbeddingsBody, isEmbeddingsBody } from "./saved-embeddings.ts";
 import { savedTextProblem, trimJsonSpace } from "./saved-text.ts";
+import { tokenStringProblem, type TokenLogprob } from "./logprobs.ts";
 import type { ReceiptExpectations, ReceiptVerdict, SavedResponse } from "./types.ts";
 
 export type { SavedKind, SavedResponse } from "./types.ts";
@@ -34,13 +35,15 @@ export function verifySavedResponse(text: string, expect: SavedExpectations = {}
   return checkSavedResponse(readSavedResponse(text), expect);
 }
 
-type SavedExpectations = Omit<ReceiptExpectations, "content" | "usage" | "finishReason" | "toolCalls" | "reasoning">;
+type SavedExpectations = Omit<ReceiptExpectations, "content" | "usage" | "finishReason" | "toolCalls" | "reasoning" | "logprobs" | "contentLogprobs">;
 
 /** Checks what `readSavedResponse` found: its receipt against the content, usage and finish reason beside it. */
 export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectations = {}): ReceiptVerdict & { saved: SavedResponse } {
   if (saved.receipt === undefined) return { status: "invalid", valid: false, checks: [], problems: saved.problems, saved };
   const fromFile: ReceiptExpectations = {
     ...(saved.content === undefined ? {} : { content: saved.content }),
+    ...(saved.logprobs === undefined ? {} : { logprobs: saved.logprobs }),
+    ...(saved.contentLogprobs === undefined ? {} : { contentLogprobs: saved.contentLogprobs }),
     ...(saved.toolCalls === undefined ? {} : { toolCalls: saved.toolCalls }),
     ...(saved.reasoning === undefined ? {} : { reasoning: saved.reasoning }),
     ...(saved.usage === undefined ? {} : { usage: saved.usage }),
@@ -48,6 +51,9 @@ export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectatio
   };
   const verdict = verifyReceipt(saved.receipt, { ...expect, ...fromFile });
   const problems = [...saved.problems, ...verdict.problems];
+  // each token's string is a function of its bytes: an answer whose strings are not is not what a gateway relays
+  const strings = tokenStringProblem([...(saved.logprobs ?? []), ...(saved.contentLogprobs ?? [])] as TokenLogprob[]);
+  if (strings !== undefined) problems.push(strings);
   // a Responses answer is always sealed with reasoning apart, so only a version covering calls and reasoning (v2, or
   // v3 with the cache count) vouches for its items
   if ((saved.kind === "responses" || saved.kind === "responses-stream") && verdict.receipt?.version === RECEIPT_VERSION) {
@@ -88,6 +94,7 @@ function fromJson(json: unknown): SavedResponse {
     kind: "response",
     receipt: body.svc_receipt,
     content: message.content ?? "",
+    logprobs: body.choices[0].logprobs?.content ?? [],
     // the receipt covers each call as the gateway sent it, without what a client added
     toolCalls: calls.map(({ id, type, function: { name, arguments: args } }) => ({ id, type, function: { name, arguments: args } })),
     reasoning: message.reasoning_content ?? null,

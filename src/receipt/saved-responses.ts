@@ -9,7 +9,7 @@ import { answerOfItems, FunctionCallItemSchema, MessageItemSchema, OutputTextSch
 import { describeError, isJsonOf, isObject, parseJson, type Json } from "./saved-json.ts";
 import { readShape } from "./saved-shapes.ts";
 import type { SavedResponse } from "./types.ts";
-import { RECEIPT_VERSION_CACHE } from "./receipt.ts";
+import { RECEIPT_VERSION_CACHE, RECEIPT_VERSION_LOGPROBS } from "./receipt.ts";
 
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -69,7 +69,8 @@ export function fromResponsesBody(json: Json, kind: "responses" | "responses-str
   if (body.output_text !== undefined && body.output_text !== answer.content) problems.push("output_text is not every output_text of the message items joined");
   problems.push(...parsedProblems(body));
   const { usage } = body;
-  const v3 = isObject(body.svc_receipt) && body.svc_receipt.version === RECEIPT_VERSION_CACHE;
+  const version = isObject(body.svc_receipt) ? body.svc_receipt.version : undefined;
+  const v3 = version === RECEIPT_VERSION_CACHE || version === RECEIPT_VERSION_LOGPROBS;
   if (!v3 && usage.input_tokens_details.cached_tokens !== 0) problems.push("usage.input_tokens_details.cached_tokens is not covered by a v2 receipt and must be 0");
   // the receipt's usage carries the reasoning count only when the provider reported one (always, under parsed reasoning)
   const receiptUsage = isObject(body.svc_receipt) && isObject(body.svc_receipt.usage) ? body.svc_receipt.usage : {};
@@ -79,6 +80,7 @@ export function fromResponsesBody(json: Json, kind: "responses" | "responses-str
     kind,
     receipt: body.svc_receipt,
     content: answer.content,
+    contentLogprobs: answer.contentLogprobs,
     toolCalls: answer.toolCalls,
     reasoning: answer.reasoning,
     usage: {
@@ -181,7 +183,7 @@ function shapeProblem(event: Json): string | undefined {
   const keys = Object.keys(event).filter((k) => k !== "type" && k !== "sequence_number");
   if (canonicalJson([...keys].sort()) !== canonicalJson([...fields].sort())) return `${type} has the fields ${keys.join(", ")}, not ${fields.join(", ")}`;
   if ("content_index" in event && event.content_index !== 0) return "content_index is not 0";
-  if ("logprobs" in event && canonicalJson(event.logprobs) !== "[]") return "logprobs is not []";
+  if ("logprobs" in event && !Array.isArray(event.logprobs)) return "logprobs is not a list";
   return undefined;
 }
 
@@ -229,6 +231,12 @@ class ItemsRebuild {
         const kind = type === "response.output_text.delta" ? "output_text" : "reasoning_text";
         if (part?.type !== kind || typeof event.delta !== "string") return `a ${kind} delta outside a ${kind} part`;
         part.text = String(part.text) + event.delta;
+        // the logprobs of the tokens before this text: the part's own, where the request included them
+        const logprobs = (event.logprobs ?? []) as Json[];
+        if (logprobs.length > 0) {
+          if (!Array.isArray(part.logprobs)) return "logprobs on a delta whose part has none";
+          part.logprobs.push(...logprobs);
+        }
         return undefined;
       }
       case "response.function_call_arguments.delta":
@@ -236,8 +244,11 @@ class ItemsRebuild {
         item.arguments = String(item.arguments) + event.delta;
         return undefined;
       case "response.output_text.done":
-      case "response.reasoning_text.done":
-        return parts?.[0]?.text === event.text ? undefined : "the done text is not the deltas joined";
+      case "response.reasoning_text.done": {
+        const part = parts?.[0];
+        if (part?.text !== event.text) return "the done text is not the deltas joined";
+        return "logprobs" in event && canonicalJson(event.logprobs) !== canonicalJson(part?.logprobs ?? []) ? "the done logprobs are not the deltas'" : undefined;
+      }
       case "response.content_part.done":
         return canonicalJson(parts?.[0]) === canonicalJson(event.part) ? undefined : "the done part is not the part the deltas built";
       case "response.function_call_arguments.done":

@@ -4,6 +4,7 @@
 import * as z from "zod";
 import { MAX_CALL_ID_LENGTH, MAX_TOOL_CALLS, ToolCallSchema } from "./answer-record.ts";
 import { FINISH_REASONS, ReportedUsageSchema } from "./receipt.ts";
+import { TokenLogprobSchema } from "./logprobs.ts";
 import type { ReportedUsage } from "./types.ts";
 
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -18,6 +19,9 @@ const BodyToolCallSchema = ToolCallSchema.extend({
 
 /** What an SDK writes for something svc never produces: `null`, or nothing (RECEIPTS.md "Fields outside the receipt"). */
 const none = z.null().optional();
+
+/** `choices[0].logprobs` when the request asked for them: every token's entry (a v4 receipt covers them); `refusal` is always null. */
+export const ChoiceLogprobsSchema = z.strictObject({ content: z.array(TokenLogprobSchema), refusal: z.null() });
 
 /** A body's `usage`; openai-python's `model_dump_json()` adds the other counts of its usage models, each null. */
 const BodyUsageSchema = z.strictObject({
@@ -76,7 +80,8 @@ export const BodySchema = z.strictObject({
         function_call: none,
       }),
       finish_reason: z.enum(FINISH_REASONS),
-      logprobs: none,
+      // absent or null (an SDK's) when none were asked for
+      logprobs: ChoiceLogprobsSchema.nullable().optional(),
     }),
   ]),
   ...StopChunkFields,
@@ -113,6 +118,8 @@ export const ChunkSchema = z.strictObject({
         reasoning_content: z.string().optional(),
         tool_calls: z.array(z.union([CallStartSchema, CallMoreSchema])).min(1).max(MAX_TOOL_CALLS).optional(),
       }),
+      /** The logprobs of the tokens before this chunk's delta (or, with an empty delta, after the last text). */
+      logprobs: ChoiceLogprobsSchema.extend({ content: ChoiceLogprobsSchema.shape.content.min(1) }).optional(),
       finish_reason: z.enum(FINISH_REASONS).nullable(),
     }),
   ]),

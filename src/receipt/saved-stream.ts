@@ -39,7 +39,7 @@ export function fromStream(text: string): SavedResponse {
   if (!stop) problems.push("no chunk carries svc_receipt");
   else if (!done) problems.push("the transcript ends without data: [DONE]");
   const choice = stop ? firstChoice(stop) : {};
-  const answer = rebuild.broken ? {} : { content: rebuild.answer.content, toolCalls: rebuild.answer.toolCalls, reasoning: rebuild.answer.reasoning };
+  const answer = rebuild.broken ? {} : { content: rebuild.answer.content, toolCalls: rebuild.answer.toolCalls, reasoning: rebuild.answer.reasoning, logprobs: rebuild.answer.logprobs };
   return {
     kind: "stream",
     receipt: stop?.svc_receipt,
@@ -69,23 +69,27 @@ class Rebuild {
     const { delta, finish_reason } = chunk.choices[0];
     const first = this.first ?? (this.first = chunk);
     if (chunk.id !== first.id || chunk.created !== first.created || chunk.model !== first.model) return "id, created or model differs from the first chunk's";
+    const { logprobs } = chunk.choices[0];
     if (chunk === first) {
       // SPEC §3 step 1: the role chunk, which holds no answer
-      return delta.role === undefined || delta.content !== "" || Object.keys(delta).length !== 2 ? 'the first chunk is not the role chunk (delta {role: "assistant", content: ""})' : undefined;
+      return delta.role === undefined || delta.content !== "" || Object.keys(delta).length !== 2 || logprobs !== undefined ? 'the first chunk is not the role chunk (delta {role: "assistant", content: ""})' : undefined;
     }
     if (delta.role !== undefined) return "delta.role after the first chunk";
     if (!isStop) {
       if (finish_reason !== null) return "a finish_reason on a chunk without svc_receipt";
-      return stopFieldsProblem(chunk, false) ?? (Object.keys(delta).length === 0 ? "an empty delta before the stop chunk" : undefined);
+      // an empty delta only carries the logprobs of tokens after the last text (a stop sequence's)
+      return stopFieldsProblem(chunk, false) ?? (Object.keys(delta).length === 0 && logprobs === undefined ? "an empty delta before the stop chunk" : undefined);
     }
     if (finish_reason === null) return "the stop chunk has no finish_reason";
     if (chunk.usage === undefined) return "the stop chunk has no usage";
-    if (Object.keys(delta).length > 0) return "the stop chunk carries a delta";
+    if (Object.keys(delta).length > 0 || logprobs !== undefined) return "the stop chunk carries a delta or logprobs";
     return stopFieldsProblem(chunk, true);
   }
 
   private take(chunk: Chunk): string | undefined {
-    const { delta } = chunk.choices[0];
+    const { delta, logprobs } = chunk.choices[0];
+    // the logprobs come before the text they made, as the gateway received them
+    if (logprobs !== undefined) this.answer.add({ type: "logprobs", logprobs: logprobs.content });
     if (delta.content !== undefined) this.answer.add({ type: "delta", text: delta.content });
     if (delta.reasoning_content !== undefined) this.answer.add({ type: "reasoning", text: delta.reasoning_content });
     for (const call of delta.tool_calls ?? []) {

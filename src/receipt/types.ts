@@ -63,8 +63,17 @@ export interface ReceiptV3 extends Omit<ReceiptV2, "version"> {
   cached_tokens: number;
 }
 
+/** An answer to a request that asked for log probabilities: v3's fields, plus the hashes of its logprobs (issue 43). */
+export interface ReceiptV4 extends Omit<ReceiptV3, "version"> {
+  version: 4;
+  /** SHA-256 of the RFC 8785 JSON of every generated token's logprob entry, in order (chat's `logprobs.content`). */
+  logprobs_sha256: string;
+  /** The same for the entries that came before content text (Responses' `output_text` logprobs). */
+  content_logprobs_sha256: string;
+}
+
 /** `svc_receipt`: the signed payload (DESIGN §5) plus `signing_key` and `signature`, all flat. */
-export type Receipt = ReceiptV1 | ReceiptV2 | ReceiptV3;
+export type Receipt = ReceiptV1 | ReceiptV2 | ReceiptV3 | ReceiptV4;
 
 /** What the signature covers: the receipt less `signing_key` and `signature` (per version). */
 export type ReceiptPayload = Receipt extends infer R ? (R extends Receipt ? Omit<R, "signing_key" | "signature"> : never) : never;
@@ -93,8 +102,15 @@ export interface ReceiptExpectations {
   toolCalls?: readonly unknown[];
   /** `reasoning_content` as returned, or null when none; a v2 or v3 receipt's `reasoning_sha256` must cover it. */
   reasoning?: string | null;
-  /** The receipt version the request calls for (a gateway of this build asks for 3). */
-  version?: 1 | 2 | 3;
+  /**
+   * Every token's logprob entry as the answer shows them (chat, legacy; empty when it shows none): a v4 receipt's
+   * `logprobs_sha256` must cover them and count one per completion token; an older one covers none.
+   */
+  logprobs?: readonly unknown[];
+  /** The entries the answer shows beside its content (Responses' `output_text`): a v4's `content_logprobs_sha256`; older ones, none. */
+  contentLogprobs?: readonly unknown[];
+  /** The receipt version the request calls for (a gateway of this build asks for 4 with logprobs, else 3). */
+  version?: 1 | 2 | 3 | 4;
   gatewayNonce?: string;
   /** The caller's `x-svc-receipt-nonce`, or null when it sent none. */
   clientNonce?: string | null;
@@ -139,6 +155,9 @@ export interface SavedResponse {
   /** The tool calls (as the gateway sent them, without a client's `parsed_arguments`) and reasoning; absent as `content` is. */
   toolCalls?: unknown[];
   reasoning?: string | null;
+  /** The logprob entries shown (empty when none): every token's (chat, legacy), or those beside the content (Responses). */
+  logprobs?: unknown[];
+  contentLogprobs?: unknown[];
   usage?: unknown;
   finishReason?: string | null;
   /** Why the file itself cannot vouch for an answer (a failed stream, a missing receipt, …). */

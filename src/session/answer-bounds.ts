@@ -4,7 +4,9 @@
 // same bounds hold whatever carries the frames, and whoever opens them (the gateway, or a caller's client: DESIGN §10).
 import type { AnswerPiece } from "../receipt/answer-record.ts";
 import { MAX_TOOL_CALLS } from "../receipt/answer-record.ts";
+import { logprobsSize, tokenStringProblem, type TokenLogprob } from "../receipt/logprobs.ts";
 import { answerTokenCap, type SessionPlaintext } from "./sealed-request.ts";
+import { LOGPROB_BYTES_PER_ENTRY } from "./logprobs.ts";
 import { embeddingsContentLength } from "../receipt/embedding-vectors.ts";
 
 /** A provider's answer past its bounds, or broken: what it did, in svc's words (the gateway charges it as a fault). */
@@ -29,9 +31,16 @@ const PIECE_SLACK = 2 * MAX_TOOL_CALLS + 16;
 const WIRE_BYTES_PER_PIECE = 96;
 /** The receipt and the closing frame, which carry no answer text. */
 const WIRE_ALLOWANCE = 1024 * 1024;
+/**
+ * Sealed bytes one logprob entry (a token or an alternative) may take beyond its token's own bytes: its JSON keys,
+ * id and number, with base64 on top. A token's bytes are counted apart (LOGPROB_BYTES_PER_ENTRY each on average),
+ * written twice in at most ten characters a byte (`token` escaped, `bytes` as numbers), a third more in base64.
+ */
+const WIRE_BYTES_PER_ENTRY = 160;
+const WIRE_BYTES_PER_ENTRY_BYTE = 14;
 
 export interface AnswerLimits {
-  /** Pieces (about one per token) the answer may have. */
+  /** Pieces (about one per token) the answer may have, logprobs pieces aside. */
   pieces: number;
   /** UTF-8 bytes of text, tool names and call ids together. */
   bytes: number;
@@ -39,10 +48,12 @@ export interface AnswerLimits {
   wireBytes: number;
   /** Completion tokens the receipt may claim. */
   tokens: number;
+  /** Logprobs: alternatives per token (absent when the request asked for none), and token bytes over all entries. */
+  logprobs?: { top: number; bytes: number };
 }
 
 /** The bounds one request earns from its `max_tokens` (capped by MAX_ANSWER_TOKENS), or an embeddings session from its exact size. */
-export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "input" | "dimensions">): AnswerLimits {
+export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "input" | "dimensions" | "top_logprobs">): AnswerLimits {
   if (request.input !== undefined) {
     // one piece per vector, of known length, and no completion tokens
     const count = request.input.length;
@@ -52,28 +63,38 @@ export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "inp
   const tokens = Math.min(answerTokenCap(request), MAX_ANSWER_TOKENS);
   const pieces = tokens + PIECE_SLACK;
   const bytes = tokens * BYTES_PER_TOKEN;
-  return { tokens, pieces, bytes, wireBytes: 2 * bytes + pieces * WIRE_BYTES_PER_PIECE + WIRE_ALLOWANCE };
+  const wireBytes = 2 * bytes + pieces * WIRE_BYTES_PER_PIECE + WIRE_ALLOWANCE;
+  if (request.top_logprobs === undefined) return { tokens, pieces, bytes, wireBytes };
+  // each token's entry and its alternatives (the parser held tokens × (1 + top) to MAX_LOGPROB_ENTRIES)
+  const entries = tokens * (1 + request.top_logprobs);
+  const logprobs = { top: request.top_logprobs, bytes: entries * LOGPROB_BYTES_PER_ENTRY };
+  return { tokens, pieces, bytes, logprobs, wireBytes: wireBytes + entries * WIRE_BYTES_PER_ENTRY + logprobs.bytes * WIRE_BYTES_PER_ENTRY_BYTE };
 }
 
-/** What a piece adds to the answer's text, tool names and call ids, in UTF-8 bytes. */
-export const pieceBytes = (piece: AnswerPiece): number =>
-  piece.type === "tool_call" ? utf8Length(piece.name) + utf8Length(piece.id) : utf8Length(piece.text);
+/** What a piece adds to the answer's text, tool names and call ids, in UTF-8 bytes (logprob entries as their JSON's size). */
+export function pieceBytes(piece: AnswerPiece): number {
+  if (piece.type === "logprobs") return logprobsSize(piece.logprobs);
+  return piece.type === "tool_call" ? utf8Length(piece.name) + utf8Length(piece.id) : utf8Length(piece.text);
+}
 
 /** Counts one session's answer against its limits and the request's tool rules; each method returns a breach, or undefined. */
 export class AnswerBounds {
   private pieces = 0;
   private bytes = 0;
   private calls = 0;
+  private entries = 0;
+  private entryBytes = 0;
   readonly limits: AnswerLimits;
   private readonly offered: ReadonlySet<string>;
 
-  constructor(private readonly request: Pick<SessionPlaintext, "max_tokens" | "tools" | "tool_choice" | "parallel_tool_calls" | "input" | "dimensions">) {
+  constructor(private readonly request: Pick<SessionPlaintext, "max_tokens" | "tools" | "tool_choice" | "parallel_tool_calls" | "input" | "dimensions" | "top_logprobs">) {
     this.limits = answerLimits(request);
     this.offered = new Set((request.tools ?? []).map((t) => t.function.name));
   }
 
   /** One piece as it arrives, before it is relayed. */
   piece(piece: AnswerPiece): AnswerBreach | undefined {
+    if (piece.type === "logprobs") return this.logprobs(piece.logprobs);
     this.pieces++;
     this.bytes += pieceBytes(piece);
     const vectors = this.request.input?.length;
@@ -84,6 +105,21 @@ export class AnswerBounds {
       return tooMuch(`sent more than the ${this.limits.bytes} bytes ${vectors === undefined ? `${this.limits.tokens} tokens can hold` : `${vectors} vectors take`}`);
     }
     return piece.type === "tool_call" ? this.toolCall(piece.name) : undefined;
+  }
+
+  /** Entries only when asked for, one per token at most, each with the alternatives asked for, their strings their bytes'. */
+  private logprobs(entries: readonly TokenLogprob[]): AnswerBreach | undefined {
+    const asked = this.limits.logprobs;
+    if (asked === undefined) return tooMuch("sent logprobs the request did not ask for");
+    this.entries += entries.length;
+    if (this.entries > this.limits.tokens) return tooMuch(`sent logprobs for more than the ${this.limits.tokens} tokens max_tokens allows`);
+    for (const entry of entries) {
+      if (entry.top_logprobs.length > asked.top) return tooMuch(`sent more than the ${asked.top} top_logprobs asked for`);
+      for (const alt of [entry, ...entry.top_logprobs]) this.entryBytes += alt.bytes.length;
+    }
+    if (this.entryBytes > asked.bytes) return tooMuch(`sent logprobs of more than the ${asked.bytes} token bytes its answer can hold`);
+    const problem = tokenStringProblem(entries);
+    return problem === undefined ? undefined : { kind: "broken", why: `sent a broken answer (${problem})` };
   }
 
   private toolCall(name: string): AnswerBreach | undefined {

@@ -6,7 +6,7 @@
 import type { CatalogEntry } from "../catalog.ts";
 import { ApiError } from "../errors.ts";
 import { AnswerRecord, type AnswerPiece } from "../receipt/answer-record.ts";
-import { RECEIPT_VERSION_CACHE, verifyReceipt, type Receipt, type ReceiptVerdict } from "../receipt/receipt.ts";
+import { RECEIPT_VERSION_CACHE, RECEIPT_VERSION_LOGPROBS, verifyReceipt, type Receipt, type ReceiptVerdict } from "../receipt/receipt.ts";
 import type { TrustLevel } from "../receipt/rungs.ts";
 import type { verifySignature } from "../receipt/signature.ts";
 import { AnswerBounds, type AnswerBreach, type AnswerLimits } from "./answer-bounds.ts";
@@ -128,9 +128,13 @@ export function checkReceipt(raw: unknown, expect: ReceiptContext & { body?: Ses
     ...(provider.serial === undefined ? {} : { serial: provider.serial }),
     model: entry,
     requestSha256,
-    ...(answer === undefined ? {} : { content: answer.content, toolCalls: answer.toolCalls, reasoning: answer.reasoning }),
-    // v3 covers tool calls, reasoning and the cached-token count; an agent of this build signs nothing older
-    version: RECEIPT_VERSION_CACHE,
+    // what the caller will be shown: every token's logprobs (chat, legacy) and those before content (Responses)
+    ...(answer === undefined
+      ? {}
+      : { content: answer.content, toolCalls: answer.toolCalls, reasoning: answer.reasoning, logprobs: answer.logprobs, contentLogprobs: answer.contentLogprobs }),
+    // v3 covers tool calls, reasoning and the cached-token count, v4 logprobs too; an agent of this build signs nothing
+    // older. Without the request (a gateway-blind request's gateway) either is the provider's to sign.
+    ...(body === undefined ? {} : { version: body.top_logprobs === undefined ? RECEIPT_VERSION_CACHE : RECEIPT_VERSION_LOGPROBS }),
     ...(body === undefined ? {} : { gatewayNonce: body.nonce, clientNonce: body.client_nonce }),
   }, engines.signature === undefined ? {} : { signature: engines.signature });
 }

@@ -8,6 +8,7 @@ import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
 import { SamplingSchema } from "./sampling.ts";
 import { MAX_CALL_ID_LENGTH, ToolCallSchema, ToolingSchema } from "./tools.ts";
 import { embeddingFault, EmbeddingFieldsSchema } from "./embedding-fields.ts";
+import { LogprobsFieldSchema, logprobsFault } from "./logprobs.ts";
 
 /**
  * One chat turn as the model sees it: the gateway normalises OpenAI messages into this once, at parsing. A plain
@@ -72,6 +73,8 @@ export const SessionPlaintextSchema = z
     ...SamplingSchema.shape,
     /** tools, tool_choice, parallel_tool_calls, reasoning_format, enable_thinking: each only when set (`src/session/tools.ts`). */
     ...ToolingSchema.shape,
+    /** Log probabilities, with this many alternatives per position: only when asked for (`src/session/logprobs.ts`). */
+    ...LogprobsFieldSchema.shape,
     /** The caller's prompt-cache scope (DESIGN §9): the gateway's HMAC of its key (and `prompt_cache_key`), never the key. */
     cache_scope: Hex32.optional(),
     /** Whose scope it is (an HMAC of the key alone): the provider's cache gives each owner a fair share (issue 41). */
@@ -93,7 +96,8 @@ export const SessionPlaintextSchema = z
     if (request.prompt !== undefined && (request.messages.length > 0 || request.input !== undefined)) {
       ctx.addIssue({ code: "custom", message: "a legacy completion's prompt stands alone: no messages, no input" });
     }
-    const fault = crossFieldFault(request);
+    if (request.input !== undefined && request.top_logprobs !== undefined) ctx.addIssue({ code: "custom", message: "an embeddings session has no logprobs" });
+    const fault = crossFieldFault(request) ?? logprobsFault(request);
     // carried whole, so that the agent refuses the request with the gateway's very error (parseSessionPlaintext)
     if (fault) ctx.addIssue({ code: "custom", message: fault.message, params: { fault } });
   });

@@ -60,7 +60,8 @@ describe("npm run demo: an operator and a provider as two processes", () => {
     expect(JSON.parse(readFileSync(`${elsewhere}/answer.json`, "utf8"))).toMatchObject({ svc_receipt: { model_id: "tiny-random" } });
     expect(run.stdout).toContain("VALID: receipt rcpt_");
     rmSync(elsewhere, { recursive: true, force: true });
-  });
+    // two processes started, a model loaded and five examples run: 22 s at a load of 7, past 60 s at 19
+  }, 180_000);
 
   it("an unknown option is one line naming it, `; see --help`, exit 64; --help answers", async () => {
     const bogus = await demo(["--bogus"]);

@@ -17,7 +17,10 @@ import { startRogueCoordinator } from "../fixtures/rogue-coordinator.ts";
 import { makeTinyCatalog, type TinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 const CANARY = `canary-${randomBytes(12).toString("hex")}`;
-const PASSWORDS = { gateway: randomBytes(12).toString("hex"), coordinator: randomBytes(12).toString("hex"), replica: randomBytes(12).toString("hex") };
+// as the operator guide makes them: nats-server reads a variable's value as a config value, so a hex string that
+// begins as a number (1e5…) stopped it at start in one run of the suite, and one of digits only would be a number
+const password = () => `p${randomBytes(12).toString("hex")}`;
+const PASSWORDS = { gateway: password(), coordinator: password(), replica: password() };
 type Role = keyof typeof PASSWORDS;
 
 /** The guide's nats.conf, as an operator would copy it: the fenced `conf` block under "Securing NATS", dedented. */

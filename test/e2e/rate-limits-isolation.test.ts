@@ -24,7 +24,7 @@ let gw: GatewayProcess;
 
 beforeAll(async () => {
   gw = await startGateway({ agents: 3, agentArgs: AGENT, args: ["--key-concurrency", "1"], env: { SVC_OPERATOR_KEYS: `${FLOOD_KEY},${QUIET_KEY}` } });
-}, 60_000);
+}, 180_000);
 afterAll(() => gw.stop());
 
 const ask = (key: string) => post({ url: gw.url, key }, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }] });

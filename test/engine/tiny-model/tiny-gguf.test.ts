@@ -57,4 +57,20 @@ describe("tiny qwen3 GGUF generator", () => {
       await model.dispose();
     }
   });
+
+  it("padded to a real model's vocabulary (the bench's logprobs cost): that many tokens, the pads control tokens greedy decoding never picks", async () => {
+    const padded = writeTinyModel(join(dir, "padded.gguf"), { seed: 7, vocabularySize: 4096 });
+    const tokens: string[] = ((await readGgufFileInfo(padded.path)).metadata as any).tokenizer.ggml.tokens; // any: as above
+    expect([tokens.length, tokens[4095]]).toEqual([4096, `<|svc_pad_${4096 - 256 - TINY_SPECIAL_TOKENS.length - 1}|>`]);
+    const model = await llama.loadModel({ modelPath: padded.path });
+    try {
+      const context = await model.createContext({ contextSize: 256, threads: 1 });
+      const out = [];
+      for await (const token of context.getSequence().evaluate(model.tokenize("The keeper"), { temperature: 0 })) if (out.push(token) >= 24) break;
+      expect(out.every((token) => token < 256 + TINY_SPECIAL_TOKENS.length)).toBe(true);
+      await context.dispose();
+    } finally {
+      await model.dispose();
+    }
+  });
 });

@@ -1,12 +1,14 @@
 // DESIGN §8, a provider is a stranger: what it may send back for a session (answer-bounds), when (deadlines),
 // which of its errors reach the caller (provider-errors), and when its faults rest it (provider-faults).
 import { describe, expect, it } from "vitest";
-import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, WireBudget } from "../../../../src/session/answer-bounds.ts";
+import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, pieceBytes, WireBudget } from "../../../../src/session/answer-bounds.ts";
 import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
 import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
 import { paramIn, readReport } from "../../../../src/session/provider-report.ts";
 import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
+import { logprobTokenCap } from "../../../../src/session/logprobs.ts";
+import { MAX_TOP_LOGPROBS, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
 import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
 
 const tool = (name: string) => ({ type: "function" as const, function: { name } });
@@ -54,6 +56,44 @@ describe("DESIGN §8 What a provider may send back", () => {
   it("the sealed bytes relayed are bounded, whoever reads them when", () => {
     const budget = new WireBudget(100);
     expect([budget.take(60), budget.take(40), budget.take(1)]).toEqual([true, true, false]);
+  });
+});
+
+describe("issue 43 Logprobs a provider may send back", () => {
+  const alt = (id: number, token = String.fromCharCode(97 + (id % 26))) => ({ id, token, bytes: [...Buffer.from(token)], logprob: -1 });
+  const entry = (id: number, top = 0): TokenLogprob => ({ ...alt(id), top_logprobs: Array.from({ length: top }, (_, k) => alt(k)) });
+  const logprobs = (...entries: TokenLogprob[]) => ({ type: "logprobs" as const, logprobs: entries });
+
+  it("none unless the request asked for them", () => {
+    expect(new AnswerBounds({ max_tokens: 4 }).piece(logprobs(entry(1)))).toEqual({ kind: "answer_bounds", why: "sent logprobs the request did not ask for" });
+    expect(new AnswerBounds({ max_tokens: 4, top_logprobs: 0 }).piece(logprobs(entry(1)))).toBeUndefined();
+  });
+
+  it("one entry per token max_tokens allows, each with no more alternatives than asked for; entries are not pieces", () => {
+    const bounds = new AnswerBounds({ max_tokens: 3, top_logprobs: 2 });
+    expect(bounds.piece(logprobs(entry(1, 2), entry(2, 2), entry(3, 2)))).toBeUndefined();
+    expect(bounds.piece(logprobs(entry(4, 2)))).toEqual({ kind: "answer_bounds", why: "sent logprobs for more than the 3 tokens max_tokens allows" });
+    expect(new AnswerBounds({ max_tokens: 3, top_logprobs: 2 }).piece(logprobs(entry(1, 3)))).toEqual({ kind: "answer_bounds", why: "sent more than the 2 top_logprobs asked for" });
+  });
+
+  it("no more token bytes than the entries can hold on average, and each token string its bytes'", () => {
+    const long = { ...entry(1), token: "a".repeat(1000), bytes: Array.from({ length: 1000 }, () => 97) };
+    expect(new AnswerBounds({ max_tokens: 2, top_logprobs: 0 }).piece(logprobs(long))?.why).toBe("sent logprobs of more than the 64 token bytes its answer can hold");
+    expect(new AnswerBounds({ max_tokens: 2, top_logprobs: 0 }).piece(logprobs({ ...entry(1), token: "z" }))).toEqual({
+      kind: "broken", why: "sent a broken answer (logprobs[0].token is not the string of its bytes)",
+    });
+  });
+
+  it("what the gateway keeps of the entries for the receipt check counts in its held-bytes ledger, alternatives and bytes included", () => {
+    const one = pieceBytes(logprobs(entry(1)));
+    expect(one).toBeGreaterThan(64);
+    expect(pieceBytes(logprobs(entry(1, 5)))).toBe(6 * one);
+  });
+
+  it("at the parsers' cap, every top_logprobs's answer still fits the coordinator's bound for one session", () => {
+    for (let top = 0; top <= MAX_TOP_LOGPROBS; top++) {
+      expect(answerLimits({ max_tokens: logprobTokenCap(top), top_logprobs: top }).wireBytes, `top_logprobs ${top}`).toBeLessThanOrEqual(MAX_SESSION_WIRE_BYTES);
+    }
   });
 });
 

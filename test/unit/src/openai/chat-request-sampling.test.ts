@@ -101,6 +101,30 @@ describe("§2.1 sampling and length controls", () => {
   });
 });
 
+describe("§2.1 logprobs (issue 43): logprobs true with top_logprobs 0–20, sealed as top_logprobs", () => {
+  it("logprobs true seals top_logprobs (0 when unset); false, null or absent seals nothing", () => {
+    expect(sampling({ logprobs: true })).toEqual({ top_logprobs: 0 });
+    expect(sampling({ logprobs: true, top_logprobs: 20 })).toEqual({ top_logprobs: 20 });
+    for (const off of [{ logprobs: false }, { logprobs: null, top_logprobs: null }, { top_logprobs: 0 }]) expect(sampling(off), JSON.stringify(off)).toEqual({});
+  });
+
+  it("alternatives without logprobs true would be dropped unseen, so they are a 400 naming top_logprobs; 21 is out of range", () => {
+    expect(fault({ top_logprobs: 3 })).toEqual([400, "invalid_value", "top_logprobs"]);
+    expect(fault({ logprobs: false, top_logprobs: 1 })).toEqual([400, "invalid_value", "top_logprobs"]);
+    expect(fault({ logprobs: true, top_logprobs: 21 })).toEqual([400, "invalid_value", "top_logprobs"]);
+    expect(fault({ logprobs: "yes" })).toEqual([400, "invalid_type", "logprobs"]);
+  });
+
+  it("an answer's entries are bounded: max_tokens × (1 + top_logprobs) within 65,536, else a 400 naming the length field", () => {
+    expect(sampling({ logprobs: true, top_logprobs: 20, max_tokens: 3120 })).toEqual({ top_logprobs: 20 });
+    expect(fault({ logprobs: true, top_logprobs: 20, max_tokens: 3121 })).toEqual([400, "invalid_value", "max_tokens"]);
+    expect(fault({ logprobs: true, top_logprobs: 20, max_completion_tokens: 3121 })).toEqual([400, "invalid_value", "max_completion_tokens"]);
+    expect(fault({ logprobs: true, max_tokens: 65_537 })).toEqual([400, "invalid_value", "max_tokens"]);
+    // without logprobs the bound is not this one
+    expect(() => parse({ ...base, max_tokens: 65_537 })).not.toThrow();
+  });
+});
+
 describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropped", () => {
   const refused = (extra: Record<string, unknown>, param: string) => expect(fault(extra)).toEqual([400, "unsupported_parameter", param]);
 
@@ -111,13 +135,6 @@ describe("§2.1 OpenAI fields svc does not honour: refused, never silently dropp
     expect(fault({ n: 1.5 })).toEqual([400, "invalid_type", "n"]);
   });
 
-  it("logprobs true and any top_logprobs are refused naming the field; logprobs false passes", () => {
-    refused({ logprobs: true }, "logprobs");
-    refused({ top_logprobs: 0 }, "top_logprobs");
-    refused({ logprobs: true, top_logprobs: 5 }, "logprobs");
-    expect(() => parse({ ...base, logprobs: false })).not.toThrow();
-    expect(fault({ top_logprobs: 21 })).toEqual([400, "invalid_value", "top_logprobs"]);
-  });
 
   it("the deprecated functions and function_call are refused unless they ask for nothing (tools: chat-request-tools)", () => {
     refused({ functions: [{ name: "f" }] }, "functions");

@@ -26,7 +26,7 @@ const CALLS: AnswerPiece[] = [
 
 describe("Responses: output items", () => {
   it("a whole answer: one reasoning item, one message, one function_call per call, each completed", () => {
-    expect(itemsOfAnswer(record(CALLS), "completed", ids())).toEqual([
+    expect(itemsOfAnswer(record(CALLS), "completed", { newId: ids() })).toEqual([
       { type: "reasoning", id: "rs_0", status: "completed", summary: [], content: [{ type: "reasoning_text", text: "hmm" }] },
       { type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Checking.", annotations: [] }] },
       { type: "function_call", id: "fc_2", status: "completed", call_id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}' },
@@ -35,15 +35,15 @@ describe("Responses: output items", () => {
   });
 
   it("an answer with no text and no call is one empty message; a cut answer's last item is incomplete", () => {
-    expect(itemsOfAnswer(record([]), "completed", ids())).toEqual([
+    expect(itemsOfAnswer(record([]), "completed", { newId: ids() })).toEqual([
       { type: "message", id: "msg_0", status: "completed", role: "assistant", content: [{ type: "output_text", text: "", annotations: [] }] },
     ]);
-    const cut = itemsOfAnswer(record([{ type: "reasoning", text: "a" }, { type: "delta", text: "b" }]), "incomplete", ids());
+    const cut = itemsOfAnswer(record([{ type: "reasoning", text: "a" }, { type: "delta", text: "b" }]), "incomplete", { newId: ids() });
     expect(cut.map((item) => item.status)).toEqual(["completed", "incomplete"]);
   });
 
   it("the stream: numbered events that add, fill and close each item, ending with the body's items", () => {
-    const layout = new ResponseLayout(ids());
+    const layout = new ResponseLayout({ newId: ids() });
     const events = [...CALLS.flatMap((p) => layout.add(p)), ...layout.finish("completed")];
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     expect(events.map((e) => e.type)).toEqual([
@@ -55,16 +55,16 @@ describe("Responses: output items", () => {
       "response.function_call_arguments.done", "response.output_item.done",
       "response.output_item.added", "response.function_call_arguments.done", "response.output_item.done",
     ]);
-    expect(layout.items).toEqual(itemsOfAnswer(record(CALLS), "completed", ids()));
+    expect(layout.items).toEqual(itemsOfAnswer(record(CALLS), "completed", { newId: ids() }));
     expect(events[13]).toMatchObject({ output_index: 2, item: { type: "function_call", status: "in_progress", arguments: "", call_id: "call_a" } });
     expect(events[16]).toEqual({ type: "response.function_call_arguments.done", sequence_number: 16, item_id: "fc_2", output_index: 2, name: "get_weather", arguments: '{"city":"Paris"}' });
   });
 
   it("reading the items back gives the answer the receipt covers, and refuses a layout the gateway never makes", () => {
-    const items = itemsOfAnswer(record(CALLS), "completed", ids());
+    const items = itemsOfAnswer(record(CALLS), "completed", { newId: ids() });
     const answer = record(CALLS);
-    expect(answerOfItems(items, "completed")).toEqual({ content: answer.content, toolCalls: answer.toolCalls, reasoning: answer.reasoning, finishReason: "tool_calls" });
-    expect(answerOfItems(itemsOfAnswer(record([]), "completed", ids()), "completed")).toEqual({ content: "", toolCalls: [], reasoning: null, finishReason: "stop" });
+    expect(answerOfItems(items, "completed")).toEqual({ content: answer.content, contentLogprobs: [], toolCalls: answer.toolCalls, reasoning: answer.reasoning, finishReason: "tool_calls" });
+    expect(answerOfItems(itemsOfAnswer(record([]), "completed", { newId: ids() }), "completed")).toEqual({ content: "", contentLogprobs: [], toolCalls: [], reasoning: null, finishReason: "stop" });
     const [reasoning, message, call] = items;
     expect(answerOfItems([message!, message!], "completed")).toEqual({ problem: "output[1] is a second message item in a row" });
     expect(answerOfItems([reasoning!], "completed")).toEqual({ problem: "output has no message and no function call" });

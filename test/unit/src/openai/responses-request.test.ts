@@ -143,3 +143,19 @@ describe("Responses: refusals", () => {
     expect(fault({})).toEqual([400, "missing_field", "input", "input is required."]);
   });
 });
+
+describe("Responses: logprobs (issue 43)", () => {
+  const logprobs = ["message.output_text.logprobs"];
+  it("include message.output_text.logprobs seals top_logprobs (0 when unset); top_logprobs alone asks for nothing, as on OpenAI", () => {
+    expect(parse({ model: "qwen3-4b", input: "x", include: logprobs, top_logprobs: 3 }).chat.body.top_logprobs).toBe(3);
+    expect(parse({ model: "qwen3-4b", input: "x", include: logprobs }).chat.body.top_logprobs).toBe(0);
+    expect(parse({ model: "qwen3-4b", input: "x", top_logprobs: 3 }).chat.body).not.toHaveProperty("top_logprobs");
+    expect(parse({ model: "qwen3-4b", input: "x", include: [] }).chat.body).not.toHaveProperty("top_logprobs");
+  });
+
+  it("top_logprobs past 20, another include beside it, or an answer past the entries' bound is a 400 naming the Responses field", () => {
+    expect(fault({ model: "qwen3-4b", input: "x", include: logprobs, top_logprobs: 21 }).slice(0, 3)).toEqual([400, "invalid_value", "top_logprobs"]);
+    expect(fault({ model: "qwen3-4b", input: "x", include: [...logprobs, "reasoning.encrypted_content"] }).slice(0, 3)).toEqual([400, "unsupported_parameter", "include"]);
+    expect(fault({ model: "qwen3-4b", input: "x", include: logprobs, top_logprobs: 20, max_output_tokens: 3121 }).slice(0, 3)).toEqual([400, "invalid_value", "max_output_tokens"]);
+  });
+});

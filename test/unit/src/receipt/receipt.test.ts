@@ -21,6 +21,9 @@ interface Vector {
   /** v2 vectors: the tool calls and reasoning returned beside the content. */
   tool_calls?: unknown[];
   reasoning?: string;
+  /** v4 vectors: every token's logprob entry, and those before the content's text. */
+  logprobs?: unknown[];
+  content_logprobs?: unknown[];
   jcs?: string;
   receipt: Receipt;
   valid: boolean;
@@ -71,8 +74,8 @@ const gatewayView = {
   clientNonce: "my-nonce_0123456789",
 };
 
-/** What a vector's answer was: content, and (none, for a v1 vector) tool calls and reasoning. */
-const answerOf = (v: Vector) => ({ content: v.content, toolCalls: v.tool_calls ?? [], reasoning: v.reasoning ?? null });
+/** What a vector's answer was: content, and (none, for a v1 vector) tool calls and reasoning; logprobs only for v4. */
+const answerOf = (v: Vector) => ({ content: v.content, toolCalls: v.tool_calls ?? [], reasoning: v.reasoning ?? null, logprobs: v.logprobs ?? [], contentLogprobs: v.content_logprobs ?? [] });
 
 describe("RECEIPTS.md test vectors", () => {
   const { domain, vectors } = vectorsFromDoc();
@@ -82,7 +85,7 @@ describe("RECEIPTS.md test vectors", () => {
   it("valid vectors: the seed's key, the JCS bytes, both hashes and the exact signature", () => {
     const valid = vectors.filter((v) => v.valid);
     expect(valid.length).toBeGreaterThanOrEqual(3);
-    expect(valid.map((v) => v.receipt.version)).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(valid.map((v) => v.receipt.version)).toEqual(expect.arrayContaining([1, 2, 3, 4]));
     for (const v of valid) {
       const signer = Signer.fromSeed(Buffer.from(v.seed!, "hex"));
       expect(v.receipt.signing_key, v.name).toBe(signer.publicKey);
@@ -92,6 +95,10 @@ describe("RECEIPTS.md test vectors", () => {
       if (v.receipt.version !== 1) {
         expect(v.receipt.tool_calls_sha256, v.name).toBe(v.tool_calls ? nodeSha256Hex(canonicalJson(v.tool_calls)) : null);
         expect(v.receipt.reasoning_sha256, v.name).toBe(v.reasoning === undefined ? null : nodeSha256Hex(v.reasoning));
+      }
+      if (v.receipt.version === 4) {
+        expect(v.receipt.logprobs_sha256, v.name).toBe(nodeSha256Hex(canonicalJson(v.logprobs)));
+        expect(v.receipt.content_logprobs_sha256, v.name).toBe(nodeSha256Hex(canonicalJson(v.content_logprobs)));
       }
       // recomputed from first principles, not through our Signer: PKCS#8 wrapping of the raw seed
       const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), Buffer.from(v.seed!, "hex")]);
@@ -202,7 +209,7 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
 
   it("the format is closed: a missing or an extra field is not a v1 receipt", () => {
     const { client_nonce: _dropped, ...missing } = receipt;
-    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1, v2 or v3 receipt \(client_nonce: /);
+    expect(verifyReceipt(missing).problems[0]).toMatch(/^not a v1, v2, v3 or v4 receipt \(client_nonce: /);
     expect(verifyReceipt({ ...receipt, tip: 1 }).valid).toBe(false);
   });
 
@@ -215,6 +222,22 @@ describe("DESIGN §5 receipts: what the gateway verifies", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("v4 (issue 43): the logprobs shown are the ones covered, one per completion token; an older receipt covers none", () => {
+    const entry = (token: string, logprob: number) => ({ id: token.charCodeAt(0), token, bytes: [token.charCodeAt(0)], logprob, top_logprobs: [] });
+    const shown = [entry("H", -0.5), entry("i", -0.25), entry(".", -1)];
+    const v3 = { ...payload, version: 3, usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 }, tool_calls_sha256: null, reasoning_sha256: null, cached_tokens: 0 } as const;
+    const v4 = signReceipt(key, { ...v3, version: 4, logprobs_sha256: nodeSha256Hex(canonicalJson(shown)), content_logprobs_sha256: nodeSha256Hex(canonicalJson(shown.slice(0, 2))) } as ReceiptPayload);
+    const expect4 = { ...gatewayView, logprobs: shown, contentLogprobs: shown.slice(0, 2) };
+    expect(verifyReceipt(v4, expect4)).toMatchObject({ status: "valid", problems: [] });
+    expect(failed(v4, { ...expect4, logprobs: [shown[0], { ...shown[1]!, logprob: -0.3 }, shown[2]] })).toEqual(["logprobs_sha256"]);
+    expect(failed(v4, { ...expect4, contentLogprobs: shown })).toEqual(["content_logprobs_sha256"]);
+    expect(failed(v4, { ...expect4, logprobs: [], contentLogprobs: [] })).toEqual(["logprobs_sha256", "logprobs", "content_logprobs_sha256"]);
+    // a v3 receipt vouches for an answer without logprobs only
+    const old = signReceipt(key, v3 as ReceiptPayload);
+    expect(verifyReceipt(old, { ...gatewayView, logprobs: [], contentLogprobs: [] }).status).toBe("valid");
+    expect(failed(old, { ...gatewayView, logprobs: shown })).toEqual(["logprobs_sha256"]);
   });
 });
 

@@ -133,6 +133,20 @@ const Forecast = z.object({ city: z.string(), days: z.array(z.number()) });
 const jsonSchemaEcho = { text: { format: { type: "json_schema", name: "forecast", schema: { type: "object" }, strict: true } } };
 const responsesJson = savedResponsesAnswer([{ type: "delta", text: '{"city":"Paris",' }, { type: "delta", text: '"days":[1,2]}' }], { echo: jsonSchemaEcho });
 const legacy = savedLegacyAnswer(["Once", " upon"]);
+
+/** Logprob entries (issue 43): a token's id, string, bytes and value, with its alternatives; "é" is two byte tokens. */
+const alt = (id: number, bytes: number[], logprob: number) => ({ id, token: new TextDecoder().decode(Uint8Array.from(bytes), { stream: true }), bytes, logprob });
+const entry = (id: number, bytes: number[], logprob: number, top: ReturnType<typeof alt>[]) => ({ ...alt(id, bytes, logprob), top_logprobs: top });
+const logprobs = (...entries: ReturnType<typeof entry>[]): AnswerPiece => ({ type: "logprobs", logprobs: entries });
+const LP = {
+  hi: logprobs(entry(72, [72], -0.25, [alt(72, [72], -0.25), alt(104, [104], -1.5)]), entry(105, [105], -0.125, [alt(105, [105], -0.125), alt(33, [33], -3)])),
+  accent: logprobs(entry(195, [195], -2, [alt(67, [67], -0.5), alt(195, [195], -2)]), entry(169, [169], -0.0625, [alt(169, [169], -0.0625), alt(161, [161], -4)])),
+  stop: logprobs(entry(10, [10], -9999, [alt(46, [46], -0.01), alt(32, [32], -5)])),
+};
+const withLogprobs: AnswerPiece[] = [LP.hi, { type: "delta", text: "Hi" }, LP.accent, { type: "delta", text: "é" }, LP.stop];
+const chatLogprobs = savedAnswer(withLogprobs, { version: 4 });
+const legacyLogprobs = savedLegacyAnswer(withLogprobs);
+const responsesLogprobs = savedResponsesAnswer([LP.hi, { type: "reasoning", text: "Hm" }, LP.accent, { type: "delta", text: "é" }, LP.stop], { logprobs: true });
 const embeddings = savedEmbeddingsBody([[0.5, -0.25, Math.fround(0.1)], [1, 2, Math.fround(-1e-7)]], "float");
 const embeddingsBase64 = savedEmbeddingsBody([[0.5, -0.25, Math.fround(0.1)]], "base64");
 
@@ -166,6 +180,7 @@ const sdkResponsesStreamJson = saved(
   await sdk(sseReply(responsesJson.sse(responsesJson.events))).responses.stream({ model: "qwen3-4b", input: "Weather?", text: { format: zodTextFormat(Forecast, "forecast") } }).finalResponse(),
 );
 const python = (dumped: string): unknown => JSON.parse(dumped);
+const sdkStreamLogprobs = await savedFromSdkStream(chatLogprobs, { logprobs: true, top_logprobs: 2 });
 
 const fixtures: Fixture[] = [
   bodyFixture("text, body", text.body),
@@ -196,6 +211,13 @@ const fixtures: Fixture[] = [
   bodyFixture("reasoning, saved from openai-python's model_dump_json()", python(pythonModelDumpJson(reasoning.body))),
   bodyFixture("tool calls, saved from openai-python's model_dump_json()", python(pythonModelDumpJson(tools.body))),
   bodyFixture("JSON output, saved from openai-python's parse().to_json()", python(pythonParseToJson(json.body, { city: "Paris", days: [1, 2] }))),
+  bodyFixture("logprobs, body", chatLogprobs.body),
+  streamFixture("logprobs, stream", chatLogprobs.events),
+  bodyFixture("logprobs, saved from openai-node's stream().finalChatCompletion()", sdkStreamLogprobs),
+  bodyFixture("logprobs, a legacy completions body", legacyLogprobs.body),
+  streamFixture("logprobs, a legacy completions stream", legacyLogprobs.events),
+  bodyFixture("logprobs beside the content, a Responses body", responsesLogprobs.body),
+  { name: "logprobs beside the content, a Responses stream", root: responsesLogprobs.events, text: (r, write) => responsesLogprobs.sse(r as unknown[], eventWriter(write)), fieldPath: (p) => p.slice(1) },
 ];
 
 const samePath = (a: Path, b: Path) => a.length === b.length && a.every((k, i) => k === b[i]);

@@ -27,3 +27,16 @@ describe("issue 31: what an embeddings or legacy session seals", () => {
     expect(() => parseSessionPlaintext({ ...base, prompt: "raw", input: ["a"], dimensions: 8 })).toThrow(ZodError);
   });
 });
+
+describe("issue 43: logprobs as the agent reads them", () => {
+  it("top_logprobs 0–20 only when asked, never on an embeddings session; a max_tokens past the entries' cap is the gateway's very 400", () => {
+    expect(parseSessionPlaintext({ ...base, top_logprobs: 20, max_tokens: 3120 }).top_logprobs).toBe(20);
+    expect(parseSessionPlaintext(base)).not.toHaveProperty("top_logprobs");
+    for (const bad of [{ ...base, top_logprobs: 21 }, { ...base, top_logprobs: -1 }, { ...base, top_logprobs: 1.5 }, { ...base, input: ["a"], dimensions: 8, top_logprobs: 0 }]) {
+      expect(() => parseSessionPlaintext(bad), JSON.stringify(bad)).toThrow(ZodError);
+    }
+    expect(() => parseSessionPlaintext({ ...base, top_logprobs: 20, max_tokens: 3121 })).toThrow(
+      expect.objectContaining({ code: "invalid_value", param: "max_tokens", message: expect.stringMatching(/^max_tokens: with 20 top_logprobs an answer carries the logprobs of at most 3120 tokens/) }),
+    );
+  });
+});

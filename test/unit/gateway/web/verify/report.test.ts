@@ -40,3 +40,18 @@ describe("GET /verify: a saved Responses answer", () => {
     expect(fileRows(responses.sse(edited)).at(-1)).toMatchObject({ result: "fail", words: expect.stringContaining("the done text is not the deltas joined") });
   });
 });
+
+describe("GET /verify: an answer with logprobs (issue 43)", () => {
+  const entry = (id: number, token: string, logprob: number) => ({ id, token, bytes: [...Buffer.from(token)], logprob, top_logprobs: [{ id, token, bytes: [...Buffer.from(token)], logprob }] });
+  const answer = savedAnswer([{ type: "logprobs", logprobs: [entry(72, "H", -0.5), entry(105, "i", -0.25)] }, { type: "delta", text: "Hi" }], { version: 4 });
+
+  it("the body and the transcript are valid; a changed logprob is invalid, in plain words", () => {
+    expect(report(JSON.stringify(answer.body)).status).toBe("valid");
+    expect(report(transcriptOf(answer.events)).status).toBe("valid");
+    const edited = transcriptOf(answer.events).replace('"logprob":-0.25}]', '"logprob":-0.125}]');
+    expect(edited).not.toBe(transcriptOf(answer.events));
+    expect(report(edited).rows.find((r) => r.check === "logprobs_sha256")).toMatchObject({
+      label: "Logprobs hash (logprobs_sha256)", result: "fail", words: expect.stringMatching(/^the log probabilities in the file are not the ones the provider signed \(/),
+    });
+  });
+});
