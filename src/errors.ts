@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   context_length_exceeded: request(),
   // a JSON Schema (response_format, a tool's parameters) that needs more work than one request may spend on it
   schema_too_complex: request(),
+  // a gateway-blind request (DESIGN §10) whose sealed bytes open for none of the providers it was sealed to
+  sealed_request_invalid: request(),
   body_too_large: request(413),
   // objects and arrays nested past the body's depth limit, found before the body is parsed
   body_too_deep: request(),

@@ -1,20 +1,21 @@
-// Runs one sealed session on the agent (DESIGN §5): opens the request with the agent's sealing key, runs it
-// on the engine, seals every frame back to the gateway under the session's key and ends with a signed receipt.
+// Runs one sealed session on the agent (DESIGN §5, §10): opens the request with the agent's sealing key (sealed by
+// the gateway, or by the caller itself in gateway-blind mode: session-channel.ts), runs it on the engine, seals every
+// frame back under the session's key and ends with a signed receipt.
 import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { AnswerRecord } from "../../src/receipt/answer-record.ts";
 import { newReceiptId, reasoningSha256, RECEIPT_VERSION_CACHE, RECEIPT_VERSION_LOGPROBS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { logprobsSha256 } from "../../src/receipt/logprobs.ts";
-import { openRequest, type FrameCipher } from "../../src/crypto/seal.ts";
-import { parseSessionPlaintext, type SessionPlaintext, type SessionFrame } from "../../src/session/sealed-request.ts";
+import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
-import type { FromAgent, ToAgent } from "../../src/wire/agent.ts";
+import type { FromAgent } from "../../src/wire/agent.ts";
 import type { GenerateEvent, GenerationDone, InferenceEngine } from "../engine/inference.ts";
 import type { Signer } from "../../src/crypto/signing.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
 import { planTurn } from "../engine/turn.ts";
 import { embeddingEvents } from "../engine/embedder.ts";
 import { FrameBatcher } from "./frame-batcher.ts";
+import { openChannel, type SessionChannel, type SessionMessage } from "./session-channel.ts";
 import type { AgentKeys } from "./identity.ts";
 import { ModelFileError, type ModelStore } from "../models/store.ts";
 
@@ -50,24 +51,20 @@ export interface SessionContext {
   withdraw?(alias: string, why: string): void;
 }
 
-type SessionMessage = Extract<ToAgent, { t: "session" }>;
-
 export async function runSession(message: SessionMessage, ctx: SessionContext, signal: AbortSignal): Promise<void> {
   const { id } = message;
   const started = Date.now();
   const taken = performance.now();
-  let frames: FrameCipher | undefined;
-  let endError: string | undefined;
-  const emit = (frame: SessionFrame) => ctx.send({ t: "frame", id, data: frames!.seal(JSON.stringify(frame)) });
-  const batch = new FrameBatcher(emit, message.whole === true);
-  ctx.log(`session ${id} start (${message.alias})`);
+  let channel: SessionChannel | undefined;
+  let endError: { error: string; code?: string } | undefined;
+  const emit = (frame: Parameters<SessionChannel["send"]>[0]) => channel!.send(frame);
+  const batch = new FrameBatcher(emit, "blind" in message ? !message.blind.stream : message.whole === true);
+  ctx.log(`session ${id} start (${message.alias}${"blind" in message ? ", sealed by the caller" : ""})`);
   try {
-    const opened = await openRequest(ctx.keys.sealing, id, message);
-    frames = opened.frames;
-    const request = parseSessionPlaintext(JSON.parse(opened.plaintext.toString("utf8")));
-    if (request.model !== message.alias || !ctx.advertised.includes(request.model)) {
-      throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
-    }
+    channel = await openChannel(message, ctx.keys, ctx.send, ctx.log);
+    if (!ctx.advertised.includes(message.alias)) throw new ApiError("provider_error", `This provider does not serve ${message.alias}.`);
+    const request = channel.request(ctx.store.entry(message.alias));
+    if (request.model !== message.alias) throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);
     const { faults } = ctx;
     if (faults?.error !== undefined) return emit({ type: "error", ...faults.error });
     let firstTokenMs: number | undefined;
@@ -84,7 +81,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
         if (congested) await congested;
         continue;
       }
-      const payload = receiptPayload(ctx, request, event, nodeSha256Hex(opened.plaintext), answer);
+      const payload = receiptPayload(ctx, request, event, nodeSha256Hex(channel.plaintext), answer);
       const receipt = signReceipt(ctx.keys.signer, payload);
       batch.done({
         type: "done",
@@ -99,18 +96,19 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
     if (signal.aborted) {
       batch.drop();
       ctx.log(`session ${id} end: cancelled`);
-    } else if (frames) {
+    } else if (channel) {
       const error = reportable(err);
       batch.flush(); // what the caller already has in a stream comes before the error
       emit({ type: "error", code: error.code, message: error.message, param: error.param });
       ctx.log(`session ${id} end: ${error.code}: ${error.message}`);
     } else {
-      // without the session key nothing can be said to the gateway in private; the coordinator learns only this
-      endError = "the sealed request did not open with this provider's key";
-      ctx.log(`session ${id} end: ${endError}`);
+      // without the session key nothing can be said in private; the coordinator (and a blind caller's gateway) learns only this
+      endError = { error: "the sealed request did not open with this provider's key", ...("blind" in message ? { code: "sealed_request_invalid" } : {}) };
+      ctx.log(`session ${id} end: ${endError.error}`);
     }
   } finally {
-    ctx.send({ t: "end", id, ...(endError === undefined ? {} : { error: endError }) });
+    await channel?.drained();
+    ctx.send({ t: "end", id, ...endError });
   }
 }
 

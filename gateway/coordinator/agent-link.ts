@@ -142,8 +142,10 @@ export function acceptAgent(ws: WebSocket, remote: string, token: string | undef
     } else if (message.t === "leaving") {
       registry.leave(provider.id);
       log.info("agent leaving");
-    } else if (message.t === "frame") registry.frame(provider.id, message.id, message.data);
-    else registry.end(provider.id, message.id, message.error);
+    } else if (message.t === "frame") {
+      const { t: _t, id, data, ...clear } = message;
+      registry.frame(provider.id, id, data, clear);
+    } else registry.end(provider.id, message.id, message.error, message.code);
   });
   // oversized frames (ws closes with 1009) and protocol garbage land here: that agent goes, the rest stay
   ws.on("error", (err) => drop(`link error: ${err.message}`));

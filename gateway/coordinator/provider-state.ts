@@ -1,7 +1,7 @@
 // What the coordinator's registry keeps per provider and per session, the ports it talks through, and how a
 // provider reads to routing, to the listing and to the gateways' copies of the directory.
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
-import type { DirectoryEntry, ProviderEntry, ToGateway } from "../../src/wire/gateway.ts";
+import type { DirectoryEntry, PlacedRequest, ProviderEntry, ToGateway } from "../../src/wire/gateway.ts";
 import type { ToAgent } from "../../src/wire/agent.ts";
 import { UNKNOWN_SERVICE_MS } from "./queue-limits.ts";
 
@@ -15,8 +15,11 @@ export interface AgentPort {
    */
   busy?(on: boolean): void;
 }
-/** A session's sealed request; `whole` asks the agent for the answer in one frame (a non-stream caller). */
-export type Sealed = { enc: string; ct: string; whole?: true };
+/**
+ * A session's sealed request: the gateway's (`whole` asks the agent for the answer in one frame: a non-stream
+ * caller), or a gateway-blind caller's own with its gateway's cache scope (DESIGN §10), relayed as they came.
+ */
+export type Sealed = { enc: string; ct: string; whole?: true } | Extract<PlacedRequest, { blind: unknown }>;
 
 export interface GatewayPort {
   send(message: ToGateway): void;

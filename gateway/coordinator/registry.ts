@@ -136,7 +136,8 @@ export class Registry {
       return "stale";
     }
     this.admit(provider, message.alias);
-    const sealed: Sealed = { enc: message.enc, ct: message.ct, ...(message.whole ? { whole: true } : {}) };
+    const sealed: Sealed =
+      "blind" in message ? { blind: message.blind, ...(message.cache === undefined ? {} : { cache: message.cache }) } : { enc: message.enc, ct: message.ct, ...(message.whole ? { whole: true } : {}) };
     const maxBytes = Math.min(message.max_bytes ?? MAX_SESSION_WIRE_BYTES, MAX_SESSION_WIRE_BYTES);
     const session: Session = { id: message.id, alias: message.alias, gateway, sealed, maxBytes, relayedBytes: 0 };
     provider.lastAssigned = Date.now();
@@ -158,9 +159,12 @@ export class Registry {
       return pinned.id === message.provider ? pinned : undefined;
     }
     const chosen = this.providers.get(message.provider);
-    const { alias, floor, exclude } = message;
-    if (!chosen || chosen.leaving || !chosen.model_ids.includes(alias) || !atOrAbove(chosen.trust, floor) || exclude.includes(chosen.id)) return undefined;
-    const best = this.index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude));
+    const { alias, floor, exclude, candidates } = message;
+    const eligible = (p: Provider | undefined): p is Provider =>
+      p !== undefined && !p.leaving && p.model_ids.includes(alias) && atOrAbove(p.trust, floor) && !exclude.includes(p.id) && (candidates === undefined || candidates.includes(p.id));
+    if (!eligible(chosen)) return undefined;
+    // a gateway-blind request goes only where it was sealed to: the least loaded of its candidates
+    const best = candidates === undefined ? this.index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude)) : candidates.map((id) => this.providers.get(id)).filter(eligible).reduce((a, b) => (load(b) < load(a) ? b : a));
     return best && load(best) < load(chosen) ? undefined : chosen;
   }
 
@@ -215,20 +219,21 @@ export class Registry {
    * session's byte bound: the frame that crosses it still goes (the gateway finds the breach and charges it), then
    * the provider is stopped and anything more it sends is dropped, so a slow gateway link never piles up more.
    */
-  frame(providerId: string, id: string, data: string): void {
+  frame(providerId: string, id: string, data: string, clear: Omit<Extract<ToGateway, { t: "frame" }>, "t" | "id" | "data"> = {}): void {
     const provider = this.providers.get(providerId);
     const active = provider?.active;
     if (!provider || active?.id !== id || active.relayedBytes > active.maxBytes) return;
     active.relayedBytes += data.length;
     this.totals.framesRelayed++;
     active.relayed = true;
-    active.gateway.send({ t: "frame", id, data });
+    // a gateway-blind session's last frame comes with its receipt or error code in the clear, for its gateway
+    active.gateway.send({ t: "frame", id, data, ...clear });
     // busy stays true until the agent confirms it has stopped
     if (active.relayedBytes > active.maxBytes) provider.agent.send({ t: "cancel", id });
   }
 
   /** The agent is free: the gateway learns the session ended, the next in line starts. */
-  end(providerId: string, id: string, error: string | undefined): void {
+  end(providerId: string, id: string, error: string | undefined, code?: string): void {
     const provider = this.providers.get(providerId);
     const active = provider?.active;
     if (!provider || active?.id !== id) return;
@@ -236,7 +241,7 @@ export class Registry {
     const took = performance.now() - provider.startedAt;
     provider.serviceMs = provider.serviceMs === undefined ? took : 0.8 * provider.serviceMs + 0.2 * took;
     this.reweigh(provider);
-    this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }) });
+    this.finish(active, { t: "end", id, ...(error === undefined ? {} : { error }), ...(code === undefined ? {} : { code }) });
     this.pump(provider);
     if (!provider.active) provider.agent.busy?.(false);
   }

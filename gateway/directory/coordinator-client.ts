@@ -15,13 +15,13 @@ import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ProviderRecor
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy } from "./directory-copy.ts";
 import { ProviderChecks } from "./provider-checks.ts";
-import type { AdmissionRequest, Directory, SessionEvent, SessionRequest } from "./directory.ts";
+import type { AdmissionRequest, BlindEvent, BlindRequest, Directory, SessionEvent, SessionRequest } from "./directory.ts";
+import { blindAttempt, type BlindHost } from "./blind-attempt.ts";
 import { DEFAULT_SESSION_DEADLINES, type SessionDeadlines } from "./deadlines.ts";
 import type { LiveSession } from "./live-session.ts";
 import { ProviderFaults, type Breach, type FaultKind, type FaultSubject } from "./provider-faults.ts";
-import type { Disputed } from "./provider-errors.ts";
-import type { Sealed } from "./receipt-check.ts";
-import { attempt, type AttemptHost, type Outcome } from "./session-attempt.ts";
+import type { Disputed } from "../../src/session/provider-report.ts";
+import { attempt, type AttemptHost, type Outcome, type Sealed } from "./session-attempt.ts";
 import { HeldLedger, type HeldLimits } from "./held-bytes.ts";
 
 const LIST_TIMEOUT_MS = 5_000;
@@ -40,7 +40,7 @@ export interface SessionPolicy {
   held?: HeldLimits;
 }
 
-export class CoordinatorClient implements Directory, AttemptHost {
+export class CoordinatorClient implements Directory, BlindHost {
   private readonly link: FabricLink;
   readonly url: string;
   private nextRid = 0;
@@ -179,7 +179,20 @@ export class CoordinatorClient implements Directory, AttemptHost {
     }
   }
 
-  async *open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
+  open(request: SessionRequest, signal: AbortSignal): AsyncGenerator<SessionEvent, void, void> {
+    return this.attempts(request, signal, attempt);
+  }
+
+  openBlind(request: BlindRequest, signal: AbortSignal): AsyncGenerator<BlindEvent, void, void> {
+    return this.attempts(request, signal, blindAttempt);
+  }
+
+  /** A session as a series of attempts: each stale choice made again, a provider that left or faulted early left behind. */
+  private async *attempts<R extends { requestId: string }, E>(
+    request: R,
+    signal: AbortSignal,
+    attemptOne: (host: this, request: R, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal) => AsyncGenerator<E, Outcome, void>,
+  ): AsyncGenerator<E, void, void> {
     const exclude: string[] = [];
     let stale = 0;
     let reroutes = MAX_FAULT_REROUTES;
@@ -192,7 +205,7 @@ export class CoordinatorClient implements Directory, AttemptHost {
     for (;;) {
       let outcome: Outcome;
       try {
-        outcome = yield* attempt(this, request, exclude, reroutes > 0, signal);
+        outcome = yield* attemptOne(this, request, exclude, reroutes > 0, signal);
       } catch (err) {
         // no other provider to ask: a claimed validation error stands (as the one provider of a model says it),
         // else the last fault
@@ -251,7 +264,8 @@ export class CoordinatorClient implements Directory, AttemptHost {
   admit(request: AdmissionRequest): void {
     // with no current copy there is nothing to read: the request meets the coordinator's own answer in turn
     if (!this.link.connected || !this.copy.ready) return;
-    this.skipping(request, [], (skip) => this.copy.admit({ alias: request.entry.alias, floor: request.floor, pin: request.pin }, skip));
+    const { entry, floor, pin, only } = request;
+    this.skipping(request, [], (skip) => this.copy.admit({ alias: entry.alias, floor, pin, ...(only === undefined ? {} : { only }) }, skip));
   }
 
   /**
@@ -292,6 +306,24 @@ export class CoordinatorClient implements Directory, AttemptHost {
     });
     request.timing?.add("seal", performance.now() - sealing);
     return { provider, sealed: { bytes, frames } };
+  }
+
+  /** Chooses among a gateway-blind request's candidates from the copy and places its envelope there, unopened. */
+  async placeBlind(id: string, request: BlindRequest, exclude: readonly string[], maxBytes: number, signal: AbortSignal): Promise<DirectoryEntry> {
+    await this.synced(signal);
+    const routing = performance.now();
+    const { entry, floor, envelope, affinity, cache } = request;
+    const only = envelope.candidates.map((c) => c.provider);
+    let provider!: DirectoryEntry;
+    exclude = this.skipping({ entry, floor }, exclude, (skip) => (provider = this.copy.choose(id, { alias: entry.alias, floor, only, affinity }, skip)));
+    if (affinity !== undefined) this.link.shareAffinity?.(affinity, provider.id);
+    request.timing?.add("route", performance.now() - routing);
+    // the coordinator checks the choice holds among the candidates, and relays the envelope as it came
+    this.send({
+      t: "place", id, provider: provider.id, alias: entry.alias, floor, exclude: [...exclude], candidates: only,
+      blind: envelope, ...(cache === undefined ? {} : { cache }), max_bytes: maxBytes,
+    });
+    return provider;
   }
 
   close(): Promise<void> {

@@ -9,7 +9,9 @@ import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { CallerGone } from "../http/caller-gone.ts";
 import type { ServerTiming } from "../http/server-timing.ts";
+import type { CacheScope } from "../../src/wire/agent.ts";
 import type { ProviderRecord } from "../../src/wire/gateway.ts";
+import type { SealedEnvelope } from "../../src/blind/format.ts";
 
 export interface SessionRequest {
   /** The request as the gateway's parser built it, sealed whole to whichever provider takes it. */
@@ -34,8 +36,18 @@ export interface SessionRequest {
   hangUp?: (why: CallerGone) => void;
 }
 
-/** What admission reads of a request before any costly work: where it would go. */
-export type AdmissionRequest = Pick<SessionRequest, "entry" | "floor" | "pin">;
+/**
+ * A gateway-blind request (DESIGN §10): the caller's envelope, relayed as it came, to one of its candidates; the
+ * gateway read only its clear fields.
+ */
+export interface BlindRequest extends Pick<SessionRequest, "entry" | "floor" | "affinity" | "requestId" | "timing" | "hangUp"> {
+  envelope: SealedEnvelope;
+  /** The caller's prompt-cache scope, which the agent joins to what it opens (none for embeddings). */
+  cache?: CacheScope;
+}
+
+/** What admission reads of a request before any costly work: where it would go (a blind one: among its candidates). */
+export type AdmissionRequest = Pick<SessionRequest, "entry" | "floor" | "pin"> & { only?: readonly string[] };
 
 export type SessionEvent =
   /** The provider chosen for the session (sent again if an unpinned request is re-routed before it starts). */
@@ -44,6 +56,16 @@ export type SessionEvent =
   | AnswerPiece
   /** The provider's receipt, verified against what was sealed and relayed (DESIGN §5), and that answer. */
   | { type: "done"; receipt: Receipt; answer: AnswerRecord };
+
+export type BlindEvent =
+  /** The candidate that takes the session (again when it is re-routed before its first frame). */
+  | { type: "provider"; provider: ProviderRecord }
+  /** One sealed frame, opaque, as the provider sent it; the last is final. */
+  | { type: "frame"; data: string; final: boolean }
+  /** The session's signed receipt, checked against the provider's attested key and the envelope (never the answer). */
+  | { type: "done"; receipt: Receipt }
+  /** The provider's final frame holds an error: the gateway reads only its code. */
+  | { type: "failed"; code: string };
 
 export interface Directory {
   /** Whether the link to the coordinator is up now (`GET /healthz`). */
@@ -64,6 +86,8 @@ export interface Directory {
    * (`provider_unavailable`, `provider_error`, `directory_unavailable`, `receipt_invalid`, …).
    */
   open(request: SessionRequest, signal: AbortSignal): AsyncIterable<SessionEvent>;
+  /** A gateway-blind session: chosen among its candidates, re-routed as `open`'s, its frames relayed unopened. */
+  openBlind(request: BlindRequest, signal: AbortSignal): AsyncIterable<BlindEvent>;
   close(): Promise<void>;
 }
 

@@ -7,7 +7,7 @@ import { ApiError } from "../../src/errors.ts";
 import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { ToGateway } from "../../src/wire/gateway.ts";
 import { CallerGone } from "../http/caller-gone.ts";
-import { pieceBytes, WireBudget } from "./answer-bounds.ts";
+import { pieceBytes, WireBudget } from "../../src/session/answer-bounds.ts";
 import { nextDeadline, type SessionDeadlines, type SessionTimes } from "./deadlines.ts";
 import { HELD_BYTES_PER_MESSAGE, type Cut, type HeldCount, type HeldLedger } from "./held-bytes.ts";
 import { Mailbox } from "./mailbox.ts";

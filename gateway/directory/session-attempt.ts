@@ -5,20 +5,25 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
 import { CallerGone } from "../http/caller-gone.ts";
-import { AnswerRecord } from "../../src/receipt/answer-record.ts";
-import type { Receipt } from "../../src/receipt/index.ts";
 import type { FrameCipher } from "../../src/crypto/seal.ts";
-import { SessionFrameSchema, type SessionFrame } from "../../src/session/sealed-request.ts";
-import type { DirectoryEntry } from "../../src/wire/gateway.ts";
+import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
+import { verifySignatureNative } from "../../src/crypto/signing.ts";
+import { answerLimits } from "../../src/session/answer-bounds.ts";
+import { AnswerReader, providerFault, receiptInvalid } from "../../src/session/answer-reader.ts";
+import type { Disputed } from "../../src/session/provider-report.ts";
+import { fromWireError, type DirectoryEntry } from "../../src/wire/gateway.ts";
 import { record } from "./directory-copy.ts";
 import type { SessionEvent, SessionRequest } from "./directory.ts";
-import { AnswerBounds } from "./answer-bounds.ts";
 import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
 import type { Breach, FaultSubject } from "./provider-faults.ts";
 import type { Cut, HeldLedger } from "./held-bytes.ts";
-import { readReport, rejection, type Disputed } from "./provider-errors.ts";
-import { checkReceipt, type Sealed } from "./receipt-check.ts";
+
+/** What the gateway sealed for one session: the receipt must cover exactly these bytes, and its frames open under `frames`. */
+export interface Sealed {
+  bytes: Buffer;
+  frames: FrameCipher;
+}
 
 /**
  * What a session attempt ends in: done; handed back to be re-routed away from a provider that left or faulted
@@ -52,66 +57,60 @@ export interface AttemptHost {
 /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
 export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
   const id = `s_${randomBytes(12).toString("base64url")}`;
-  const bounds = new AnswerBounds(request.body);
+  const { wireBytes } = answerLimits(request.body);
   let chosen: string | undefined;
-  const live = new LiveSession(bounds.limits.wireBytes, host.deadlines, () => host.cancel(id), host.held, request.whole === true, (cut, gone) => {
+  const live = new LiveSession(wireBytes, host.deadlines, () => host.cancel(id), host.held, request.whole === true, (cut, gone) => {
     logCut(host, request, chosen, cut, gone);
   });
   host.sessions.set(id, live);
   let finished = false;
   let relayed = 0;
   try {
-    const { provider, sealed } = await host.place(id, request, exclude, bounds.limits.wireBytes, signal);
+    const { provider, sealed } = await host.place(id, request, exclude, wireBytes, signal);
     chosen = provider.id;
     yield { type: "provider", provider: record(provider) };
     /** The provider's fault: charged, then re-routed while the caller has seen nothing of it, else the caller's 502. */
     const fault = ({ kind, why }: Breach): Outcome => {
       host.charge(provider, { kind, why }, request.requestId);
-      const error = new ApiError("provider_error", `Provider ${provider.id} ${why}, so the session was ended; retry the request.`);
+      const error = providerFault(provider.id, why);
       if (mayReroute && request.pin === undefined && (relayed === 0 || request.whole === true)) return { done: false, leftBy: provider.id, fault: error };
       throw error;
     };
-    const answer = new AnswerRecord();
+    const reader = new AnswerReader(
+      { provider, ...(request.pin === undefined ? {} : { pin: request.pin }), entry: request.entry, body: request.body, requestSha256: nodeSha256Hex(sealed.bytes) },
+      { signature: verifySignatureNative, timed: (ms) => request.timing?.add("verify", ms) },
+    );
     const sent = performance.now();
     let firstFrame: number | undefined;
     for (;;) {
-      let message: SessionMessage;
-      try {
-        message = await live.take(signal);
-      } catch (err) {
-        // a breach, or the ledger's cut, cancelled it already
-        finished = live.breach !== undefined || live.cut !== undefined;
-        if (live.breach === undefined) throw err;
-        return fault(live.breach);
-      }
-      // whatever the coordinator said of the session, its own counts hold it now
-      host.settle(id);
-      if (message.t === "stale") {
-        finished = true;
-        return { done: false, stale: true };
-      }
-      if (message.t === "gone") {
-        finished = true;
-        // a pinned request never hops
-        if (!message.started && request.pin === undefined) return { done: false, leftBy: provider.id };
-        if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider.id} went offline before the session started.`);
-        throw new ApiError("provider_error", `Provider ${provider.id} went offline mid-session; start a new request.`);
-      }
+      // a pinned request never hops
+      const next = await nextMessage(host, live, id, provider.id, request.pin === undefined, signal, () => (finished = true));
+      if ("breach" in next) return fault(next.breach);
+      if ("outcome" in next) return next.outcome;
+      const { message } = next;
       if (message.t === "end") {
         finished = true;
         return fault({ kind: "broken", why: "ended the session without a result" });
       }
-      if (message.t === "rejected") {
-        // admission control dropped it from the queue (it waited too long)
-        finished = true;
-        throw rejection(message.error);
-      }
-      if (message.t !== "frame") continue;
       firstFrame ??= performance.now() - sent;
-      const frame = openFrame(sealed.frames, message.data);
-      if (frame === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
-      if (frame.type === "error") {
-        const report = readReport(frame, provider.id, request.body);
+      const text = openFrame(sealed.frames, message.data);
+      if (text === undefined) return fault({ kind: "broken", why: "sent a frame that does not open under this session's key" });
+      const { pieces, end } = reader.read(text);
+      for (const piece of pieces) {
+        live.keep(piece);
+        relayed++;
+        yield piece;
+      }
+      if (end === undefined) continue;
+      if (end.type === "fault") return fault(end.breach);
+      if (end.type === "receipt_invalid") {
+        finished = true;
+        host.log.warn({ provider: provider.id, request_id: request.requestId, problems: end.problems }, `receipt from provider ${provider.id} rejected`);
+        host.charge(provider, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
+        throw receiptInvalid(provider.id, end.problems);
+      }
+      if (end.type === "report") {
+        const { report } = end;
         if (report.kind === "fault") return fault({ kind: "error", why: report.why });
         // a claim the gateway could not settle: another provider hears the request before the caller hears the claim
         if (report.kind === "disputed" && mayReroute && request.pin === undefined && relayed === 0) {
@@ -120,47 +119,65 @@ export async function* attempt(host: AttemptHost, request: SessionRequest, exclu
         }
         throw report.error;
       }
-      // a frame holds one piece, a burst of them, or (non-stream) the whole answer beside its receipt
-      const pieces = frame.type === "pieces" || frame.type === "done" ? (frame.pieces ?? []) : [frame];
-      for (const piece of pieces) {
-        const breach = bounds.piece(piece);
-        if (breach !== undefined) return fault(breach);
-        try {
-          answer.add(piece);
-        } catch (err) {
-          return fault({ kind: "broken", why: `sent a broken answer (${(err as Error).message})` });
-        }
-        live.keep(piece);
-        relayed++;
-        yield piece;
-      }
-      if (frame.type === "done") {
-        finished = true;
-        // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
-        const agentMs = frame.first_token_ms ?? firstFrame;
-        request.timing?.add("provider", agentMs);
-        request.timing?.add("queue", firstFrame - agentMs);
-        const verifying = performance.now();
-        const receipt = verified(host, frame.receipt, { request, provider, sealed, answer });
-        request.timing?.add("verify", performance.now() - verifying);
-        const breach = bounds.done(receipt.usage.completion_tokens, receipt.finish_reason);
-        if (breach !== undefined) return fault(breach);
-        host.served(request.requestId);
-        yield { type: "done", receipt, answer };
-        return { done: true };
-      }
+      finished = true;
+      // the agent's own time to first token; the rest of the wait for the first frame was its queue (and the hops)
+      const agentMs = end.firstTokenMs ?? firstFrame;
+      request.timing?.add("provider", agentMs);
+      request.timing?.add("queue", firstFrame - agentMs);
+      host.served(request.requestId);
+      yield { type: "done", receipt: end.receipt, answer: end.answer };
+      return { done: true };
     }
   } finally {
-    live.close();
-    host.sessions.delete(id);
+    release(host, live, id, finished);
+  }
+}
+
+/** An attempt is over for its reader: nothing more is counted for it, and unless it ended on the provider's side it is stopped there. */
+export function release(host: AttemptHost, live: LiveSession, id: string, finished: boolean): void {
+  live.close();
+  host.sessions.delete(id);
+  host.settle(id);
+  // hung up, or failed on our side: the queue spot or the running session is given back at once
+  if (!finished) host.cancel(id);
+}
+
+/** What a session's reader does with its next message: a frame or the end to read, or how the session ended otherwise. */
+export type NextMessage = { message: Extract<SessionMessage, { t: "frame" | "end" }> } | { outcome: Outcome } | { breach: Breach };
+
+/**
+ * The session's next message as every attempt reads it: the provider's frame or end; a stale choice or a provider gone
+ * before starting (to hop when `mayHop`); a breach of its bounds; or the error the caller gets (gone mid-session, or
+ * rejected from the queue). `ended` is called first whenever the session is over on the provider's side.
+ */
+export async function nextMessage(host: AttemptHost, live: LiveSession, id: string, provider: string, mayHop: boolean, signal: AbortSignal, ended: () => void): Promise<NextMessage> {
+  for (;;) {
+    let message: SessionMessage;
+    try {
+      message = await live.take(signal);
+    } catch (err) {
+      // a breach, or the ledger's cut, cancelled it already
+      if (live.breach !== undefined || live.cut !== undefined) ended();
+      if (live.breach === undefined) throw err;
+      return { breach: live.breach };
+    }
+    // whatever the coordinator said of the session, its own counts hold it now
     host.settle(id);
-    // hung up, or failed on our side: the queue spot or the running session is given back at once
-    if (!finished) host.cancel(id);
+    if (message.t === "frame") return { message };
+    if (message.t === "started") continue;
+    ended();
+    if (message.t === "end") return { message };
+    if (message.t === "stale") return { outcome: { done: false, stale: true } };
+    // admission control dropped it from the queue (it waited too long)
+    if (message.t === "rejected") throw fromWireError(message.error);
+    if (!message.started && mayHop) return { outcome: { done: false, leftBy: provider } };
+    if (!message.started) throw new ApiError("provider_unavailable", `Provider ${provider} went offline before the session started.`);
+    throw new ApiError("provider_error", `Provider ${provider} went offline mid-session; start a new request.`);
   }
 }
 
 /** The ledger ended the session (held-bytes.ts), never the provider's fault: its own code in the log, and a stream's caller let go. */
-function logCut(host: AttemptHost, request: SessionRequest, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
+export function logCut(host: AttemptHost, request: Pick<SessionRequest, "requestId" | "hangUp">, provider: string | undefined, { bound, unread, kept }: Cut, gone: CallerGone | undefined): void {
   const { unreadPerSession, total } = host.held.limits;
   const past =
     bound === "unread"
@@ -173,23 +190,10 @@ function logCut(host: AttemptHost, request: SessionRequest, provider: string | u
   if (gone) request.hangUp?.(gone);
 }
 
-/** DESIGN §5: the receipt must be this provider's, for these sealed bytes and this relayed content. */
-function verified(host: AttemptHost, raw: unknown, session: { request: SessionRequest; provider: DirectoryEntry; sealed: Sealed; answer: AnswerRecord }): Receipt {
-  const { request, provider } = session;
-  const verdict = checkReceipt(raw, session);
-  if (verdict.valid && verdict.receipt) return verdict.receipt;
-  host.log.warn({ provider: provider.id, request_id: request.requestId, problems: verdict.problems }, `receipt from provider ${provider.id} rejected`);
-  host.charge(provider, { kind: "broken", why: "sent a receipt that does not verify" }, request.requestId);
-  throw new ApiError(
-    "receipt_invalid",
-    `The receipt from provider ${provider.id} did not verify (${verdict.problems.join("; ")}), so its answer is not vouched for; retry the request.`,
-  );
-}
-
-/** A frame that opens under this session's key, in order, and holds a session frame; undefined for anything else. */
-function openFrame(frames: FrameCipher, data: string): SessionFrame | undefined {
+/** A frame opened under this session's key, in order; undefined for anything that does not open. */
+function openFrame(frames: FrameCipher, data: string): string | undefined {
   try {
-    return SessionFrameSchema.parse(JSON.parse(frames.open(data)));
+    return frames.open(data);
   } catch {
     return undefined;
   }

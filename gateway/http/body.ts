@@ -8,17 +8,19 @@ import { ApiError } from "../../src/errors.ts";
  */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
+/** A Content-Type header's media type, lowercase, without its parameters. */
+export const mediaTypeOf = (header: string | undefined): string | undefined => header?.split(";")[0]?.trim().toLowerCase();
+
 export function isJsonContentType(header: string | undefined): boolean {
-  const type = header?.split(";")[0]?.trim().toLowerCase();
-  return type === "application/json";
+  return mediaTypeOf(header) === "application/json";
 }
 
 /** The body's bytes, within `limit`; JSON parsing is the route's (src/openai/json-body.ts), off the event loop when it costs. */
-export async function readBodyBytes(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<Buffer> {
-  if (!isJsonContentType(req.headers["content-type"])) {
+export async function readBodyBytes(req: IncomingMessage, limit = BODY_LIMIT_BYTES, mediaType = "application/json"): Promise<Buffer> {
+  if (mediaTypeOf(req.headers["content-type"]) !== mediaType) {
     throw new ApiError(
       "invalid_content_type",
-      `Send the body as JSON with the header Content-Type: application/json (got ${req.headers["content-type"] ?? "none"}).`,
+      `Send the body as JSON with the header Content-Type: ${mediaType} (got ${req.headers["content-type"] ?? "none"}).`,
     );
   }
   const tooLarge = () => new ApiError("body_too_large", `The request body is larger than ${limit} bytes.`);

@@ -2,6 +2,7 @@
 // key and admitted it under its rate limits. Then: the body read within its size limit, admitted to the queues and
 // parsed (off the event loop where it costs: request-parser.ts), sealed and relayed through the directory, and the
 // verified answer shaped by the route's shaper (src/openai/answer-shaper.ts) into one JSON body or an SSE stream.
+// A body the caller sealed itself (application/svc-sealed+json) is relayed unread instead (blind-route.ts).
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import { shaperOf, type AnswerShaper, type SseEvent, type StreamEnd, type StreamShaper } from "../../src/openai/answer-shaper.ts";
@@ -13,11 +14,13 @@ import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.
 import type { Receipt } from "../../src/receipt/receipt.ts";
 import type { RouteContext } from "../context.ts";
 import type { SessionEvent } from "../directory/directory.ts";
-import { readBodyBytes } from "../http/body.ts";
+import { SEALED_REQUEST_TYPE } from "../../src/blind/format.ts";
+import { mediaTypeOf, readBodyBytes } from "../http/body.ts";
 import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
 import type { Principal } from "../keys/auth.ts";
 import { affinityKey } from "../keys/cache-scope.ts";
+import { blindRoute } from "./blind-route.ts";
 import { admitBeforeWork } from "./pre-admission.ts";
 import type { Tenant } from "./request-parser.ts";
 import { SseWriter } from "./sse.ts";
@@ -25,6 +28,8 @@ import { SseWriter } from "./sse.ts";
 /** The handler of the route that serves `kind`. */
 export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<void> {
   return async (ctx) => {
+    // a gateway-blind request: sealed by the caller, relayed unread (DESIGN §10)
+    if (mediaTypeOf(ctx.req.headers["content-type"]) === SEALED_REQUEST_TYPE) return blindRoute(ctx, kind);
     const bytes = await readBodyBytes(ctx.req, ctx.gateway.bodyLimitBytes);
     const inputs = { nonce: randomBytes(16).toString("hex"), receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] };
     const request = await ctx.gateway.parser.parse(kind, bytes, inputs, tenantOf(ctx.principal), (peek) => admit(ctx, kind, peek), ctx.signal);

@@ -1,10 +1,10 @@
 // The routing index (SPEC §4.1): for each alias and rung, the present providers in a binary heap ordered as
 // chooseProvider orders them (load = busy + waiting, then least recently assigned, then the order they
-// joined the directory), so choosing reads the top of at most three heaps instead of every provider, and a
-// change of load, rung or aliases moves one provider in the heaps of its own aliases. A sorted list of ids
-// answers pin prefixes by binary search; a preferred provider (affinity) is one map lookup. It must choose
-// exactly what chooseProvider would over the same providers: test/unit/gateway/routing/provider-index.test.ts
-// checks that on random sequences of directory changes.
+// joined the directory), so choosing reads the top of at most three heaps instead of every provider (or only a
+// gateway-blind request's few candidates), and a change of load, rung or aliases moves one provider in the heaps of
+// its own aliases. A sorted list of ids answers pin prefixes by binary search; a preferred provider (affinity) is one
+// map lookup. It must choose exactly what chooseProvider would over the same providers:
+// test/unit/gateway/routing/provider-index.test.ts checks that on random sequences of directory changes.
 import { TRUST_LEVELS, type TrustLevel } from "../../src/receipt/rungs.ts";
 import { chooseProvider, noProvider, type Routable, type RouteRequest } from "./routing.ts";
 
@@ -204,8 +204,13 @@ export class ProviderIndex<P extends Indexed> {
  * alias's heaps. Throws the same errors.
  */
 export function route<P extends Indexed>(index: ProviderIndex<P>, request: RouteRequest, exclude: readonly string[], view: (p: P) => Routable): P {
-  const { alias, floor, pin, prefer } = request;
+  const { alias, floor, pin, prefer, only } = request;
   if (pin !== undefined) return chooseProvider(index.withPrefix(pin).map((p) => ({ ...view(p), provider: p })), { alias, floor, pin }).provider;
+  // a gateway-blind request's few candidates (at most three), each by its whole id
+  if (only !== undefined) {
+    const candidates = only.flatMap((id) => index.withPrefix(id).filter((p) => p.id === id)).map((p) => ({ ...view(p), provider: p }));
+    return chooseProvider(candidates, { alias, floor, only, ...(prefer === undefined ? {} : { prefer }) }, new Set(exclude)).provider;
+  }
   const chosen = index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude), prefer);
   if (!chosen) throw noProvider(alias, floor);
   return chosen;

@@ -21,12 +21,14 @@ export interface RouteRequest {
    * where its prompt cache may be): idle-first, the floor and exclusions still hold, and a pin overrides it.
    */
   prefer?: string;
+  /** The only providers it may go to: a gateway-blind request's candidates, the ones it was sealed to (DESIGN §10). */
+  only?: readonly string[];
 }
 
 /** Picks the provider for a request, or throws the SPEC's error for why there is none. */
-export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin, prefer }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
+export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin, prefer, only }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
   if (pin !== undefined) return pinned(providers, alias, floor, pin);
-  const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id));
+  const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id) && (only === undefined || only.includes(p.id)));
   if (candidates.length === 0) throw noProvider(alias, floor);
   const load = (p: P) => (p.busy ? 1 : 0) + p.waiting;
   // an idle preferred provider is as good as any idle one by SPEC §4.1, and may hold this caller's cache

@@ -17,7 +17,8 @@ export function blindSuite(kem: KemInterface = new DhkemX25519HkdfSha256(), kdf 
 const aead = new Chacha20Poly1305();
 const ZERO_NONCE = new Uint8Array(12);
 const KEY_BYTES = 32;
-const buffer = (bytes: Uint8Array): ArrayBuffer => bytes.slice().buffer as ArrayBuffer;
+// a copy of exactly these bytes (a node Buffer's slice() is a view into a shared pool)
+const buffer = (bytes: Uint8Array): ArrayBuffer => new Uint8Array(bytes).buffer;
 
 /** Why a sealed request or frame did not open; never says more than which step failed. */
 export class SealError extends Error {

@@ -147,14 +147,8 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const b = parsed.data;
   refuseUnsupported(body as Record<string, unknown> & { messages: object[] });
   const messages = b.messages.map(chatMessage);
-  const chars = messages.reduce((sum, m) => sum + codePoints(m.content ?? "") + codePoints(m.role === "assistant" ? (m.reasoning_content ?? "") : ""), 0);
-  if (chars > MAX_CONTENT_CHARS) {
-    throw new ApiError(
-      "content_too_large",
-      `The messages hold ${chars} characters of content; at most ${MAX_CONTENT_CHARS} (256 KiB) are allowed.`,
-      { param: "messages" },
-    );
-  }
+  const tooMuch = contentFault(messages);
+  if (tooMuch) throw tooMuch;
   const provider = pinOf(b);
   // one budget for all the request's schemas (src/schema/bounds.ts): 128 tools cost no more than one
   const budget = new SchemaBudget();
@@ -186,8 +180,15 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   };
 }
 
+/** SPEC §8's 256 KiB of content over all messages (reasoning sent back included), as the 400 that says so; undefined within it. */
+export function contentFault(messages: readonly ChatMessage[]): ApiError | undefined {
+  const chars = messages.reduce((sum, m) => sum + codePoints(m.content ?? "") + codePoints(m.role === "assistant" ? (m.reasoning_content ?? "") : ""), 0);
+  if (chars <= MAX_CONTENT_CHARS) return undefined;
+  return new ApiError("content_too_large", `The messages hold ${chars} characters of content; at most ${MAX_CONTENT_CHARS} (256 KiB) are allowed.`, { param: "messages" });
+}
+
 /** The 400 for a lone surrogate anywhere in what is sealed; its path is the request's own (messages map one to one). */
-function refuseLoneSurrogates(sealed: SessionPlaintext): void {
+export function refuseLoneSurrogates(sealed: SessionPlaintext): void {
   const at = loneSurrogateAt(sealed);
   if (at === undefined) return;
   const param = fieldPath(at);

@@ -62,6 +62,19 @@ function dimensionsOf(entry: CatalogEntry, asked: number | null | undefined): nu
   return asked;
 }
 
+/** Inputs past a request's characters or token ids, as the 400 that says so; undefined within them. */
+export function inputFault(input: readonly EmbeddingInput[]): ApiError | undefined {
+  const chars = input.reduce((sum, i) => sum + (typeof i === "string" ? i.length : 0), 0);
+  if (chars > MAX_INPUT_CHARS) {
+    return new ApiError("content_too_large", `input holds ${chars} characters; at most ${MAX_INPUT_CHARS} (1 MiB) are allowed per request.`, { param: "input" });
+  }
+  const ids = input.reduce((sum, i) => sum + (typeof i === "string" ? 0 : i.length), 0);
+  if (ids > MAX_INPUT_TOKEN_IDS) {
+    return new ApiError("content_too_large", `input holds ${ids} token ids; at most ${MAX_INPUT_TOKEN_IDS} are allowed per request.`, { param: "input" });
+  }
+  return undefined;
+}
+
 export function parseEmbeddingsRequest(body: unknown, context: EmbeddingsContext): EmbeddingsRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_type", "The request body must be a JSON object.");
@@ -73,14 +86,8 @@ export function parseEmbeddingsRequest(body: unknown, context: EmbeddingsContext
   if (!parsed.success) throw issueError(firstIssue(parsed.error));
   const b = parsed.data;
   const input = inputsOf(b.input);
-  const chars = input.reduce((sum, i) => sum + (typeof i === "string" ? i.length : 0), 0);
-  if (chars > MAX_INPUT_CHARS) {
-    throw new ApiError("content_too_large", `input holds ${chars} characters; at most ${MAX_INPUT_CHARS} (1 MiB) are allowed per request.`, { param: "input" });
-  }
-  const ids = input.reduce((sum, i) => sum + (typeof i === "string" ? 0 : i.length), 0);
-  if (ids > MAX_INPUT_TOKEN_IDS) {
-    throw new ApiError("content_too_large", `input holds ${ids} token ids; at most ${MAX_INPUT_TOKEN_IDS} are allowed per request.`, { param: "input" });
-  }
+  const tooMuch = inputFault(input);
+  if (tooMuch) throw tooMuch;
   const pin = pinOf(b);
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const entry = resolveModel(context.catalog, b.model, "embedding");

@@ -55,6 +55,12 @@ interface LegacyContext extends CacheInputs {
   receiptNonce?: string | string[] | undefined;
 }
 
+/** A prompt past the chat limit's 256 KiB, as the 400 that says so; undefined within it. */
+export function promptFault(prompt: string): ApiError | undefined {
+  if (prompt.length <= MAX_CONTENT_CHARS) return undefined;
+  return new ApiError("content_too_large", `prompt holds ${prompt.length} characters; at most ${MAX_CONTENT_CHARS} (256 KiB) are allowed.`, { param: "prompt" });
+}
+
 export function parseLegacyRequest(body: unknown, context: LegacyContext): LegacyRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_type", "The request body must be a JSON object.");
@@ -67,9 +73,8 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
     if (value != null && !rule.harmless(value)) throw new ApiError("unsupported_parameter", `${field}: ${rule.why}.`, { param: field });
   }
   const prompt = typeof b.prompt === "string" ? b.prompt : b.prompt[0]!;
-  if (prompt.length > MAX_CONTENT_CHARS) {
-    throw new ApiError("content_too_large", `prompt holds ${prompt.length} characters; at most ${MAX_CONTENT_CHARS} (256 KiB) are allowed.`, { param: "prompt" });
-  }
+  const tooMuch = promptFault(prompt);
+  if (tooMuch) throw tooMuch;
   const pin = pinOf(b);
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const entry = resolveModel(context.catalog, b.model);

@@ -132,7 +132,7 @@ export function crossFieldFault(request: CrossFields): ApiError | undefined {
 
 /** The opened plaintext, read by the schema: a broken cross-field rule is its 400, any other fault a ZodError. */
 export function parseSessionPlaintext(json: unknown): SessionPlaintext {
-  const parsed = SessionPlaintextSchema.safeParse(json);
+  const parsed = SessionPlaintextSchema.safeParse(json, { reportInput: true });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw issue?.code === "custom" && issue.params?.fault instanceof ApiError ? issue.params.fault : parsed.error;

@@ -2,8 +2,9 @@
 // sealed requests placed on the provider the gateway chose, relayed sealed frames. Both ends are our own code and
 // the link is admitted by the coordinator's secret, so a message is checked by hand for what its reader relies on,
 // a few `typeof`s and no zod (issue 18: zod stays at the outer boundaries); whatever fails is a broken peer.
+import { MAX_CANDIDATES, type SealedEnvelope } from "../blind/format.ts";
 import type { Evidence } from "../trust/attestation.ts";
-import type { ApiError } from "../errors.ts";
+import { ApiError, ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../receipt/rungs.ts";
 
 export const GATEWAY_PATH = "/v1/gateway";
@@ -13,7 +14,7 @@ export const GATEWAY_MAX_FRAME_BYTES = 8 * 1024 * 1024;
 export const MAX_EXCLUDED = 1000;
 /**
  * The most sealed answer bytes the coordinator relays for one session whose placement names no `max_bytes`:
- * above the bound a gateway derives for the longest answer (gateway/directory/answer-bounds.ts).
+ * above the bound a gateway derives for the longest answer (src/session/answer-bounds.ts).
  */
 export const MAX_SESSION_WIRE_BYTES = 64 * 1024 * 1024;
 
@@ -67,6 +68,19 @@ export function toWireError(err: ApiError): WireError {
   return { code: err.code, message: err.message, param: err.param, ...(err.retryAfterS === undefined ? {} : { retry_after_s: err.retryAfterS }) };
 }
 
+/** The coordinator's refusal of a placement (queue full, waited too long), as a gateway passes it on: its own codes, as they are. */
+export function fromWireError(error: WireError): ApiError {
+  const code = (error.code in ERROR_CODES ? error.code : "provider_unavailable") as ErrorCode;
+  return new ApiError(code, error.message, { param: error.param, ...(error.retry_after_s === undefined ? {} : { retryAfterS: error.retry_after_s }) });
+}
+
+/**
+ * What is placed: a request the gateway sealed to the provider (HPKE `enc` and `ct`), or a gateway-blind one (DESIGN
+ * §10) the caller sealed to its candidates, relayed as it came, with the gateway's prompt-cache scope for the caller
+ * beside it. The coordinator reads neither.
+ */
+export type PlacedRequest = { enc: string; ct: string } | { blind: SealedEnvelope; cache?: { scope: string; owner?: string } };
+
 export type FromGateway =
   /** The evidence a provider was last granted its rung for, for the gateway to check (and show: `GET /v1/providers/{id}/attestation`). */
   | { t: "attestation"; rid: number; id: string }
@@ -74,7 +88,7 @@ export type FromGateway =
    * A sealed request placed on the provider the gateway chose from its copy of the directory, with what it was
    * chosen for, so the coordinator can check the choice still holds (and answer `stale` when it does not).
    */
-  | {
+  | ({
       t: "place";
       id: string;
       provider: string;
@@ -83,8 +97,6 @@ export type FromGateway =
       pin?: string;
       /** Providers that already failed this request before its session started. */
       exclude: string[];
-      enc: string;
-      ct: string;
       /** The caller takes the answer in one piece (not a stream), so it may come back in one frame. */
       whole?: true;
       /**
@@ -92,7 +104,9 @@ export type FromGateway =
        * relays no more than this and one frame, then stops the provider, so an endless answer never piles up there.
        */
       max_bytes?: number;
-    }
+      /** A gateway-blind request's candidates (at most three): the choice holds only among them. */
+      candidates?: string[];
+    } & PlacedRequest)
   | { t: "cancel"; id: string };
 
 export type ToGateway =
@@ -111,8 +125,13 @@ export type ToGateway =
   /** The provider took the session from its queue: its deadlines run from now (gateway/directory/deadlines.ts). */
   | { t: "started"; id: string }
   | { t: "rejected"; id: string; error: WireError }
-  | { t: "frame"; id: string; data: string }
-  | { t: "end"; id: string; error?: string }
+  /**
+   * A sealed frame. A gateway-blind session's last one is `final`, with the provider's signed receipt (counts and
+   * hashes) or its error's code beside it in the clear: what that session's gateway bills, checks and attributes by.
+   */
+  | { t: "frame"; id: string; data: string; final?: true; receipt?: Record<string, unknown>; code?: string }
+  /** `code`: a gateway-blind request that opened for none of the provider's keys (`sealed_request_invalid`). */
+  | { t: "end"; id: string; error?: string; code?: string }
   /** The provider left: before any of the session's frames was relayed (`started` false) the gateway may route elsewhere. */
   | { t: "gone"; id: string; started: boolean; reason: string };
 
@@ -146,8 +165,17 @@ function object(data: unknown): Obj | undefined {
 
 function isPlacement(m: Obj): boolean {
   return isSessionId(m.id) && isStr(m.provider) && isStr(m.alias) && m.alias.length > 0 && m.alias.length <= MAX_ALIAS_LENGTH && isTrust(m.floor) && optional(m.pin, isStr) &&
-    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && isStr(m.enc) && isStr(m.ct) && optional(m.whole, (w) => w === true) &&
-    optional(m.max_bytes, (b) => isNum(b) && b > 0);
+    isStrings(m.exclude) && m.exclude.length <= MAX_EXCLUDED && optional(m.whole, (w) => w === true) &&
+    optional(m.max_bytes, (b) => isNum(b) && b > 0) && optional(m.candidates, (c) => isStrings(c) && c.length <= MAX_CANDIDATES) && isPlaced(m);
+}
+
+/**
+ * Sealed by the gateway, or by the caller: the envelope is the agent's to read with its schema (a broken one is a
+ * broken gateway's, which the agent refuses), so here only its form.
+ */
+function isPlaced(m: Obj): boolean {
+  if (m.blind === undefined) return isStr(m.enc) && isStr(m.ct) && m.cache === undefined;
+  return isObj(m.blind) && m.enc === undefined && m.ct === undefined && optional(m.cache, (c) => isObj(c) && isDigest(c.scope) && optional(c.owner, isDigest));
 }
 
 /** A gateway's message at the coordinator; undefined for anything that is not one. */
@@ -177,9 +205,9 @@ function isToGateway(m: Obj): boolean {
     case "rejected":
       return isStr(m.id) && isObj(m.error) && isStr(m.error.code) && isStr(m.error.message) && (m.error.param === null || isStr(m.error.param));
     case "frame":
-      return isStr(m.id) && isStr(m.data);
+      return isStr(m.id) && isStr(m.data) && optional(m.final, (f) => f === true) && optional(m.receipt, isObj) && optional(m.code, isStr);
     case "end":
-      return isStr(m.id) && optional(m.error, isStr);
+      return isStr(m.id) && optional(m.error, isStr) && optional(m.code, isStr);
     case "gone":
       return isStr(m.id) && typeof m.started === "boolean" && isStr(m.reason);
     default:

@@ -5,7 +5,7 @@
 // honest caller is served meanwhile.
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_ANSWER_TOKENS } from "../../gateway/directory/answer-bounds.ts";
+import { MAX_ANSWER_TOKENS } from "../../src/session/answer-bounds.ts";
 import { DEFAULT_HELD_LIMITS, MIB } from "../../gateway/directory/held-bytes.ts";
 import { post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
 

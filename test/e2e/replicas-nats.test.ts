@@ -3,10 +3,12 @@
 // carries is the WebSocket's ciphertext only; the newer of two connections wins, whatever the coordinators' clocks say;
 // and the faults: a coordinator, a gateway, a NATS node and then NATS itself killed.
 import { randomBytes } from "node:crypto";
-import { cpSync, statSync } from "node:fs";
+import { cpSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import OpenAI from "openai";
+import { createSealedFetch } from "../../client/index.ts";
 import { DIRECTORY_KEY_FILE, directoryKey } from "../../gateway/coordinator/directory-key.ts";
 import { runCli } from "../../harness/cli.ts";
 import { Signer } from "../../src/crypto/signing.ts";
@@ -92,6 +94,21 @@ describe("DESIGN §7 Replicas on NATS: sealed end to end", () => {
     for (const kind of ['"t":"directory"', '"t":"place"', '"t":"frame"', '"t":"end"']) expect(bodies).toContain(kind);
     expect(bodies).not.toContain(CANARY);
     if (answer.length >= 4) expect(bodies).not.toContain(JSON.stringify(answer).slice(1, -1));
+  });
+
+  it("a gateway-blind request through a gateway alone: sealed by the caller to its candidates, placed on another replica's coordinator over NATS, answered and checked", async () => {
+    const canary = `canary-${randomBytes(12).toString("hex")}`;
+    const baseURL = `${g.url}/v1`;
+    const catalog = JSON.parse(readFileSync(tiny.catalogPath, "utf8")) as unknown;
+    const client = new OpenAI({ baseURL, apiKey: g.key, maxRetries: 0, fetch: createSealedFetch({ baseURL, apiKey: g.key, catalog }) });
+    const before = carried.length;
+    const { data, response } = await client.chat.completions.create({ model: "qwen3-4b", messages: [{ role: "user", content: `Repeat ${canary}` }], max_tokens: 4 }).withResponse();
+    expect(data.choices[0]!.finish_reason).toBeDefined();
+    expect([p, x1, x2].map((agent) => agent.providerId)).toContain(response.headers.get("x-svc-provider"));
+    await expect.poll(() => carried.slice(before).some((m) => m.subject.startsWith("svc.g.") && m.body.includes('"t":"end"')), { timeout: 10_000 }).toBe(true);
+    const bodies = carried.slice(before).map((m) => m.body).join("\n");
+    expect(bodies).toContain('"blind":{');
+    expect(bodies).not.toContain(canary);
   });
 });
 

@@ -13,7 +13,7 @@ import { ERROR_CODES } from "../../src/errors.ts";
 import { missingBrowser } from "../fixtures/browser.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const PAGES = ["README.md", "RECEIPTS.md", "bench/README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const PAGES = ["README.md", "RECEIPTS.md", "SEALING.md", "bench/README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
 
 /** Text without fenced code blocks and inline code, where `[x](y)` is not a link. */
 const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");

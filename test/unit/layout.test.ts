@@ -1,13 +1,13 @@
 // The house rules of docs/architecture.md's "Layout", checked on the import graph, one line per folder: src/ stands on its
 // own and its receipt/ wing on its own inside it, agent/ and gateway/ never reach into each other, the coordinator reaches
-// only src/ and two shared gateway wings, harness/ and bench/ never reach into test/, unit tests start no process, and
+// only src/ and two shared gateway wings, client/ only src/, harness/ and bench/ never reach into test/, unit tests start no process, and
 // no module imports itself round a circle.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "../..");
-const FOLDERS = ["bin", "src", "tiny-model", "agent", "gateway", "scripts", "harness", "bench"];
+const FOLDERS = ["bin", "client", "src", "tiny-model", "agent", "gateway", "scripts", "harness", "bench"];
 const PACKAGE_IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["']([^."'][^"']*)["']|\bimport\s*\(\s*["']([^."'][^"']*)["']/g;
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']|\bimport\s+["'](\.{1,2}\/[^"']+)["']|\bimport\s*\(\s*["'](\.{1,2}\/[^"']+)["']/g;
 
@@ -93,8 +93,8 @@ describe("Layout (docs/architecture.md)", () => {
     expect(receipt.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:") || !/^(zod|canonicalize|eventsource-parser|@noble\/)/.test(p)).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
-  it("src/openai/ and src/blind/, the layers a caller's client runs too (DESIGN §10), import no node: module themselves", () => {
-    const layer = [...graph.keys()].filter((f) => under("src/openai")(f) || under("src/blind")(f));
+  it("src/openai/, src/blind/ and src/session/, the layers a caller's client runs too (DESIGN §10), import no node: module themselves", () => {
+    const layer = [...graph.keys()].filter((f) => under("src/openai")(f) || under("src/blind")(f) || under("src/session")(f));
     expect(layer.length).toBeGreaterThan(0);
     expect(layer.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
@@ -105,6 +105,11 @@ describe("Layout (docs/architecture.md)", () => {
     expect([...graph.keys()].filter(portable).length).toBeGreaterThanOrEqual(4);
     expect(violations(portable, (t) => portable(t) || under("src/receipt")(t))).toEqual([]);
     expect([...graph.keys()].filter(portable).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
+  it("client/, the caller's package for gateway-blind requests (DESIGN §10), imports only itself and src/", () => {
+    expect([...graph.keys()].filter(under("client")).length).toBeGreaterThan(0);
+    expect(violations(under("client"), (t) => under("client")(t) || under("src")(t))).toEqual([]);
   });
 
   it("agent/ never imports gateway/, nor gateway/ agent/", () => {

@@ -1,10 +1,10 @@
 // DESIGN §8, a provider is a stranger: what it may send back for a session (answer-bounds), when (deadlines),
 // which of its errors reach the caller (provider-errors), and when its faults rest it (provider-faults).
 import { describe, expect, it } from "vitest";
-import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, pieceBytes, WireBudget } from "../../../../gateway/directory/answer-bounds.ts";
+import { AnswerBounds, answerLimits, BYTES_PER_TOKEN, MAX_ANSWER_TOKENS, pieceBytes, WireBudget } from "../../../../src/session/answer-bounds.ts";
 import { nextDeadline } from "../../../../gateway/directory/deadlines.ts";
 import { MAX_SESSION_WIRE_BYTES } from "../../../../src/wire/gateway.ts";
-import { paramIn, readReport } from "../../../../gateway/directory/provider-errors.ts";
+import { paramIn, readReport } from "../../../../src/session/provider-report.ts";
 import { embeddingsContentLength, embeddingsPieces, vectorBase64 } from "../../../../src/receipt/embedding-vectors.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
 import { logprobTokenCap } from "../../../../src/session/logprobs.ts";

@@ -1,10 +1,10 @@
-// What a provider's error frame may become for the caller (DESIGN §8, issue 41): only the validation codes an agent
-// may report pass through, each with svc's own message and a `param` only when it names a value the request holds.
-// Anything else is the provider's fault, never the caller's; provider-written text reaches no caller. A report the
-// gateway's own checks could not settle is disputed: another provider gets the request before the caller hears it.
-import { ApiError, ERROR_CODES, type ErrorCode } from "../../src/errors.ts";
-import { noRoomMessage, readNoRoom, type PROVIDER_ERROR_CODES, type SessionPlaintext } from "../../src/session/sealed-request.ts";
-import type { WireError } from "../../src/wire/gateway.ts";
+// What a provider's error frame may become for the caller (DESIGN §8, issue 41), read alike by whoever opens it: the
+// gateway, or a caller's client in gateway-blind mode. Only the validation codes an agent may report pass through,
+// each with svc's own message and a `param` only when it names a value the request holds. Anything else is the
+// provider's fault, never the caller's; provider-written text reaches no caller. A report the gateway's own checks
+// could not settle is disputed: another provider gets the request before the caller hears it.
+import { ApiError } from "../errors.ts";
+import { noRoomMessage, readNoRoom, type PROVIDER_ERROR_CODES, type SessionPlaintext } from "./sealed-request.ts";
 
 type CallerCode = Exclude<(typeof PROVIDER_ERROR_CODES)[number], "provider_error">;
 
@@ -70,10 +70,4 @@ export function readReport(frame: { code: string; param: string | null; message?
   const error = room ? new ApiError(code, noRoomMessage(room), { param }) : new ApiError(code, CALLER_FAULTS[code](provider, param), { param });
   if (code === "schema_too_complex") return { kind: "caller", error };
   return { kind: "disputed", error, chargeable: code === "invalid_value" || code === "unsupported_parameter" };
-}
-
-/** The coordinator's refusal of a placement (queue full, waited too long): its own codes, passed on as they are. */
-export function rejection(error: WireError): ApiError {
-  const code = (error.code in ERROR_CODES ? error.code : "provider_unavailable") as ErrorCode;
-  return new ApiError(code, error.message, { param: error.param, ...(error.retry_after_s === undefined ? {} : { retryAfterS: error.retry_after_s }) });
 }

@@ -1,17 +1,22 @@
 // What a provider may send back for one session (DESIGN §8): no more pieces than the request's token cap allows,
 // no more bytes than a bound derived from it, and tool calls only to the tools offered, within tool_choice. A
 // breach is the provider's fault: it ends the session and never reaches the caller. Plain state, no I/O, so the
-// same bounds hold whatever carries the frames.
-import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
-import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
-import { logprobsSize, tokenStringProblem, type TokenLogprob } from "../../src/receipt/logprobs.ts";
-import { answerTokenCap, type SessionPlaintext } from "../../src/session/sealed-request.ts";
-import { LOGPROB_BYTES_PER_ENTRY } from "../../src/session/logprobs.ts";
-import { embeddingsContentLength } from "../../src/receipt/embedding-vectors.ts";
-import type { Breach } from "./provider-faults.ts";
+// same bounds hold whatever carries the frames, and whoever opens them (the gateway, or a caller's client: DESIGN §10).
+import type { AnswerPiece } from "../receipt/answer-record.ts";
+import { MAX_TOOL_CALLS } from "../receipt/answer-record.ts";
+import { logprobsSize, tokenStringProblem, type TokenLogprob } from "../receipt/logprobs.ts";
+import { answerTokenCap, type SessionPlaintext } from "./sealed-request.ts";
+import { LOGPROB_BYTES_PER_ENTRY } from "./logprobs.ts";
+import { embeddingsContentLength } from "../receipt/embedding-vectors.ts";
 
-const tooMuch = (why: string): Breach => ({ kind: "answer_bounds", why });
-const toolFault = (why: string): Breach => ({ kind: "tool_call", why });
+/** A provider's answer past its bounds, or broken: what it did, in svc's words (the gateway charges it as a fault). */
+export interface AnswerBreach {
+  kind: "answer_bounds" | "tool_call" | "broken";
+  why: string;
+}
+
+const tooMuch = (why: string): AnswerBreach => ({ kind: "answer_bounds", why });
+const toolFault = (why: string): AnswerBreach => ({ kind: "tool_call", why });
 
 /**
  * The longest answer any catalog model's context can hold: the cap when `max_tokens` asks for more, until the
@@ -69,7 +74,7 @@ export function answerLimits(request: Pick<SessionPlaintext, "max_tokens" | "inp
 /** What a piece adds to the answer's text, tool names and call ids, in UTF-8 bytes (logprob entries as their JSON's size). */
 export function pieceBytes(piece: AnswerPiece): number {
   if (piece.type === "logprobs") return logprobsSize(piece.logprobs);
-  return piece.type === "tool_call" ? Buffer.byteLength(piece.name) + Buffer.byteLength(piece.id) : Buffer.byteLength(piece.text);
+  return piece.type === "tool_call" ? utf8Length(piece.name) + utf8Length(piece.id) : utf8Length(piece.text);
 }
 
 /** Counts one session's answer against its limits and the request's tool rules; each method returns a breach, or undefined. */
@@ -88,7 +93,7 @@ export class AnswerBounds {
   }
 
   /** One piece as it arrives, before it is relayed. */
-  piece(piece: AnswerPiece): Breach | undefined {
+  piece(piece: AnswerPiece): AnswerBreach | undefined {
     if (piece.type === "logprobs") return this.logprobs(piece.logprobs);
     this.pieces++;
     this.bytes += pieceBytes(piece);
@@ -103,7 +108,7 @@ export class AnswerBounds {
   }
 
   /** Entries only when asked for, one per token at most, each with the alternatives asked for, their strings their bytes'. */
-  private logprobs(entries: readonly TokenLogprob[]): Breach | undefined {
+  private logprobs(entries: readonly TokenLogprob[]): AnswerBreach | undefined {
     const asked = this.limits.logprobs;
     if (asked === undefined) return tooMuch("sent logprobs the request did not ask for");
     this.entries += entries.length;
@@ -117,7 +122,7 @@ export class AnswerBounds {
     return problem === undefined ? undefined : { kind: "broken", why: `sent a broken answer (${problem})` };
   }
 
-  private toolCall(name: string): Breach | undefined {
+  private toolCall(name: string): AnswerBreach | undefined {
     this.calls++;
     const choice = this.request.tool_choice;
     if (!this.offered.has(name)) return toolFault("called a tool the request did not offer");
@@ -128,7 +133,7 @@ export class AnswerBounds {
   }
 
   /** The answer is complete: a forced tool choice must have been followed (unless max_tokens cut it short), the receipt's count kept to the cap. */
-  done(completionTokens: number, finishReason: string): Breach | undefined {
+  done(completionTokens: number, finishReason: string): AnswerBreach | undefined {
     const choice = this.request.tool_choice;
     const forced = choice === "required" || typeof choice === "object";
     if (forced && this.request.tools !== undefined && this.calls === 0 && finishReason !== "length") return toolFault("answered without the tool call tool_choice requires");
@@ -148,4 +153,19 @@ export class WireBudget {
     this.received += bytes;
     return this.received <= this.limit;
   }
+}
+
+/** A string's length in UTF-8 bytes, as node's Buffer.byteLength counts it (a lone surrogate is U+FFFD's three), in any runtime. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }

@@ -1,0 +1,104 @@
+// Which providers a gateway-blind request is sealed to (DESIGN §10), by the caller's own policy, never the gateway's:
+// the listing's providers that serve the alias, each one's evidence checked with the same code as `svc-agent verify
+// --attestation` under the caller's roots and release keys (the check cached by the evidence's digest, so only a new
+// or changed provider costs one), taken when its proven rung is the one listed and at or above the floor, and its
+// keys agree with those the caller knew; up to three, least loaded first, or the one a pin names.
+import type { X509Certificate } from "@peculiar/x509";
+import { MAX_CANDIDATES } from "../src/blind/format.ts";
+import { atOrAbove, type TrustLevel } from "../src/receipt/rungs.ts";
+import type { ProvenProvider } from "../src/session/answer-reader.ts";
+import { AttestationRecordSchema } from "../src/trust/attestation-record.ts";
+import { checkEvidence, evidenceDigest, type EvidenceVerdict } from "../src/trust/attestation.ts";
+import { z } from "zod";
+
+export interface TrustPolicy {
+  /** The lowest rung a candidate's evidence must prove to the caller (default process). */
+  floor: TrustLevel;
+  roots: readonly X509Certificate[];
+  releaseKeys: ReadonlySet<string>;
+  /** Provider id → Ed25519 signing key (hex) the caller knew: a provider presenting another key is refused. */
+  knownKeys: ReadonlyMap<string, string>;
+}
+
+/** A candidate as the caller's own check of its evidence proved it. */
+export interface Candidate extends ProvenProvider {
+  /** Its attested X25519 sealing key, raw. */
+  sealingKey: Uint8Array;
+}
+
+const ListingSchema = z.array(
+  z.object({ id: z.string(), model_ids: z.array(z.string()), trust: z.string(), busy: z.boolean(), waiting: z.number() }),
+);
+
+type Get = (path: string) => Promise<Response>;
+
+export class CandidateChooser {
+  /** Each provider's last evidence check, by the evidence's digest. */
+  private readonly checked = new Map<string, { digest: string; verdict: EvidenceVerdict }>();
+
+  /** `check`: the evidence check (a test counts its calls). */
+  constructor(
+    private readonly policy: TrustPolicy,
+    private readonly check_: typeof checkEvidence = checkEvidence,
+  ) {}
+
+  /** Up to three candidates for `alias` (one, for a pin); throws an Error naming why none passed. */
+  async choose(get: Get, alias: string, pin: string | undefined): Promise<Candidate[]> {
+    const listing = ListingSchema.safeParse(await (await okOrThrow(get("/providers"), "the provider listing")).json());
+    if (!listing.success) throw new Error("svc sealed fetch: the gateway's provider listing is not a list of providers");
+    const serving = listing.data
+      .filter((p) => p.model_ids.includes(alias) && (pin === undefined || p.id.startsWith(pin)))
+      .sort((a, b) => load(a) - load(b));
+    const chosen: Candidate[] = [];
+    const refused: string[] = [];
+    for (const listed of serving) {
+      if (chosen.length === (pin === undefined ? MAX_CANDIDATES : 1)) break;
+      const outcome = await this.check(get, listed.id, listed.trust);
+      if (typeof outcome === "string") refused.push(`${listed.id.slice(0, 12)}: ${outcome}`);
+      else chosen.push(outcome);
+    }
+    if (chosen.length > 0) return chosen;
+    const why = serving.length === 0 ? `the gateway lists no provider of ${alias}${pin === undefined ? "" : ` matching the pin ${pin}`}` : `no provider of ${alias} passed the caller's checks (${refused.join("; ")})`;
+    throw new Error(`svc sealed fetch: ${why}; nothing was sent`);
+  }
+
+  /** The provider as its evidence proves it to the caller, or why it is refused. */
+  private async check(get: Get, id: string, listedTrust: string): Promise<Candidate | string> {
+    const res = await get(`/providers/${id}/attestation`);
+    if (!res.ok) return `its attestation record could not be fetched (HTTP ${res.status})`;
+    const record = AttestationRecordSchema.safeParse(await res.json());
+    if (!record.success) return "its attestation record is malformed";
+    const { evidence, verified_at } = record.data;
+    const digest = evidenceDigest(evidence);
+    let verdict = this.checked.get(id)?.digest === digest ? this.checked.get(id)!.verdict : undefined;
+    if (verdict === undefined) {
+      verdict = await this.check_(evidence, { roots: this.policy.roots, releaseKeys: this.policy.releaseKeys }, new Date(verified_at));
+      this.checked.set(id, { digest, verdict });
+    }
+    if (!verdict.ok) return `its evidence does not verify (${verdict.reason})`;
+    if (verdict.providerId !== id) return "its evidence is another provider's";
+    // a listing that claims more (or less) than the evidence proves to the caller is not believed: such a provider's receipts would not check
+    if (verdict.rung !== listedTrust) return `listed at ${listedTrust}, but its evidence proves ${verdict.rung}${verdict.refusals.length > 0 ? ` (${verdict.refusals.join("; ")})` : ""}`;
+    if (!atOrAbove(verdict.rung, this.policy.floor)) return `its evidence proves ${verdict.rung}, below the floor ${this.policy.floor}`;
+    const known = this.policy.knownKeys.get(id);
+    if (known !== undefined && known !== verdict.signingKey) return "its signing key is not the one the caller knew";
+    return {
+      id, signing_key: verdict.signingKey, trust: verdict.rung, ...(verdict.serial === undefined ? {} : { serial: verdict.serial }),
+      sealingKey: hexBytes(verdict.sealingKey),
+    };
+  }
+}
+
+const load = (p: { busy: boolean; waiting: number }) => (p.busy ? 1 : 0) + p.waiting;
+
+function hexBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+async function okOrThrow(response: Promise<Response>, what: string): Promise<Response> {
+  const res = await response;
+  if (!res.ok) throw new Error(`svc sealed fetch: ${what} answered HTTP ${res.status}; nothing was sent`);
+  return res;
+}

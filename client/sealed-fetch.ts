@@ -1,0 +1,283 @@
+// createSealedFetch (DESIGN §10, issue 42): a fetch for the OpenAI SDKs that makes svc's routes gateway-blind. Each
+// request's body is parsed by the gateway's own layer (src/openai parseRoute), sealed to up to three candidates whose
+// evidence the caller checked itself (candidates.ts), and posted as application/svc-sealed+json; the relayed lines
+// are opened in order from the candidate that answered, read by the same answer side as the gateway's
+// (src/session/answer-reader.ts), the receipt checked against that candidate and the alias's catalog pin, and the
+// answer shaped (src/openai/answer-shaper.ts) into the bytes the normal path returns. It fails closed: it never sends
+// a plaintext body, and anything that does not check is an Error that names why.
+import type { X509Certificate } from "@peculiar/x509";
+import { SEALED_FRAMES_TYPE, SEALED_REQUEST_TYPE, fromBase64url, type Clear } from "../src/blind/format.ts";
+import { LineReader, type RelayLine } from "../src/blind/lines.ts";
+import { blindSuite, FrameOpener, sealForCandidates, type SealedForCandidates } from "../src/blind/seal.ts";
+import { CatalogSchema, type Catalog, type CatalogEntry } from "../src/catalog.ts";
+import { ApiError, ERROR_CODES, type ErrorCode, type ErrorEnvelope } from "../src/errors.ts";
+import { shaperOf, type AnswerShaper, type SseEvent } from "../src/openai/answer-shaper.ts";
+import { RECEIPT_NONCE_HEADER } from "../src/openai/chat-request.ts";
+import { readJsonBody } from "../src/openai/json-body.ts";
+import { ROUTE_PATHS, parseRoute, type RouteKind, type RouteRequest } from "../src/openai/route-request.ts";
+import { verdictHeaders, verdictOf } from "../src/openai/shapes.ts";
+import { DONE_LINE, sseEvent } from "../src/openai/sse-text.ts";
+import type { ReasoningFormat } from "../src/openai/tools-request.ts";
+import { canonicalJson } from "../src/receipt/canonical-json.ts";
+import type { AnswerPiece, AnswerRecord } from "../src/receipt/answer-record.ts";
+import type { Receipt } from "../src/receipt/receipt.ts";
+import type { TrustLevel } from "../src/receipt/rungs.ts";
+import { AnswerReader, providerFault, receiptInvalid } from "../src/session/answer-reader.ts";
+import { answerTokenCap } from "../src/session/sealed-request.ts";
+import { CandidateChooser, type Candidate } from "./candidates.ts";
+
+export interface SealedFetchOptions {
+  /** The gateway's API base, as the OpenAI SDKs take it (`https://host/v1`). */
+  baseURL: string;
+  apiKey?: string;
+  /** The lowest rung a provider's evidence must prove to the caller (default process). */
+  floor?: TrustLevel;
+  /** A provider id (or a prefix of at least 8 hex digits): only that provider is sealed to. */
+  provider?: string;
+  /** Attestation roots the caller trusts, for the hardware rung. */
+  trustedRoots?: X509Certificate[];
+  /** Release keys (hex) the caller trusts, for the transparent rung. */
+  releaseKeys?: Iterable<string>;
+  /** Provider id → signing key (hex) known before: a provider presenting another is refused. */
+  knownKeys?: Record<string, string>;
+  /** The model catalog whose pins a receipt must match (svc's models.lock.json, parsed or as JSON). */
+  catalog: Catalog | unknown;
+  /** What a request that names no reasoning_format gets, as the gateway's `--reasoning-format` (default none). */
+  reasoningFormat?: ReasoningFormat;
+  /** The fetch that carries the sealed bytes (default globalThis.fetch). */
+  fetch?: typeof globalThis.fetch;
+}
+
+const KINDS = new Map<string, RouteKind>(Object.entries(ROUTE_PATHS).map(([kind, path]) => [path.replace(/^\/v1/, ""), kind as RouteKind]));
+const suite = blindSuite();
+
+/** A fetch that sends svc's OpenAI routes gateway-blind; other GETs (listings) pass through, any other body is refused. */
+export function createSealedFetch(options: SealedFetchOptions): typeof globalThis.fetch {
+  const base = options.baseURL.replace(/\/+$/, "");
+  const send = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const catalog = CatalogSchema.parse(options.catalog);
+  const chooser = new CandidateChooser({
+    floor: options.floor ?? "process",
+    roots: options.trustedRoots ?? [],
+    releaseKeys: new Set(options.releaseKeys ?? []),
+    knownKeys: new Map(Object.entries(options.knownKeys ?? {})),
+  });
+  const auth: Record<string, string> = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
+  const get = (path: string) => send(`${base}${path}`, { headers: { ...auth, accept: "application/json" } });
+
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const url = new URL(request.url);
+    const path = url.href.startsWith(`${base}/`) ? url.href.slice(base.length).split("?")[0]! : undefined;
+    const kind = path === undefined ? undefined : KINDS.get(path);
+    if (request.method === "GET" && request.body === null) return send(request);
+    if (request.method !== "POST" || kind === undefined) {
+      throw new Error(`svc sealed fetch: ${request.method} ${url.pathname} is not a route it seals (${Object.values(ROUTE_PATHS).join(", ")}); nothing was sent`);
+    }
+    const headers = { ...auth, ...(request.headers.get("authorization") === null ? {} : { authorization: request.headers.get("authorization")! }) };
+    return blind(kind, new Uint8Array(await request.arrayBuffer()), request.headers.get(RECEIPT_NONCE_HEADER) ?? undefined, request.signal, {
+      catalog, chooser, options, post: (body) => send(url.href, { method: "POST", headers: { ...headers, "content-type": SEALED_REQUEST_TYPE }, body, signal: request.signal }), get,
+    });
+  };
+}
+
+interface Session {
+  catalog: Catalog;
+  chooser: CandidateChooser;
+  options: SealedFetchOptions;
+  post: (body: string) => Promise<Response>;
+  get: (path: string) => Promise<Response>;
+}
+
+/** One request, sealed: parsed and refused here as the gateway would, sealed, posted, and its answer opened. */
+async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | undefined, signal: AbortSignal, s: Session): Promise<Response> {
+  let request: RouteRequest;
+  try {
+    const nonce = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+    request = parseRoute(kind, readJsonBody(bytes), { catalog: s.catalog, nonce, receiptNonce, reasoningFormat: s.options.reasoningFormat ?? "none" });
+  } catch (err) {
+    if (err instanceof ApiError) return errorResponse(err);
+    throw err;
+  }
+  const { entry, body } = request;
+  const pin = request.pin ?? s.options.provider?.toLowerCase();
+  const candidates = await s.chooser.choose(s.get, entry.alias, pin);
+  const plaintext = new TextEncoder().encode(canonicalJson(body));
+  const clear: Omit<Clear, "request_sha256"> = {
+    kind, alias: entry.alias, stream: request.stream,
+    max_tokens: kind === "embeddings" ? body.input!.length : answerTokenCap(body),
+  };
+  const sealed = await sealForCandidates(suite, plaintext, clear, candidates.map((c) => ({ provider: c.id, publicKey: c.sealingKey })));
+  signal.throwIfAborted();
+  const res = await s.post(JSON.stringify(sealed.envelope));
+  const shaper = shaperOf(request);
+  // the gateway's own failure before it relayed anything: an ordinary envelope with its status, as the normal path
+  // sends it, but for a stream's failure to find or reach a provider, which the normal path sends after its head
+  if (res.status !== 200) return request.stream && shaper.stream !== undefined ? await afterHead(res, shaper) : res;
+  if (res.headers.get("content-type")?.split(";")[0]?.trim() !== SEALED_FRAMES_TYPE || res.body === null) {
+    throw new Error(`svc sealed fetch: the gateway answered ${res.headers.get("content-type") ?? "no content type"}, not sealed frames`);
+  }
+  const answer = new RelayedAnswer(res.body, sealed, candidates, request, entry, plaintext);
+  // the gateway's id for the request, as on any answer of its, to quote in a report
+  const requestId = res.headers.get("x-request-id");
+  const headers: Record<string, string> = requestId === null ? {} : { "x-request-id": requestId };
+  if (request.stream && shaper.stream !== undefined) return streamed(answer, shaper, headers);
+  const end = await answer.finish(() => undefined);
+  if (end instanceof ApiError) return errorResponse(shaper.error(end), headers);
+  return json(200, shaper.whole(end.answer, end.receipt), { ...headers, ...verdictHeaders(verdictOf(end.receipt)) });
+}
+
+/** The provider side's failures, which a normal stream reports after its head (SPEC §3); any other stays as it came. */
+const AFTER_HEAD = new Set(["provider_unavailable", "directory_unavailable", "provider_error"]);
+
+async function afterHead(res: Response, shaper: AnswerShaper): Promise<Response> {
+  const text = await res.text();
+  let error: ApiError | undefined;
+  try {
+    const envelope = JSON.parse(text) as ErrorEnvelope;
+    if (AFTER_HEAD.has(envelope.error.code)) error = envelopeError(envelope);
+  } catch {
+    error = undefined;
+  }
+  if (error === undefined) return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+  const stream = shaper.stream!;
+  const { events } = stream.failing(shaper.error(error));
+  const body = [...stream.opening(), ...events].map(({ data, event }) => sseEvent(data, event)).join("");
+  const requestId = res.headers.get("x-request-id");
+  return new Response(body, { status: 200, headers: { ...(requestId === null ? {} : { "x-request-id": requestId }), "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
+/** A stream as the normal path frames it: the opening, each piece as it opens, then the closing or the error. */
+function streamed(answer: RelayedAnswer, shaper: AnswerShaper, headers: Record<string, string>): Response {
+  const stream = shaper.stream!;
+  const encoder = new TextEncoder();
+  const events = (list: SseEvent[]) => encoder.encode(list.map(({ data, event }) => sseEvent(data, event)).join(""));
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(events(stream.opening()));
+      try {
+        const end = await answer.finish((piece) => controller.enqueue(events(stream.piece(piece))));
+        const { events: last, done } = end instanceof ApiError ? stream.failing(shaper.error(end)) : stream.closing(end.receipt);
+        controller.enqueue(events(last));
+        if (done) controller.enqueue(encoder.encode(DONE_LINE));
+        controller.close();
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    cancel: () => answer.cancel(),
+  });
+  return new Response(body, { status: 200, headers: { ...headers, "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}
+
+/** The relayed lines of one answer, opened in order from the one candidate that answers. */
+class RelayedAnswer {
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private current?: { provider: string; opener: FrameOpener; reader: AnswerReader; frames: number };
+
+  constructor(
+    body: ReadableStream<Uint8Array>,
+    private readonly sealed: SealedForCandidates,
+    private readonly candidates: readonly Candidate[],
+    private readonly request: RouteRequest,
+    private readonly entry: CatalogEntry,
+    private readonly plaintext: Uint8Array,
+  ) {
+    this.reader = body.getReader();
+  }
+
+  cancel(): void {
+    void this.reader.cancel();
+  }
+
+  /**
+   * Reads to the final frame, handing each piece on as it opens; resolves with the verified answer, or the error the
+   * normal path would have answered with. Throws an Error naming what a gateway did that does not check.
+   */
+  async finish(onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError> {
+    const lines = new LineReader();
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await this.reader.read();
+      if (done) break;
+      let read: RelayLine[];
+      try {
+        read = lines.push(decoder.decode(value, { stream: true }));
+      } catch (err) {
+        throw refused(`the relayed answer is malformed (${(err as Error).message})`);
+      }
+      for (const line of read) {
+        const end = await this.line(line, onPiece);
+        if (end !== undefined) {
+          this.cancel();
+          return end;
+        }
+      }
+    }
+    throw refused(this.current === undefined ? "the relayed answer ended before any provider answered" : "the relayed answer was cut before its final frame");
+  }
+
+  private async line(line: RelayLine, onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError | undefined> {
+    switch (line.type) {
+      case "keepalive":
+        return undefined;
+      case "error":
+        return envelopeError(line.envelope);
+      case "provider": {
+        const candidate = this.candidates.find((c) => c.id === line.provider);
+        if (candidate === undefined) throw refused(`the gateway relayed an answer from provider ${line.provider}, which is not one of the request's candidates`);
+        // a re-route comes before the first frame; after one, another provider could only splice answers
+        if (this.current !== undefined && this.current.frames > 0) throw refused("the gateway switched providers in the middle of an answer");
+        const key = await this.sealed.answerKey(candidate.id);
+        const { alias } = this.entry;
+        const reader = new AnswerReader({ provider: candidate, ...(this.request.pin === undefined ? {} : { pin: this.request.pin }), entry: this.entry, body: this.request.body, requestSha256: this.sealed.envelope.request_sha256 });
+        this.current = { provider: candidate.id, opener: new FrameOpener(key, alias, candidate.id), reader, frames: 0 };
+        return undefined;
+      }
+      case "frame": {
+        const current = this.current;
+        if (current === undefined) throw refused("the gateway relayed a frame before naming its provider");
+        let text: string;
+        try {
+          text = await current.opener.open(fromBase64url(line.data), line.final);
+        } catch (err) {
+          throw refused((err as Error).message);
+        }
+        current.frames++;
+        const { pieces, end } = current.reader.read(text);
+        for (const piece of pieces) if (!("text" in piece) || piece.text !== "") onPiece(piece);
+        if (end === undefined) {
+          if (line.final) throw refused("the final frame holds no end of the answer");
+          return undefined;
+        }
+        if (!line.final) throw refused("an answer's end came in a frame not sealed final");
+        switch (end.type) {
+          case "done":
+            return { receipt: end.receipt, answer: end.answer };
+          case "receipt_invalid":
+            throw refused(receiptInvalid(current.provider, end.problems).message);
+          case "fault":
+            throw refused(providerFault(current.provider, end.breach.why).message);
+          case "report":
+            return end.report.kind === "fault" ? providerFault(current.provider, end.report.why) : end.report.error;
+        }
+      }
+    }
+  }
+}
+
+const refused = (why: string) => new Error(`svc sealed fetch: ${why}; the answer is refused`);
+
+/** The gateway's failure after the head, as the ApiError the normal path would have answered with at that point. */
+function envelopeError({ error }: ErrorEnvelope): ApiError {
+  if (!Object.hasOwn(ERROR_CODES, error.code)) throw refused(`the gateway failed with an unknown code ${JSON.stringify(error.code).slice(0, 80)}`);
+  return new ApiError(error.code as ErrorCode, error.message, { param: error.param });
+}
+
+function errorResponse(error: ApiError, headers: Record<string, string> = {}): Response {
+  return json(error.status, error.toEnvelope(), { ...headers, ...(error.retryAfterS === undefined ? {} : { "retry-after": String(error.retryAfterS) }) });
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+}

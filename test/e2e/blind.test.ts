@@ -1,0 +1,266 @@
+// DESIGN §10 gateway-blind requests end to end (issue 42): the official openai SDK, unchanged but for
+// `fetch: createSealedFetch(...)`, through a real gateway, coordinator and agent on a tiny model. The gateway relays
+// only sealed, padded frames and never holds the prompt; a hostile gateway (a proxy that rewrites the relay) is caught.
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSealedFetch, verifyReceipt } from "../../client/index.ts";
+import { fromBase64url, PAD_BYTES } from "../../src/blind/format.ts";
+import { startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { memoryHolds } from "../fixtures/process-memory.ts";
+import { startRelayProxy, type RelayProxy } from "../fixtures/relay-proxy.ts";
+
+let gw: GatewayProcess;
+let proxy: RelayProxy;
+let catalog: unknown;
+
+beforeAll(async () => {
+  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
+  proxy = await startRelayProxy(gw.url);
+  catalog = JSON.parse(readFileSync(gw.tiny.catalogPath, "utf8"));
+}, 120_000);
+afterAll(async () => {
+  await proxy?.close();
+  await gw?.stop();
+});
+
+const normal = () => new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
+/** The SDK as a caller switches it to blind mode: one option more. */
+const blind = (baseURL = gw.baseURL) => new OpenAI({ baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL, apiKey: gw.key, catalog }) });
+const ask = (content: string) => ({ model: "qwen3-4b", messages: [{ role: "user" as const, content }], max_tokens: 8, temperature: 0 });
+
+/** What the SDK threw, with the causes it wraps. */
+async function failure(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    const messages: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = e.cause) messages.push(e.message);
+    return messages.join(" <- ");
+  }
+  throw new Error("expected the call to fail");
+}
+
+async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<OpenAI.ChatCompletionChunk[]> {
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks;
+}
+
+describe("DESIGN §10 Gateway-blind: the openai SDK works unchanged with fetch: createSealedFetch", () => {
+  it("create: the same answer as the normal path, in the same shape, with a receipt for the provider that answered", async () => {
+    const plain = await normal().chat.completions.create(ask("Say hi"));
+    const { data: sealed, response } = await blind().chat.completions.create(ask("Say hi")).withResponse();
+    expect(Object.keys(sealed).sort()).toEqual(Object.keys(plain).sort());
+    expect(sealed.choices).toEqual(plain.choices);
+    // the same key's prompt cache served the sealed request: the scope the gateway sent beside it is the caller's
+    expect(sealed.usage).toEqual({ ...plain.usage, prompt_tokens_details: { cached_tokens: expect.any(Number) } });
+    expect(sealed.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(0);
+    expect(response.headers.get("x-svc-provider")).toBe(gw.providerId);
+    const receipt = (sealed as unknown as { svc_receipt: { provider_id: string } }).svc_receipt;
+    expect(receipt.provider_id).toBe(gw.providerId);
+    expect(verifyReceipt(receipt, { content: sealed.choices[0]!.message.content! }).problems).toEqual([]);
+  });
+
+  it("stream: the same chunks as the normal path, the receipt in the last, then the stream ends", async () => {
+    const plain = await collect(await normal().chat.completions.create({ ...ask("Count"), stream: true }));
+    const sealed = await collect(await blind().chat.completions.create({ ...ask("Count"), stream: true }));
+    const text = (chunks: OpenAI.ChatCompletionChunk[]) => chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    expect(text(sealed)).toBe(text(plain));
+    expect(sealed.length).toBe(plain.length);
+    expect(sealed.map((c) => Object.keys(c).sort())).toEqual(plain.map((c) => Object.keys(c).filter((k) => k !== "x_svc_timing").sort()));
+    expect(sealed.at(-1)).toHaveProperty("svc_receipt.provider_id", gw.providerId);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: a tool loop with the openai SDK", () => {
+  it("the call and the answer to its result are the normal path's", async () => {
+    const tools = [{ type: "function" as const, function: { name: "weather", parameters: { type: "object", properties: { city: { type: "string", enum: ["Paris", "Oslo"] } }, required: ["city"], additionalProperties: false } } }];
+    const turn = (client: OpenAI) => client.chat.completions.create({ ...ask("Weather in Paris?"), max_tokens: 200, seed: 7, tools, tool_choice: "required", parallel_tool_calls: false });
+    const [plain, sealed] = [await turn(normal()), await turn(blind())];
+    const call = (c: OpenAI.ChatCompletion) => c.choices[0]!.message.tool_calls!.map((t) => (t.type === "function" ? t.function : undefined));
+    expect(call(sealed)).toEqual(call(plain));
+    expect([sealed, plain].map((c) => c.choices[0]!.finish_reason)).toEqual(["tool_calls", "tool_calls"]);
+    const answer = (client: OpenAI, first: OpenAI.ChatCompletion) =>
+      client.chat.completions.create({
+        ...ask("Weather in Paris?"),
+        messages: [{ role: "user", content: "Weather in Paris?" }, first.choices[0]!.message, { role: "tool", tool_call_id: first.choices[0]!.message.tool_calls![0]!.id, content: "Sunny, 21 C" }],
+        tools,
+      });
+    const [plainAnswer, sealedAnswer] = [await answer(normal(), plain), await answer(blind(), sealed)];
+    expect(sealedAnswer.choices[0]!.message.content).toBe(plainAnswer.choices[0]!.message.content);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the other routes fall out of the one layer", () => {
+  it("Responses and legacy completions answer blind what they answer normally", async () => {
+    const input = { model: "qwen3-4b", input: "Say hi", max_output_tokens: 8, temperature: 0 };
+    const [plain, sealed] = [await normal().responses.create(input), await blind().responses.create(input)];
+    expect(sealed.output_text).toBe(plain.output_text);
+    expect(Object.keys(sealed).sort()).toEqual(Object.keys(plain).sort());
+    const legacy = { model: "qwen3-4b", prompt: "Once upon", max_tokens: 6, temperature: 0 };
+    const [plainText, sealedText] = [await normal().completions.create(legacy), await blind().completions.create(legacy)];
+    expect(sealedText.choices).toEqual(plainText.choices);
+  });
+
+  it("embeddings answer blind the vectors they answer normally", async () => {
+    const request = { model: "tiny-embed", input: ["svc", "sealed"] };
+    const [plain, sealed] = [await normal().embeddings.create(request), await blind().embeddings.create(request)];
+    expect(sealed.data).toEqual(plain.data);
+    expect(sealed.data).toHaveLength(2);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the gateway reads only the envelope, after the key and limits", () => {
+  /** A sealed body posted as is; with `key` "" no Authorization header. */
+  const sealedPost = (body: string, key = gw.key) =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { ...(key === "" ? {} : { authorization: `Bearer ${key}` }), "content-type": "application/svc-sealed+json" }, body });
+
+  it("no key is 401, a broken envelope 400 naming the field, an envelope for another route 400 on kind: ordinary envelopes", async () => {
+    expect((await sealedPost("{}", "")).status).toBe(401);
+    const broken = await sealedPost(JSON.stringify({ v: 1, kind: "chat" }));
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { param: string } }).error.param).toBe("alias");
+    const envelope = { v: 1, kind: "embeddings", alias: "qwen3-4b", stream: false, max_tokens: 1, request_sha256: "0".repeat(64), candidates: [{ provider: gw.providerId, enc: "AA", key: "AA" }], ct: "AA" };
+    const wrongRoute = await sealedPost(JSON.stringify(envelope));
+    expect(wrongRoute.status).toBe(400);
+    expect(((await wrongRoute.json()) as { error: { param: string } }).error.param).toBe("kind");
+  });
+
+  it("a request that opens for none of its candidates is the caller's 400 sealed_request_invalid, after the head", async () => {
+    const envelope = { v: 1, kind: "chat", alias: "qwen3-4b", stream: false, max_tokens: 4, request_sha256: "0".repeat(64), candidates: [{ provider: gw.providerId, enc: "A".repeat(43), key: "A".repeat(64) }], ct: "A".repeat(700) };
+    const res = await sealedPost(JSON.stringify(envelope));
+    expect(res.status).toBe(200);
+    const lines = (await res.text()).split("\n").filter((l) => l !== "" && l !== "k");
+    expect(lines[0]).toBe(`p ${gw.providerId}`);
+    expect(JSON.parse(lines.at(-1)!.slice(2))).toMatchObject({ error: { code: "sealed_request_invalid", type: "invalid_request_error" } });
+  });
+
+  it("usage is billed from the receipt beside the last frame: the request's log line counts its tokens", async () => {
+    const { response } = await blind().chat.completions.create(ask("Bill me")).withResponse();
+    const id = response.headers.get("x-request-id");
+    const line = () => gw.stdout().split("\n").find((l) => l.includes('"msg":"request"') && l.includes(`"id":"${id}"`));
+    await expect.poll(line).toBeDefined();
+    const logged = JSON.parse(line()!) as Record<string, unknown>;
+    expect(logged).toMatchObject({ status: 200, provider: gw.providerId, stream: false, completion_tokens: 8 });
+    expect(logged.prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the gateway relays only sealed, padded frames and never holds the prompt", () => {
+  it("every frame the gateway relays is a multiple of 512 bytes plus the tag, the last one marked final", async () => {
+    const before = proxy.answers.length;
+    await collect(await blind(proxy.baseURL).chat.completions.create({ ...ask("Tell me more"), stream: true }));
+    const lines = proxy.answers[before]!;
+    const frames = lines.filter((l) => /^[fF] /.test(l));
+    expect(lines[0]).toBe(`p ${gw.providerId}`);
+    expect(frames.length).toBeGreaterThan(1);
+    for (const frame of frames) expect((fromBase64url(frame.slice(2)).length - 16) % PAD_BYTES).toBe(0);
+    expect(frames.map((f) => f[0])).toEqual([...frames.slice(1).map(() => "f"), "F"]);
+  });
+
+  it("a canary prompt sent blind is absent from the gateway's memory, logs and data dir, and present in the agent's (the control)", async () => {
+    const canary = `canary-${randomBytes(12).toString("hex")}`;
+    await blind().chat.completions.create(ask(`Repeat ${canary}`));
+    expect(gw.stdout() + gw.stderr()).not.toContain(canary);
+    for (const file of filesUnder(join(gw.tiny.dir, "gateway"))) expect(readFileSync(file).includes(canary), file).toBe(false);
+    expect(memoryHolds(gw.child.pid!, canary)).toBe(false);
+    expect(memoryHolds(gw.agents[0]!.child.pid!, canary)).toBe(true);
+    // and the search finds what the gateway does hold: a canary sent the normal way
+    const plain = `canary-${randomBytes(12).toString("hex")}`;
+    await normal().chat.completions.create(ask(`Repeat ${plain}`));
+    expect(memoryHolds(gw.child.pid!, plain)).toBe(true);
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the client catches a hostile gateway, each with a clear error", () => {
+  /** Runs `call` through the proxy with `rewrite` on the relayed lines, then restores it. */
+  async function through(rewrite: RelayProxy["rewrite"], call: (client: OpenAI) => Promise<unknown>): Promise<string> {
+    proxy.rewrite = rewrite;
+    try {
+      return await failure(call(blind(proxy.baseURL)));
+    } finally {
+      proxy.rewrite = (line) => [line];
+    }
+  }
+
+  it("a tampered frame does not open", async () => {
+    const flip = (line: string) => (/^[fF] /.test(line) ? [`${line.slice(0, 10)}${line[10] === "A" ? "B" : "A"}${line.slice(11)}`] : [line]);
+    expect(await through(flip, (c) => c.chat.completions.create(ask("Hi")))).toMatch(/an answer frame does not open: tampered/);
+  });
+
+  it("a provider outside the candidates is refused", async () => {
+    const swap = (line: string) => (line.startsWith("p ") ? [`p ${"ab".repeat(32)}`] : [line]);
+    expect(await through(swap, (c) => c.chat.completions.create(ask("Hi")))).toMatch(/provider abab.* is not one of the request's candidates/);
+  });
+
+  it("an old answer replayed onto a new request does not open", async () => {
+    const before = proxy.answers.length;
+    await blind(proxy.baseURL).chat.completions.create(ask("First"));
+    const old = proxy.answers[before]!;
+    const replay = (line: string, i: number) => (i === 0 ? old : []);
+    expect(await through(replay, (c) => c.chat.completions.create(ask("Second")))).toMatch(/an answer frame does not open/);
+  });
+
+  it("a stream cut before its final frame is refused", async () => {
+    const cut = (line: string) => (line.startsWith("F ") ? [] : [line]);
+    expect(await through(cut, async (c) => collect(await c.chat.completions.create({ ...ask("Hi"), stream: true })))).toMatch(/cut before its final frame/);
+  });
+
+  it("a provider listed at a higher rung than its evidence proves is never chosen", async () => {
+    proxy.listing = (providers) => providers.map((p) => ({ ...p, trust: "transparent" }));
+    try {
+      const before = proxy.answers.length;
+      expect(await failure(blind(proxy.baseURL).chat.completions.create(ask("Hi")))).toMatch(/listed at transparent, but its evidence proves process.*nothing was sent/);
+      expect(proxy.answers.length).toBe(before);
+    } finally {
+      proxy.listing = (providers) => providers;
+    }
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: a provider's false receipt or own error is caught where it can be seen", () => {
+  let padding: AgentProcess;
+  let misquoting: AgentProcess;
+  let failing: AgentProcess;
+  beforeAll(async () => {
+    // started last, so no earlier test's candidates include them; each request below pins one
+    [padding, misquoting, failing] = await Promise.all([
+      startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "receipt=tamper"] }),
+      startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "receipt=response-hash"] }),
+      startAgent(gw.coordinatorUrl, gw.tiny, { args: ["--test-fault", "error=provider_error"] }),
+    ]);
+    for (const agent of [padding, misquoting, failing]) await waitForProvider(gw, agent.providerId);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([padding?.stop(), misquoting?.stop(), failing?.stop()]);
+  });
+  const pinned = (agent: AgentProcess) =>
+    new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL: gw.baseURL, apiKey: gw.key, catalog, provider: agent.providerId }) });
+
+  it("a receipt whose usage was raised after signing: the gateway refuses it (it bills by it), charges the provider, and the caller gets 502 receipt_invalid", async () => {
+    const error = await pinned(padding).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error).toMatchObject({ status: 502, code: "receipt_invalid" });
+    await expect.poll(() => gw.stdout()).toContain(`provider ${padding.providerId} fault: it sent a receipt that does not verify`);
+  });
+
+  it("an error of the provider's own: the gateway reads only its code, charges the provider, and the caller gets 502 provider_error", async () => {
+    const error = await pinned(failing).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 502, code: "provider_error" });
+    await expect.poll(() => gw.stdout()).toContain(`provider ${failing.providerId} fault: it reported an error of its own (provider_error)`);
+  });
+
+  it("a receipt signed over another answer: the gateway cannot see the answer and relays it; the client refuses it", async () => {
+    expect(await failure(pinned(misquoting).chat.completions.create(ask("Hi")))).toMatch(/did not verify \(response_sha256.*the answer is refused/);
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}

@@ -1,0 +1,74 @@
+// DESIGN §10, createSealedFetch against a fake gateway (real evidence, real sealing): it never sends a plaintext
+// body, refuses a route it does not seal, answers a body's fault itself as the gateway would, and turns the gateway's
+// failure to find a provider into what the normal path sends at that point (a stream's error event after its head).
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { createSealedFetch } from "../../../client/index.ts";
+import { loadCatalog } from "../../../src/catalog.ts";
+import { sealingKeyPair } from "../../../src/crypto/seal.ts";
+import { Signer } from "../../../src/crypto/signing.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { providerIdOf } from "../../../src/receipt/provider-id.ts";
+import { attestationRecord } from "../../../src/trust/attestation-record.ts";
+import { signEvidence } from "../../../src/trust/attestation.ts";
+
+const BASE = "http://gateway.test/v1";
+const CANARY = `canary-${randomBytes(8).toString("hex")}`;
+
+async function fakeGateway(answer: () => Response) {
+  const signer = Signer.fromSeed(randomBytes(32));
+  const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
+  const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
+  const id = providerIdOf(signer.publicKey);
+  const posted: { type: string | null; body: string }[] = [];
+  const fetch = async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST") {
+      posted.push({ type: request.headers.get("content-type"), body: await request.text() });
+      return answer();
+    }
+    if (path === "/v1/providers") return Response.json([{ id, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0 }]);
+    if (path === `/v1/providers/${id}/attestation`) return Response.json(attestationRecord(id, evidence, { rung: "process" }, new Date()));
+    return new Response("{}", { status: 404 });
+  };
+  const sealed = createSealedFetch({ baseURL: BASE, apiKey: "sk-test", catalog: loadCatalog(), fetch });
+  return { sealed, posted };
+}
+
+const chat = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "qwen3-4b", messages: [{ role: "user", content: CANARY }], ...body }) });
+const unavailable = () => Response.json(new ApiError("provider_unavailable", "No provider is available.").toEnvelope(), { status: 503 });
+
+describe("DESIGN §10 Gateway-blind: what createSealedFetch sends, and what it answers without the gateway", () => {
+  it("only sealed bytes leave it: the POST is application/svc-sealed+json and holds no prompt text", async () => {
+    const { sealed, posted } = await fakeGateway(unavailable);
+    await sealed(`${BASE}/chat/completions`, chat({}));
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.type).toBe("application/svc-sealed+json");
+    expect(posted[0]!.body).not.toContain(CANARY);
+    expect(JSON.parse(posted[0]!.body)).toMatchObject({ v: 1, kind: "chat", alias: "qwen3-4b", stream: false });
+  });
+
+  it("a route it does not seal is refused, a body's fault answered as the gateway would: nothing is sent either way", async () => {
+    const { sealed, posted } = await fakeGateway(unavailable);
+    await expect(sealed(`${BASE}/files`, chat({}))).rejects.toThrow(/is not a route it seals.*nothing was sent/);
+    const fault = await sealed(`${BASE}/chat/completions`, chat({ temperature: "warm" }));
+    expect(fault.status).toBe(400);
+    expect(((await fault.json()) as { error: { param: string } }).error.param).toBe("temperature");
+    expect(posted).toHaveLength(0);
+  });
+
+  it("no provider: a whole answer is the gateway's 503 as it came; a stream is the normal path's head and error event, no [DONE]", async () => {
+    const { sealed } = await fakeGateway(unavailable);
+    const whole = await sealed(`${BASE}/chat/completions`, chat({}));
+    expect(whole.status).toBe(503);
+    expect(((await whole.json()) as { error: { code: string } }).error.code).toBe("provider_unavailable");
+    const stream = await sealed(`${BASE}/chat/completions`, chat({ stream: true }));
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("content-type")).toBe("text/event-stream");
+    const events = (await stream.text()).split("\n\n").filter((e) => e !== "");
+    expect(events).toHaveLength(2);
+    expect(JSON.parse(events[0]!.slice(6))).toMatchObject({ object: "chat.completion.chunk", choices: [{ delta: { role: "assistant" } }] });
+    expect(JSON.parse(events[1]!.slice(6))).toMatchObject({ error: { code: "provider_unavailable" } });
+  });
+});
