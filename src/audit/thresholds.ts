@@ -1,0 +1,13 @@
+// The audit's verdict on one answer (issue 43 item 2), by the statistic bench/audit-measure.ts chose: the mean
+// |claimed − reference| logprob of the provider's tokens. The figures are the tiny model's, measured on CPU; a real
+// model's are calibrated the same way before they are trusted (docs/security.md).
+import type { AuditStatistic } from "./statistic.ts";
+
+/** Above this mean difference (nats) an answer fails: see bench/README.md "Audit statistic" for the measurement. */
+export const AUDIT_FAIL_MEAN = 1e-3;
+
+export type AuditVerdict = "pass" | "fail";
+
+export function auditVerdict(statistic: AuditStatistic): AuditVerdict {
+  return statistic.mean > AUDIT_FAIL_MEAN ? "fail" : "pass";
+}
