@@ -3,8 +3,11 @@
 // model's are calibrated the same way before they are trusted (docs/security.md).
 import type { AuditStatistic } from "./statistic.ts";
 
-/** Above this mean difference (nats) an answer fails: see bench/README.md "Audit statistic" for the measurement. */
-export const AUDIT_FAIL_MEAN = 1e-3;
+/**
+ * Above this mean difference (nats) an answer fails: the geometric mean of 3 × the largest honest audit (9.6e-4) and
+ * the weakest substitute's smallest (9.8e-3, logprobs made up ±0.01), rounded down (bench/README.md "Audit statistic").
+ */
+export const AUDIT_FAIL_MEAN = 5e-3;
 
 export type AuditVerdict = "pass" | "fail";
 
