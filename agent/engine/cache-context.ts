@@ -14,6 +14,8 @@ export interface CachedContext {
 export interface CacheSettings {
   contextSize: number;
   threads: number;
+  /** llama.cpp's batch size; node-llama-cpp's default unless set. */
+  batchSize?: number;
   /** `--prompt-cache-gb` (undefined: the default share), the machine's memory in GiB, and the TTL. */
   gb?: number;
   memoryGb: number;
@@ -21,7 +23,7 @@ export interface CacheSettings {
 }
 
 export async function createCachedContext(model: LlamaModel, settings: CacheSettings): Promise<CachedContext> {
-  const { contextSize, threads } = settings;
+  const { contextSize, threads, batchSize } = settings;
   const { sequences, keeps } = cacheSequences({
     gb: settings.gb,
     memoryGb: settings.memoryGb,
@@ -30,7 +32,7 @@ export async function createCachedContext(model: LlamaModel, settings: CacheSett
   });
   // one session decodes at a time (the engine's lock): a decode is dispatched at once, as node-llama-cpp does with
   // one sequence, not on the next event-loop turn in case other sequences join the batch (they never do)
-  const context = await model.createContext({ contextSize, threads, sequences, batching: { dispatchSchedule: (dispatch) => dispatch() } });
+  const context = await model.createContext({ contextSize, threads, sequences, ...(batchSize === undefined ? {} : { batchSize }), batching: { dispatchSchedule: (dispatch) => dispatch() } });
   const all = Array.from({ length: sequences }, () => context.getSequence());
   return { context, cache: new PromptCache(all, settings.ttlMs), keeps };
 }

@@ -34,6 +34,8 @@ export interface EngineOptions {
   contextSize?: number;
   /** node-llama-cpp GPU backend: "auto" picks Metal on a Mac, CPU where there is none. */
   gpu?: "auto" | "metal" | "cuda" | "vulkan" | false;
+  /** llama.cpp's batch size (internal, no flag: issue 43's audit measurement runs honest providers at several). */
+  batchSize?: number;
   /** `--prompt-cache-gb`: memory for other callers' conversations (default: a share of what the model leaves; 0: off). */
   promptCacheGb?: number;
   /** `--prompt-cache-ttl`: how long a conversation is kept after its last session. */
@@ -189,6 +191,7 @@ export class Engine implements InferenceEngine, Embeds {
       const { context, cache, keeps } = await createCachedContext(model, {
         contextSize: Math.min(model.trainContextSize, this.options.contextSize ?? DEFAULT_CONTEXT_SIZE),
         threads: this.threads,
+        ...(this.options.batchSize === undefined ? {} : { batchSize: this.options.batchSize }),
         gb: this.options.promptCacheGb,
         memoryGb: memoryGb(this.options.memoryGb),
         ttlMs: this.options.promptCacheTtlMs ?? DEFAULT_PROMPT_CACHE_TTL_MS,

@@ -93,6 +93,11 @@ describe("Layout (docs/architecture.md)", () => {
     expect(receipt.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:") || !/^(zod|canonicalize|eventsource-parser|@noble\/)/.test(p)).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
+  it("src/audit/ is portable: the comparison an auditor and anyone re-checking an audit run imports only itself and src/receipt/, no node: module", () => {
+    expect(violations(under("src/audit"), (t) => under("src/audit")(t) || under("src/receipt")(t))).toEqual([]);
+    expect([...graph.keys()].filter(under("src/audit")).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")))).toEqual([]);
+  });
+
   it("src/openai/, src/blind/ and src/session/, the layers a caller's client runs too (DESIGN §10), import no node: module themselves", () => {
     const layer = [...graph.keys()].filter((f) => under("src/openai")(f) || under("src/blind")(f) || under("src/session")(f));
     expect(layer.length).toBeGreaterThan(0);
