@@ -24,6 +24,7 @@ import type { Receipt } from "../src/receipt/receipt.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { AnswerReader, providerFault, receiptInvalid } from "../src/session/answer-reader.ts";
 import { answerTokenCap } from "../src/session/sealed-request.ts";
+import { BUNDLED_CATALOG } from "./bundled-catalog.ts";
 import { CandidateChooser, type Candidate } from "./candidates.ts";
 
 export interface SealedFetchOptions {
@@ -40,8 +41,8 @@ export interface SealedFetchOptions {
   releaseKeys?: Iterable<string>;
   /** Provider id → signing key (hex) known before: a provider presenting another is refused. */
   knownKeys?: Record<string, string>;
-  /** The model catalog whose pins a receipt must match (svc's models.lock.json, parsed or as JSON). */
-  catalog: Catalog | unknown;
+  /** The model catalog whose pins a receipt must match, parsed or as JSON (default: svc's models.lock.json, bundled). */
+  catalog?: Catalog | unknown;
   /** What a request that names no reasoning_format gets, as the gateway's `--reasoning-format` (default none). */
   reasoningFormat?: ReasoningFormat;
   /** The fetch that carries the sealed bytes (default globalThis.fetch). */
@@ -55,7 +56,7 @@ const suite = blindSuite();
 export function createSealedFetch(options: SealedFetchOptions): typeof globalThis.fetch {
   const base = options.baseURL.replace(/\/+$/, "");
   const send = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const catalog = CatalogSchema.parse(options.catalog);
+  const catalog = options.catalog === undefined ? BUNDLED_CATALOG : CatalogSchema.parse(options.catalog);
   const chooser = new CandidateChooser({
     floor: options.floor ?? "process",
     roots: options.trustedRoots ?? [],

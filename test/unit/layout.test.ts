@@ -107,9 +107,14 @@ describe("Layout (docs/architecture.md)", () => {
     expect([...graph.keys()].filter(portable).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
-  it("client/, the caller's package for gateway-blind requests (DESIGN §10), imports only itself and src/", () => {
+  it("client/, the caller's package for gateway-blind requests (DESIGN §10), imports only itself, src/ and the bundled catalog", () => {
     expect([...graph.keys()].filter(under("client")).length).toBeGreaterThan(0);
-    expect(violations(under("client"), (t) => under("client")(t) || under("src")(t))).toEqual([]);
+    expect(violations(under("client"), (t) => under("client")(t) || under("src")(t) || t === "models.lock.json")).toEqual([]);
+  });
+
+  it("the catalog's parsing is portable (a caller's client runs it): src/catalog.ts imports no node: module, src/catalog-file.ts reads the file", () => {
+    expect(packageImports("src/catalog.ts").filter((p) => p.startsWith("node:"))).toEqual([]);
+    expect(graph.get("src/catalog.ts")).not.toContain("src/process/package-root.ts");
   });
 
   it("agent/ never imports gateway/, nor gateway/ agent/", () => {

@@ -3,8 +3,9 @@
 // failure to find a provider into what the normal path sends at that point (a stream's error event after its head).
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { BUNDLED_CATALOG } from "../../../client/bundled-catalog.ts";
 import { createSealedFetch } from "../../../client/index.ts";
-import { loadCatalog } from "../../../src/catalog.ts";
+import { loadCatalog } from "../../../src/catalog-file.ts";
 import { sealingKeyPair } from "../../../src/crypto/seal.ts";
 import { Signer } from "../../../src/crypto/signing.ts";
 import { ApiError } from "../../../src/errors.ts";
@@ -15,7 +16,7 @@ import { signEvidence } from "../../../src/trust/attestation.ts";
 const BASE = "http://gateway.test/v1";
 const CANARY = `canary-${randomBytes(8).toString("hex")}`;
 
-async function fakeGateway(answer: () => Response) {
+async function fakeGateway(answer: () => Response, catalog?: unknown) {
   const signer = Signer.fromSeed(randomBytes(32));
   const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
   const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
@@ -32,7 +33,7 @@ async function fakeGateway(answer: () => Response) {
     if (path === `/v1/providers/${id}/attestation`) return Response.json(attestationRecord(id, evidence, { rung: "process" }, new Date()));
     return new Response("{}", { status: 404 });
   };
-  const sealed = createSealedFetch({ baseURL: BASE, apiKey: "sk-test", catalog: loadCatalog(), fetch });
+  const sealed = createSealedFetch({ baseURL: BASE, apiKey: "sk-test", fetch, ...(catalog === undefined ? {} : { catalog }) });
   return { sealed, posted };
 }
 
@@ -56,6 +57,20 @@ describe("DESIGN §10 Gateway-blind: what createSealedFetch sends, and what it a
     expect(fault.status).toBe(400);
     expect(((await fault.json()) as { error: { param: string } }).error.param).toBe("temperature");
     expect(posted).toHaveLength(0);
+  });
+
+  it("takes svc's models.lock.json, bundled, unless the caller gives a catalog, which then replaces it", async () => {
+    expect(BUNDLED_CATALOG).toEqual(loadCatalog());
+    const bundled = await fakeGateway(unavailable);
+    expect((await bundled.sealed(`${BASE}/chat/completions`, chat({}))).status).toBe(503);
+    expect(bundled.posted).toHaveLength(1);
+    const own = loadCatalog();
+    const only8b = { ...own, default: "qwen3-8b", models: own.models.filter((m) => m.alias !== "qwen3-4b") };
+    const replaced = await fakeGateway(unavailable, only8b);
+    const fault = await replaced.sealed(`${BASE}/chat/completions`, chat({}));
+    expect(fault.status).toBe(404);
+    expect(((await fault.json()) as { error: { code: string } }).error.code).toBe("model_not_found");
+    expect(replaced.posted).toHaveLength(0);
   });
 
   it("no provider: a whole answer is the gateway's 503 as it came; a stream is the normal path's head and error event, no [DONE]", async () => {
