@@ -112,6 +112,12 @@ describe("Layout (docs/architecture.md)", () => {
     expect(violations(under("client"), (t) => under("client")(t) || under("src")(t) || t === "models.lock.json")).toEqual([]);
   });
 
+  it("src/schema/, which the client's request parsing reaches, imports no node: module (its ipv6 format included)", () => {
+    const schema = [...graph.keys()].filter(under("src/schema"));
+    expect(schema.length).toBeGreaterThan(5);
+    expect(schema.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
   it("the catalog's parsing is portable (a caller's client runs it): src/catalog.ts imports no node: module, src/catalog-file.ts reads the file", () => {
     expect(packageImports("src/catalog.ts").filter((p) => p.startsWith("node:"))).toEqual([]);
     expect(graph.get("src/catalog.ts")).not.toContain("src/process/package-root.ts");
