@@ -14,7 +14,8 @@ import { ApiError, ERROR_CODES, type ErrorCode, type ErrorEnvelope } from "../sr
 import { shaperOf, type AnswerShaper, type SseEvent } from "../src/openai/answer-shaper.ts";
 import { RECEIPT_NONCE_HEADER } from "../src/openai/chat-request.ts";
 import { readJsonBody } from "../src/openai/json-body.ts";
-import { ROUTE_PATHS, parseRoute, type RouteKind, type RouteRequest } from "../src/openai/route-request.ts";
+import { parseRoute, type RouteRequest } from "../src/openai/route-request.ts";
+import { ROUTE_PATHS, type RouteKind } from "../src/openai/route-kinds.ts";
 import { verdictHeaders, verdictOf } from "../src/openai/shapes.ts";
 import { DONE_LINE, sseEvent } from "../src/openai/sse-text.ts";
 import type { ReasoningFormat } from "../src/openai/tools-request.ts";

@@ -118,6 +118,11 @@ describe("Layout (docs/architecture.md)", () => {
     expect(schema.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
+  it("the sealed format names the route kinds without the request parser (src/openai/route-kinds.ts)", () => {
+    expect(graph.get("src/blind/format.ts")).toContain("src/openai/route-kinds.ts");
+    expect(graph.get("src/blind/format.ts")).not.toContain("src/openai/route-request.ts");
+  });
+
   it("the catalog's parsing is portable (a caller's client runs it): src/catalog.ts imports no node: module, src/catalog-file.ts reads the file", () => {
     expect(packageImports("src/catalog.ts").filter((p) => p.startsWith("node:"))).toEqual([]);
     expect(graph.get("src/catalog.ts")).not.toContain("src/process/package-root.ts");
