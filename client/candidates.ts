@@ -12,7 +12,7 @@ import { chooseCandidates } from "../src/routing/choose.ts";
 import type { ProvenProvider } from "../src/session/answer-reader.ts";
 import { AttestationRecordSchema } from "../src/trust/attestation-record.ts";
 import { checkEvidence, evidenceDigest, type EvidenceVerdict } from "../src/trust/attestation.ts";
-import { z } from "zod";
+import * as z from "zod";
 
 export interface TrustPolicy {
   /** The lowest rung a candidate's evidence must prove to the caller (default process). */

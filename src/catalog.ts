@@ -1,7 +1,7 @@
 // The catalog of model aliases (DESIGN §3): parsing `models.lock.json`, the `GET /v1/catalog` body, and
 // resolution of a request's `model` value to the alias that serves it. Portable (a caller's client runs it); reading
 // the file is src/catalog-file.ts's.
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError } from "./errors.ts";
 import { hexChars } from "./receipt/hex.ts";
 import { describeIssues } from "./validation.ts";

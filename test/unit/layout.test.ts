@@ -35,6 +35,18 @@ function packageImports(file: string): string[] {
 }
 
 const graph = importGraph();
+
+/** Every file `entry` reaches through relative imports, itself included (a target outside the tree ends a path). */
+function closure(entry: string): string[] {
+  const seen = new Set<string>();
+  const walk = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const next of graph.get(file) ?? []) walk(next);
+  };
+  walk(entry);
+  return [...seen];
+}
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
 
 function violations(from: (f: string) => boolean, allowed: (target: string) => boolean): string[] {
@@ -116,6 +128,13 @@ describe("Layout (docs/architecture.md)", () => {
     const schema = [...graph.keys()].filter(under("src/schema"));
     expect(schema.length).toBeGreaterThan(5);
     expect(schema.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
+  it("every file the client reaches imports zod as a namespace (`import * as z`), so a bundle shakes out its locales", () => {
+    const reached = closure("client/index.ts").filter((f) => f.endsWith(".ts"));
+    expect(reached.length).toBeGreaterThan(40);
+    const named = reached.filter((f) => /^import \{[^}]*\bz\b[^}]*\} from "zod";/m.test(readFileSync(join(ROOT, f), "utf8")));
+    expect(named).toEqual([]);
   });
 
   it("the sealed format names the route kinds without the request parser (src/openai/route-kinds.ts)", () => {
