@@ -4,21 +4,18 @@
 // or changed provider costs one), taken when its proven rung is the one listed and at or above the floor, and its
 // keys agree with those the caller knew; up to three in the gateway's order (src/routing/choose.ts), or the one a pin
 // names.
-import type { X509Certificate } from "@peculiar/x509";
 import { MAX_CANDIDATES } from "../src/blind/format.ts";
 import { ApiError } from "../src/errors.ts";
 import { atOrAbove, TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
 import { chooseCandidates } from "../src/routing/choose.ts";
 import type { ProvenProvider } from "../src/session/answer-reader.ts";
 import { AttestationRecordSchema } from "../src/trust/attestation-record.ts";
-import { checkEvidence, evidenceDigest, type EvidenceVerdict } from "../src/trust/attestation.ts";
+import { checkEvidence, evidenceDigest, type EvidenceVerdict, type TrustAnchors } from "../src/trust/attestation.ts";
 import * as z from "zod";
 
-export interface TrustPolicy {
+export interface TrustPolicy extends TrustAnchors {
   /** The lowest rung a candidate's evidence must prove to the caller (default process). */
   floor: TrustLevel;
-  roots: readonly X509Certificate[];
-  releaseKeys: ReadonlySet<string>;
   /** Provider id → Ed25519 signing key (hex) the caller knew: a provider presenting another key is refused. */
   knownKeys: ReadonlyMap<string, string>;
 }

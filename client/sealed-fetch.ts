@@ -5,7 +5,6 @@
 // (src/session/answer-reader.ts), the receipt checked against that candidate and the alias's catalog pin, and the
 // answer shaped (src/openai/answer-shaper.ts) into the bytes the normal path returns. It fails closed: it never sends
 // a plaintext body, and anything that does not check is an Error that names why.
-import type { X509Certificate } from "@peculiar/x509";
 import { SEALED_FRAMES_TYPE, SEALED_REQUEST_TYPE, fromBase64url, type Clear } from "../src/blind/format.ts";
 import { LineReader, type RelayLine } from "../src/blind/lines.ts";
 import { blindSuite, FrameOpener, sealForCandidates, type SealedForCandidates } from "../src/blind/seal.ts";
@@ -25,6 +24,7 @@ import type { Receipt } from "../src/receipt/receipt.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { AnswerReader, providerFault, receiptInvalid } from "../src/session/answer-reader.ts";
 import { answerTokenCap } from "../src/session/sealed-request.ts";
+import { anchorsFrom } from "../src/trust/anchors.ts";
 import { BUNDLED_CATALOG } from "./bundled-catalog.ts";
 import { CandidateChooser, type Candidate } from "./candidates.ts";
 
@@ -36,8 +36,8 @@ export interface SealedFetchOptions {
   floor?: TrustLevel;
   /** A provider id (or a prefix of at least 8 hex digits): only that provider is sealed to. */
   provider?: string;
-  /** Attestation roots the caller trusts, for the hardware rung. */
-  trustedRoots?: X509Certificate[];
+  /** Attestation roots the caller trusts, for the hardware rung: PEM text, each holding one certificate or more. */
+  trustedRoots?: string[];
   /** Release keys (hex) the caller trusts, for the transparent rung. */
   releaseKeys?: Iterable<string>;
   /** Provider id → signing key (hex) known before: a provider presenting another is refused. */
@@ -60,8 +60,7 @@ export function createSealedFetch(options: SealedFetchOptions): typeof globalThi
   const catalog = options.catalog === undefined ? BUNDLED_CATALOG : CatalogSchema.parse(options.catalog);
   const chooser = new CandidateChooser({
     floor: options.floor ?? "process",
-    roots: options.trustedRoots ?? [],
-    releaseKeys: new Set(options.releaseKeys ?? []),
+    ...anchorsFrom({ roots: options.trustedRoots ?? [], releaseKeys: options.releaseKeys ?? [] }),
     knownKeys: new Map(Object.entries(options.knownKeys ?? {})),
   });
   const auth: Record<string, string> = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };

@@ -59,6 +59,11 @@ describe("DESIGN §10 Gateway-blind: what createSealedFetch sends, and what it a
     expect(posted).toHaveLength(0);
   });
 
+  it("takes its trust anchors as strings, and refuses one that is not an anchor before anything is sent", () => {
+    expect(() => createSealedFetch({ baseURL: BASE, trustedRoots: ["not a certificate"] })).toThrow("trustedRoots[0] holds no PEM certificate");
+    expect(() => createSealedFetch({ baseURL: BASE, releaseKeys: ["00"] })).toThrow("releaseKeys[0]:1: expected a 64-hex-character Ed25519 public key");
+  });
+
   it("takes svc's models.lock.json, bundled, unless the caller gives a catalog, which then replaces it", async () => {
     expect(BUNDLED_CATALOG).toEqual(loadCatalog());
     const bundled = await fakeGateway(unavailable);
