@@ -6,36 +6,13 @@ import { describe, expect, it } from "vitest";
 import { BUNDLED_CATALOG } from "../../../client/bundled-catalog.ts";
 import { createSealedFetch } from "../../../client/index.ts";
 import { loadCatalog } from "../../../src/catalog-file.ts";
-import { sealingKeyPair } from "../../../src/crypto/seal.ts";
-import { Signer } from "../../../src/crypto/signing.ts";
 import { ApiError } from "../../../src/errors.ts";
-import { providerIdOf } from "../../../src/receipt/provider-id.ts";
-import { attestationRecord } from "../../../src/trust/attestation-record.ts";
-import { signEvidence } from "../../../src/trust/attestation.ts";
+import { FAKE_BASE, fakeBlindGateway } from "../../fixtures/fake-blind-gateway.ts";
 
-const BASE = "http://gateway.test/v1";
+const BASE = FAKE_BASE;
 const CANARY = `canary-${randomBytes(8).toString("hex")}`;
 
-async function fakeGateway(answer: () => Response, catalog?: unknown) {
-  const signer = Signer.fromSeed(randomBytes(32));
-  const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
-  const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
-  const id = providerIdOf(signer.publicKey);
-  const posted: { type: string | null; body: string }[] = [];
-  const fetch = async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const path = new URL(request.url).pathname;
-    if (request.method === "POST") {
-      posted.push({ type: request.headers.get("content-type"), body: await request.text() });
-      return answer();
-    }
-    if (path === "/v1/providers") return Response.json([{ id, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0 }]);
-    if (path === `/v1/providers/${id}/attestation`) return Response.json(attestationRecord(id, evidence, { rung: "process" }, new Date()));
-    return new Response("{}", { status: 404 });
-  };
-  const sealed = createSealedFetch({ baseURL: BASE, apiKey: "sk-test", fetch, ...(catalog === undefined ? {} : { catalog }) });
-  return { sealed, posted };
-}
+const fakeGateway = (answer: () => Response, catalog?: unknown) => fakeBlindGateway(createSealedFetch, answer, catalog);
 
 const chat = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "qwen3-4b", messages: [{ role: "user", content: CANARY }], ...body }) });
 const unavailable = () => Response.json(new ApiError("provider_unavailable", "No provider is available.").toEnvelope(), { status: 503 });
