@@ -55,6 +55,10 @@ const suite = blindSuite();
 
 /** A fetch that sends svc's OpenAI routes gateway-blind; other GETs (listings) pass through, any other body is refused. */
 export function createSealedFetch(options: SealedFetchOptions): typeof globalThis.fetch {
+  // HPKE's key schedule runs on WebCrypto, which a browser gives only a secure context: fail closed, saying so, at once
+  if (globalThis.crypto?.subtle === undefined) {
+    throw new Error("svc sealed fetch: WebCrypto (crypto.subtle) is unavailable: serve this page over https (or from localhost); nothing can be sealed");
+  }
   const base = options.baseURL.replace(/\/+$/, "");
   const send = options.fetch ?? globalThis.fetch.bind(globalThis);
   const catalog = options.catalog === undefined ? BUNDLED_CATALOG : CatalogSchema.parse(options.catalog);

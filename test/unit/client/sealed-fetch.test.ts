@@ -2,7 +2,7 @@
 // body, refuses a route it does not seal, answers a body's fault itself as the gateway would, and turns the gateway's
 // failure to find a provider into what the normal path sends at that point (a stream's error event after its head).
 import { randomBytes } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BUNDLED_CATALOG } from "../../../client/bundled-catalog.ts";
 import { createSealedFetch } from "../../../client/index.ts";
 import { loadCatalog } from "../../../src/catalog-file.ts";
@@ -34,6 +34,15 @@ describe("DESIGN §10 Gateway-blind: what createSealedFetch sends, and what it a
     expect(fault.status).toBe(400);
     expect(((await fault.json()) as { error: { param: string } }).error.param).toBe("temperature");
     expect(posted).toHaveLength(0);
+  });
+
+  it("without WebCrypto (a browser page outside a secure context) it refuses at once, naming why", () => {
+    vi.stubGlobal("crypto", { getRandomValues: globalThis.crypto.getRandomValues.bind(globalThis.crypto) });
+    try {
+      expect(() => createSealedFetch({ baseURL: BASE })).toThrow("svc sealed fetch: WebCrypto (crypto.subtle) is unavailable: serve this page over https (or from localhost); nothing can be sealed");
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it("takes its trust anchors as strings, and refuses one that is not an anchor before anything is sent", () => {
