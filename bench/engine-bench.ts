@@ -11,7 +11,8 @@ import { renderPrompt } from "../agent/engine/prompt.ts";
 import { planTurn, type GenerateRequest } from "../agent/engine/turn.ts";
 import { samplerOptions } from "../agent/engine/sampler.ts";
 import type { ChatMessage } from "../src/session/sealed-request.ts";
-import { loadCatalog, type Catalog } from "../src/catalog.ts";
+import type { Catalog } from "../src/catalog.ts";
+import { loadCatalog } from "../src/catalog-file.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { percentile, type Table } from "./stats.ts";
 

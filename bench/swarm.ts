@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { AgentDaemon } from "../agent/daemon/coordinator-link.ts";
 import { ModelStore } from "../agent/models/store.ts";
 import { SyntheticEngine } from "../agent/engine/synthetic-engine.ts";
-import { loadCatalog } from "../src/catalog.ts";
+import { loadCatalog } from "../src/catalog-file.ts";
 import { nonNegativeInteger, positiveInteger } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../src/link/heartbeat.ts";
 import { providerIdOf } from "../src/receipt/provider-id.ts";

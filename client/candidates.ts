@@ -2,20 +2,20 @@
 // the listing's providers that serve the alias, each one's evidence checked with the same code as `svc-agent verify
 // --attestation` under the caller's roots and release keys (the check cached by the evidence's digest, so only a new
 // or changed provider costs one), taken when its proven rung is the one listed and at or above the floor, and its
-// keys agree with those the caller knew; up to three, least loaded first, or the one a pin names.
-import type { X509Certificate } from "@peculiar/x509";
+// keys agree with those the caller knew; up to three in the gateway's order (src/routing/choose.ts), or the one a pin
+// names.
 import { MAX_CANDIDATES } from "../src/blind/format.ts";
-import { atOrAbove, type TrustLevel } from "../src/receipt/rungs.ts";
+import { ApiError } from "../src/errors.ts";
+import { atOrAbove, TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
+import { chooseCandidates } from "../src/routing/choose.ts";
 import type { ProvenProvider } from "../src/session/answer-reader.ts";
 import { AttestationRecordSchema } from "../src/trust/attestation-record.ts";
-import { checkEvidence, evidenceDigest, type EvidenceVerdict } from "../src/trust/attestation.ts";
-import { z } from "zod";
+import { checkEvidence, evidenceDigest, type EvidenceVerdict, type TrustAnchors } from "../src/trust/attestation.ts";
+import * as z from "zod";
 
-export interface TrustPolicy {
+export interface TrustPolicy extends TrustAnchors {
   /** The lowest rung a candidate's evidence must prove to the caller (default process). */
   floor: TrustLevel;
-  roots: readonly X509Certificate[];
-  releaseKeys: ReadonlySet<string>;
   /** Provider id → Ed25519 signing key (hex) the caller knew: a provider presenting another key is refused. */
   knownKeys: ReadonlyMap<string, string>;
 }
@@ -27,10 +27,11 @@ export interface Candidate extends ProvenProvider {
 }
 
 const ListingSchema = z.array(
-  z.object({ id: z.string(), model_ids: z.array(z.string()), trust: z.string(), busy: z.boolean(), waiting: z.number() }),
+  z.object({ id: z.string(), model_ids: z.array(z.string()), trust: z.enum(TRUST_LEVELS), busy: z.boolean(), waiting: z.number() }),
 );
 
 type Get = (path: string) => Promise<Response>;
+const LOWEST_RUNG = TRUST_LEVELS[0];
 
 export class CandidateChooser {
   /** Each provider's last evidence check, by the evidence's digest. */
@@ -46,20 +47,32 @@ export class CandidateChooser {
   async choose(get: Get, alias: string, pin: string | undefined): Promise<Candidate[]> {
     const listing = ListingSchema.safeParse(await (await okOrThrow(get("/providers"), "the provider listing")).json());
     if (!listing.success) throw new Error("svc sealed fetch: the gateway's provider listing is not a list of providers");
-    const serving = listing.data
-      .filter((p) => p.model_ids.includes(alias) && (pin === undefined || p.id.startsWith(pin)))
-      .sort((a, b) => load(a) - load(b));
+    // in the gateway's own order, over what the listing says (its rungs are only claims: each is checked below, and
+    // the floor is the evidence's to meet, so every listed rung is taken here); one refused, the next in that order
+    const listed = listing.data.map((p) => ({ ...p, lastAssigned: 0 }));
+    const want = pin === undefined ? MAX_CANDIDATES : 1;
     const chosen: Candidate[] = [];
     const refused: string[] = [];
-    for (const listed of serving) {
-      if (chosen.length === (pin === undefined ? MAX_CANDIDATES : 1)) break;
-      const outcome = await this.check(get, listed.id, listed.trust);
-      if (typeof outcome === "string") refused.push(`${listed.id.slice(0, 12)}: ${outcome}`);
-      else chosen.push(outcome);
+    const tried = new Set<string>();
+    while (chosen.length < want) {
+      let next: typeof listed;
+      try {
+        next = chooseCandidates(listed, { alias, floor: LOWEST_RUNG, ...(pin === undefined ? {} : { pin }) }, want - chosen.length, tried);
+      } catch (err) {
+        if (tried.size > 0 || !(err instanceof ApiError)) break;
+        const why = err.code === "provider_unavailable" ? `the gateway lists no provider of ${alias}${pin === undefined ? "" : ` matching the pin ${pin}`}` : err.message;
+        throw new Error(`svc sealed fetch: ${why}; nothing was sent`);
+      }
+      for (const listedOne of next) {
+        tried.add(listedOne.id);
+        const outcome = await this.check(get, listedOne.id, listedOne.trust);
+        if (typeof outcome === "string") refused.push(`${listedOne.id.slice(0, 12)}: ${outcome}`);
+        else chosen.push(outcome);
+      }
+      if (pin !== undefined) break;
     }
     if (chosen.length > 0) return chosen;
-    const why = serving.length === 0 ? `the gateway lists no provider of ${alias}${pin === undefined ? "" : ` matching the pin ${pin}`}` : `no provider of ${alias} passed the caller's checks (${refused.join("; ")})`;
-    throw new Error(`svc sealed fetch: ${why}; nothing was sent`);
+    throw new Error(`svc sealed fetch: no provider of ${alias} passed the caller's checks (${refused.join("; ")}); nothing was sent`);
   }
 
   /** The provider as its evidence proves it to the caller, or why it is refused. */
@@ -88,8 +101,6 @@ export class CandidateChooser {
     };
   }
 }
-
-const load = (p: { busy: boolean; waiting: number }) => (p.busy ? 1 : 0) + p.waiting;
 
 function hexBytes(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length / 2);

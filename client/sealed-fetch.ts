@@ -5,7 +5,6 @@
 // (src/session/answer-reader.ts), the receipt checked against that candidate and the alias's catalog pin, and the
 // answer shaped (src/openai/answer-shaper.ts) into the bytes the normal path returns. It fails closed: it never sends
 // a plaintext body, and anything that does not check is an Error that names why.
-import type { X509Certificate } from "@peculiar/x509";
 import { SEALED_FRAMES_TYPE, SEALED_REQUEST_TYPE, fromBase64url, type Clear } from "../src/blind/format.ts";
 import { LineReader, type RelayLine } from "../src/blind/lines.ts";
 import { blindSuite, FrameOpener, sealForCandidates, type SealedForCandidates } from "../src/blind/seal.ts";
@@ -14,7 +13,8 @@ import { ApiError, ERROR_CODES, type ErrorCode, type ErrorEnvelope } from "../sr
 import { shaperOf, type AnswerShaper, type SseEvent } from "../src/openai/answer-shaper.ts";
 import { RECEIPT_NONCE_HEADER } from "../src/openai/chat-request.ts";
 import { readJsonBody } from "../src/openai/json-body.ts";
-import { ROUTE_PATHS, parseRoute, type RouteKind, type RouteRequest } from "../src/openai/route-request.ts";
+import { parseRoute, type RouteRequest } from "../src/openai/route-request.ts";
+import { ROUTE_PATHS, type RouteKind } from "../src/openai/route-kinds.ts";
 import { verdictHeaders, verdictOf } from "../src/openai/shapes.ts";
 import { DONE_LINE, sseEvent } from "../src/openai/sse-text.ts";
 import type { ReasoningFormat } from "../src/openai/tools-request.ts";
@@ -24,6 +24,8 @@ import type { Receipt } from "../src/receipt/receipt.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { AnswerReader, providerFault, receiptInvalid } from "../src/session/answer-reader.ts";
 import { answerTokenCap } from "../src/session/sealed-request.ts";
+import { anchorsFrom } from "../src/trust/anchors.ts";
+import { BUNDLED_CATALOG } from "./bundled-catalog.ts";
 import { CandidateChooser, type Candidate } from "./candidates.ts";
 
 export interface SealedFetchOptions {
@@ -34,14 +36,14 @@ export interface SealedFetchOptions {
   floor?: TrustLevel;
   /** A provider id (or a prefix of at least 8 hex digits): only that provider is sealed to. */
   provider?: string;
-  /** Attestation roots the caller trusts, for the hardware rung. */
-  trustedRoots?: X509Certificate[];
+  /** Attestation roots the caller trusts, for the hardware rung: PEM text, each holding one certificate or more. */
+  trustedRoots?: string[];
   /** Release keys (hex) the caller trusts, for the transparent rung. */
   releaseKeys?: Iterable<string>;
   /** Provider id → signing key (hex) known before: a provider presenting another is refused. */
   knownKeys?: Record<string, string>;
-  /** The model catalog whose pins a receipt must match (svc's models.lock.json, parsed or as JSON). */
-  catalog: Catalog | unknown;
+  /** The model catalog whose pins a receipt must match, parsed or as JSON (default: svc's models.lock.json, bundled). */
+  catalog?: Catalog | unknown;
   /** What a request that names no reasoning_format gets, as the gateway's `--reasoning-format` (default none). */
   reasoningFormat?: ReasoningFormat;
   /** The fetch that carries the sealed bytes (default globalThis.fetch). */
@@ -53,13 +55,16 @@ const suite = blindSuite();
 
 /** A fetch that sends svc's OpenAI routes gateway-blind; other GETs (listings) pass through, any other body is refused. */
 export function createSealedFetch(options: SealedFetchOptions): typeof globalThis.fetch {
+  // HPKE's key schedule runs on WebCrypto, which a browser gives only a secure context: fail closed, saying so, at once
+  if (globalThis.crypto?.subtle === undefined) {
+    throw new Error("svc sealed fetch: WebCrypto (crypto.subtle) is unavailable: serve this page over https (or from localhost); nothing can be sealed");
+  }
   const base = options.baseURL.replace(/\/+$/, "");
   const send = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const catalog = CatalogSchema.parse(options.catalog);
+  const catalog = options.catalog === undefined ? BUNDLED_CATALOG : CatalogSchema.parse(options.catalog);
   const chooser = new CandidateChooser({
     floor: options.floor ?? "process",
-    roots: options.trustedRoots ?? [],
-    releaseKeys: new Set(options.releaseKeys ?? []),
+    ...anchorsFrom({ roots: options.trustedRoots ?? [], releaseKeys: options.releaseKeys ?? [] }),
     knownKeys: new Map(Object.entries(options.knownKeys ?? {})),
   });
   const auth: Record<string, string> = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };

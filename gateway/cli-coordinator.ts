@@ -7,7 +7,7 @@ import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import { databaseOption, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
 import { checkNatsDatabase, openKeyStore } from "./keys/open-store.ts";
-import { loadCatalog } from "../src/catalog.ts";
+import { loadCatalog } from "../src/catalog-file.ts";
 import { port, positiveInteger } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";

@@ -11,7 +11,7 @@ import { DEFAULT_HTTP_TIMEOUTS, serverOptions, type HttpTimeouts } from "./http/
 import { OPS_PATHS, opsRoutes, type Ops, type OpsHandler } from "./http/ops.ts";
 import { Router } from "./http/router.ts";
 import { openAiRoute } from "./openai/pipeline.ts";
-import { ROUTE_PATHS, type RouteKind } from "../src/openai/route-request.ts";
+import { ROUTE_PATHS, type RouteKind } from "../src/openai/route-kinds.ts";
 import { listModels, listProviders, retrieveModel } from "./openai/listing.ts";
 import { providerAttestation } from "./openai/provider-attestation.ts";
 import { ServerTiming } from "./http/server-timing.ts";

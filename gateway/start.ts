@@ -2,7 +2,8 @@
 // embedded coordinator on its own port unless `--coordinator URL` names a remote one.
 import type { ReasoningFormat } from "../src/openai/tools-request.ts";
 import type { Logger } from "pino";
-import { loadCatalog, type Catalog } from "../src/catalog.ts";
+import type { Catalog } from "../src/catalog.ts";
+import { loadCatalog } from "../src/catalog-file.ts";
 import { RequestParser } from "./openai/request-parser.ts";
 import { ProviderFaults, type FaultPolicy } from "./directory/provider-faults.ts";
 import type { HeldLimits } from "./directory/held-bytes.ts";

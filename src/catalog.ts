@@ -1,17 +1,13 @@
 // The catalog of model aliases (DESIGN §3): parsing `models.lock.json`, the `GET /v1/catalog` body, and
-// resolution of a request's `model` value to the alias that serves it.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { z } from "zod";
+// resolution of a request's `model` value to the alias that serves it. Portable (a caller's client runs it); reading
+// the file is src/catalog-file.ts's.
+import * as z from "zod";
 import { ApiError } from "./errors.ts";
 import { hexChars } from "./receipt/hex.ts";
-import { PACKAGE_ROOT } from "./process/package-root.ts";
 import { describeIssues } from "./validation.ts";
 
 /** `model` value that always means the catalog default (SPEC §1). */
 export const LOCAL_ALIAS = "svc-local";
-
-export const BUNDLED_CATALOG_PATH = join(PACKAGE_ROOT, "models.lock.json");
 
 // `svc-agent pull` builds the download URL from hub_id and file, and the local path from file, so both hold
 // only what a model hub allows in a name: path segments of letters, digits, ".", "_" and "-" that start with
@@ -113,22 +109,6 @@ export function parseCatalog(value: unknown, source = "catalog"): Catalog {
   const result = CatalogSchema.safeParse(value);
   if (!result.success) throw new CatalogError(`${source}: ${describeIssues(result.error)}`);
   return result.data;
-}
-
-export function loadCatalog(path: string = BUNDLED_CATALOG_PATH): Catalog {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new CatalogError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new CatalogError(`${path}: not valid JSON (${(err as Error).message})`);
-  }
-  return parseCatalog(json, path);
 }
 
 export function catalogBody(catalog: Catalog): CatalogBody {

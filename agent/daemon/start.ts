@@ -2,7 +2,8 @@
 // which rung evidence it holds, then keeps it connected to the coordinator.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { loadCatalog, type Catalog } from "../../src/catalog.ts";
+import type { Catalog } from "../../src/catalog.ts";
+import { loadCatalog } from "../../src/catalog-file.ts";
 import { measure } from "../../src/trust/measure.ts";
 import { loadManifest } from "../../src/trust/anchor-files.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";

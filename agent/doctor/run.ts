@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { loadCatalog } from "../../src/catalog.ts";
+import { loadCatalog } from "../../src/catalog-file.ts";
 import { sealingKeyPair } from "../../src/crypto/seal.ts";
 import { Signer } from "../../src/crypto/signing.ts";
 import { keysPath, readKeys } from "../daemon/identity.ts";

@@ -1,6 +1,7 @@
 // Where an agent command reads the catalog from: a running coordinator (`--coordinator URL`), a file
 // (`--catalog FILE`), or the bundled `models.lock.json`.
-import { catalogFromBody, CatalogError, loadCatalog, type Catalog } from "../../src/catalog.ts";
+import { catalogFromBody, CatalogError, type Catalog } from "../../src/catalog.ts";
+import { loadCatalog } from "../../src/catalog-file.ts";
 
 export async function fetchCatalog(coordinatorUrl: string): Promise<Catalog> {
   const url = new URL("/v1/catalog", coordinatorUrl).toString();

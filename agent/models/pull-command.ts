@@ -1,7 +1,8 @@
 // How to get a catalog model's missing file, as `catalog` and `doctor` suggest it: `svc-agent pull` only where
 // that command would fetch it into the place looked at, so neither ever suggests a command that fails.
 import { resolve } from "node:path";
-import { loadCatalog, type CatalogEntry } from "../../src/catalog.ts";
+import type { CatalogEntry } from "../../src/catalog.ts";
+import { loadCatalog } from "../../src/catalog-file.ts";
 import { DEFAULT_MODELS_DIR, type ModelStore } from "./store.ts";
 
 /** The same pin: the same bytes from the same hub file at the same revision. */

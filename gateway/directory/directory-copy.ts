@@ -6,7 +6,7 @@
 import { LRUCache } from "lru-cache";
 import { ProviderIndex, route } from "../routing/provider-index.ts";
 import { ApiError } from "../../src/errors.ts";
-import type { RouteRequest } from "../routing/routing.ts";
+import type { RouteRequest } from "../../src/routing/choose.ts";
 import type { DirectoryEntry, ProviderRecord, QueueCaps } from "../../src/wire/gateway.ts";
 
 /** One provider of the copy, as the index reads it. */

@@ -8,7 +8,7 @@ import { resolveModel, type CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { issueError } from "../../src/openai/chat-request.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
-import type { RouteKind } from "../../src/openai/route-request.ts";
+import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import { firstIssue } from "../../src/validation.ts";
 import type { CacheScope } from "../../src/wire/agent.ts";
 import type { RouteContext } from "../context.ts";

@@ -7,7 +7,8 @@ import { ApiError } from "../../src/errors.ts";
 import { lowerThisThread } from "../../src/process/thread-priority.ts";
 import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
-import { parseRoute, peekRoute, type RouteKind } from "../../src/openai/route-request.ts";
+import { parseRoute, peekRoute } from "../../src/openai/route-request.ts";
+import { type RouteKind } from "../../src/openai/route-kinds.ts";
 import type { ReasoningFormat } from "../../src/openai/tools-request.ts";
 import type { FromWorker, ParseInputs, ToWorker } from "./request-parser.ts";
 

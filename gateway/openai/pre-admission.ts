@@ -5,7 +5,8 @@
 import { resolveModel, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
 import { ApiError } from "../../src/errors.ts";
 import { PIN } from "../../src/openai/chat-request.ts";
-import type { RouteKind, RoutePeek } from "../../src/openai/route-request.ts";
+import type { RoutePeek } from "../../src/openai/route-request.ts";
+import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { Directory } from "../directory/directory.ts";
 

@@ -10,7 +10,8 @@ import { ApiError, type ErrorCode } from "../../src/errors.ts";
 import { startWorker } from "../../src/process/worker.ts";
 import type { CacheInputs } from "../../src/openai/cache-fields.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
-import { carriesSchema, parseRoute, peekRoute, type RouteKind, type RoutePeek, type RouteRequest } from "../../src/openai/route-request.ts";
+import { carriesSchema, parseRoute, peekRoute, type RoutePeek, type RouteRequest } from "../../src/openai/route-request.ts";
+import { type RouteKind } from "../../src/openai/route-kinds.ts";
 import type { ReasoningFormat } from "../../src/openai/tools-request.ts";
 import { FairQueue } from "./fair-queue.ts";
 

@@ -6,7 +6,7 @@
 // map lookup. It must choose exactly what chooseProvider would over the same providers:
 // test/unit/gateway/routing/provider-index.test.ts checks that on random sequences of directory changes.
 import { TRUST_LEVELS, type TrustLevel } from "../../src/receipt/rungs.ts";
-import { chooseProvider, noProvider, type Routable, type RouteRequest } from "./routing.ts";
+import { chooseCandidates, chooseProvider, noProvider, type Routable, type RouteRequest } from "../../src/routing/choose.ts";
 
 /** What the index reads from a provider: read again whenever the registry calls `put` or `reweigh`. */
 export interface Indexed {
@@ -206,10 +206,11 @@ export class ProviderIndex<P extends Indexed> {
 export function route<P extends Indexed>(index: ProviderIndex<P>, request: RouteRequest, exclude: readonly string[], view: (p: P) => Routable): P {
   const { alias, floor, pin, prefer, only } = request;
   if (pin !== undefined) return chooseProvider(index.withPrefix(pin).map((p) => ({ ...view(p), provider: p })), { alias, floor, pin }).provider;
-  // a gateway-blind request's few candidates (at most three), each by its whole id
+  // a gateway-blind request's few candidates (at most three), each by its whole id: the first of them in the order
+  // a caller's client chose them in, by the same function over what this copy knows now
   if (only !== undefined) {
     const candidates = only.flatMap((id) => index.withPrefix(id).filter((p) => p.id === id)).map((p) => ({ ...view(p), provider: p }));
-    return chooseProvider(candidates, { alias, floor, only, ...(prefer === undefined ? {} : { prefer }) }, new Set(exclude)).provider;
+    return chooseCandidates(candidates, { alias, floor, only, ...(prefer === undefined ? {} : { prefer }) }, 1, new Set(exclude))[0]!.provider;
   }
   const chosen = index.choose(alias, floor, exclude.length === 0 ? undefined : new Set(exclude), prefer);
   if (!chosen) throw noProvider(alias, floor);

@@ -1,7 +1,7 @@
 // Gateway-blind requests (DESIGN §10, SEALING.md): what travels in the clear beside the sealed bytes, the labels the
 // seals are bound by, and the padding that leaves lengths only in 512-byte buckets. Portable: no node: module.
-import { z } from "zod";
-import { ROUTE_KINDS } from "../openai/route-request.ts";
+import * as z from "zod";
+import { ROUTE_KINDS } from "../openai/route-kinds.ts";
 import { Hex32 } from "../receipt/hex.ts";
 
 /** The sealed request's media type, also bound into every seal. */

@@ -1,7 +1,7 @@
 // The prompt-cache fields of a request (DESIGN §9), which every chat-like route parses alike: OpenAI's
 // `prompt_cache_key` (a caller's own partition) and llama-server's `cache_prompt` switch. The scope they refine is
 // the gateway's HMAC (gateway/keys/cache-scope.ts), handed to the parser as a plain value.
-import { z } from "zod";
+import * as z from "zod";
 
 /** OpenAI's `prompt_cache_key`: bounded, since it is hashed on every request. */
 export const MAX_PROMPT_CACHE_KEY_LENGTH = 1024;

@@ -1,6 +1,6 @@
 // The body of POST /v1/chat/completions (SPEC §2.1, §8), parsed once at the boundary: every rule becomes a
 // 400 with its own stable code and the offending field's path, and what comes out is already normalised.
-import { z } from "zod";
+import * as z from "zod";
 import { resolveModel, type Catalog, type CatalogEntry } from "../catalog.ts";
 import { ApiError } from "../errors.ts";
 import { SchemaBudget } from "../schema/bounds.ts";

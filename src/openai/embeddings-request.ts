@@ -1,6 +1,6 @@
 // The body of POST /v1/embeddings (OpenAI's embeddings request), parsed once at the boundary into the sealed
 // request an embeddings session carries: every fault a 400 naming its field, before any provider is touched.
-import { z } from "zod";
+import * as z from "zod";
 import { resolveModel, type Catalog, type CatalogEntry } from "../catalog.ts";
 import { ApiError } from "../errors.ts";
 import { EmbeddingInputSchema, MAX_EMBEDDING_INPUTS, type EmbeddingInput } from "../session/embedding-fields.ts";

@@ -1,6 +1,6 @@
 // The body of POST /v1/completions (OpenAI's legacy completions), parsed once at the boundary into the sealed
 // request: the prompt as raw text, no chat template, and the few controls the route honours.
-import { z } from "zod";
+import * as z from "zod";
 import { resolveModel, type Catalog } from "../catalog.ts";
 import { ApiError } from "../errors.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../session/sampling.ts";

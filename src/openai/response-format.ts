@@ -1,7 +1,7 @@
 // `response_format` (OpenAI structured output), checked at the gateway before any provider is used: the shape,
 // a schema svc can compile into a grammar, and, under `strict: true`, no keyword the grammar cannot enforce.
 // What comes out is sealed as it is (src/session/sampling.ts); the agent compiles the grammar (agent/engine/grammar/json-grammar.ts).
-import { z } from "zod";
+import * as z from "zod";
 import { canonicalJson } from "../receipt/canonical-json.ts";
 import { ApiError } from "../errors.ts";
 import { SchemaBudget } from "../schema/bounds.ts";

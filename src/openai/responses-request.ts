@@ -1,7 +1,7 @@
 // The body of POST /v1/responses (OpenAI's Responses API, stateless subset), translated into the chat request
 // the rest of svc already serves: its shape is checked here, then the chat parser (chat-request.ts) does every
 // other check on the translation, and a fault it finds is renamed to the Responses field the caller sent.
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError } from "../errors.ts";
 import { MAX_TOOLS } from "../session/tools.ts";
 import { firstIssue } from "../validation.ts";

@@ -5,17 +5,7 @@ import { parseChatRequest, type ChatContext, type ChatRequest } from "./chat-req
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-request.ts";
 import { parseLegacyRequest } from "./legacy-request.ts";
 import { parseResponsesRequest, type ResponsesEcho } from "./responses-request.ts";
-
-export const ROUTE_KINDS = ["chat", "responses", "embeddings", "completions"] as const;
-export type RouteKind = (typeof ROUTE_KINDS)[number];
-
-/** Where each kind is served. */
-export const ROUTE_PATHS = {
-  chat: "/v1/chat/completions",
-  responses: "/v1/responses",
-  embeddings: "/v1/embeddings",
-  completions: "/v1/completions",
-} as const satisfies Record<RouteKind, string>;
+import type { RouteKind } from "./route-kinds.ts";
 
 /** A parsed request of any route: plain data, so it crosses a worker thread as a structured clone. */
 export type RouteRequest =

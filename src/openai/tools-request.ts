@@ -1,7 +1,7 @@
 // The tool-calling and reasoning fields of a chat request (OpenAI's `tools`, `tool_choice`, `parallel_tool_calls`;
 // llama-server's `reasoning_format` and `chat_template_kwargs`; `reasoning_effort`), checked before any provider
 // is used and reduced to what is sealed (src/session/tools.ts): only what changes the answer, only when set.
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError } from "../errors.ts";
 import { historyProblems, MAX_CALL_ID_LENGTH, MAX_TOOLS, TOOL_NAME, type FunctionTool, type Tooling, type ToolHistoryMessage } from "../session/tools.ts";
 import { SchemaBudget } from "../schema/bounds.ts";

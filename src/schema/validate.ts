@@ -5,8 +5,8 @@
 // they are faster per value, but run a caller's pattern on backtracking RegExp and have no step budget, and the
 // enum filter here costs about 2 ms for 1,000 members); node-llama-cpp's validateObjectAgainstGbnfSchema knows a subset.
 import type { RE2JS } from "re2js";
-import { isIPv6 } from "node:net";
 import { SchemaBudget } from "./bounds.ts";
+import { isIPv4, isIPv6 } from "./ip-address.ts";
 import { pointer, pointerKeys } from "./json-pointer.ts";
 import type { PatternResult } from "./pattern.ts";
 import { zodFormatPattern } from "./zod-patterns.ts";
@@ -81,7 +81,7 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   duration: (s) => /^P(?!$)(\d+W|(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?)$/.test(s) && !/T$/.test(s),
   hostname: (s) => s.length <= 253 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(s),
   ipv6: isIPv6,
-  ipv4: (s) => /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(s),
+  ipv4: isIPv4,
 };
 
 /**

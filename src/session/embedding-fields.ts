@@ -1,6 +1,6 @@
 // What an embeddings session adds to the sealed request (POST /v1/embeddings): its inputs and the vector length
 // to return. Optional fields, so a chat request seals the same bytes as before they existed.
-import { z } from "zod";
+import * as z from "zod";
 
 /** OpenAI's limit on inputs per request. */
 export const MAX_EMBEDDING_INPUTS = 2048;

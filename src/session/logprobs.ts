@@ -1,7 +1,7 @@
 // Log probabilities as the sealed request asks for them (issue 43): how many alternatives per position, present only
 // when the caller asked for logprobs at all, and the bound that keeps an answer's entries within what one session may
 // relay. The gateway's parsers and the agent's check of the plaintext read the same rule.
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError } from "../errors.ts";
 import { MAX_TOP_LOGPROBS } from "../receipt/logprobs.ts";
 

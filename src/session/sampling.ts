@@ -1,6 +1,6 @@
 // The sampling and length controls a caller may set beyond temperature, as they travel in the sealed request:
 // names, types and ranges in one place, so the gateway's parser and the agent's check of the plaintext agree.
-import { z } from "zod";
+import * as z from "zod";
 
 /** OpenAI's limit on stop sequences. */
 export const MAX_STOPS = 4;

@@ -1,6 +1,6 @@
 // What travels inside a sealed session (DESIGN §5): the canonical request the gateway seals to the provider,
 // and the frames the provider seals back. Only the two ends ever see these in the clear.
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError } from "../errors.ts";
 import { AnswerPieceSchema } from "../receipt/answer-record.ts";
 import { Hex16, Hex32 } from "../receipt/hex.ts";

@@ -1,6 +1,6 @@
 // Tool calling and reasoning as they travel in the sealed request (OpenAI's shapes): the tools offered, the
 // caller's choice among them, the calls of earlier turns, and the rules a history must keep to be rendered.
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_CALL_ID_LENGTH, type ToolCall, ToolCallSchema } from "../receipt/answer-record.ts";
 
 export { MAX_CALL_ID_LENGTH, type ToolCall, ToolCallSchema };

@@ -5,15 +5,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { X509Certificate } from "@peculiar/x509";
-import { Hex32 } from "../receipt/hex.ts";
-import { parseCertificate, splitPem } from "./hardware-chain.ts";
+import { keyList, rootsFromPem } from "./anchors.ts";
 import { ReleaseManifestSchema, type ReleaseManifest } from "./release-manifest.ts";
 
 /** Every certificate in the `.pem`/`.crt` files of `--attestation-roots DIR`. */
 export function loadRoots(dir: string): X509Certificate[] {
-  const roots = readdirSync(dir)
-    .filter((name) => /\.(pem|crt)$/.test(name))
-    .flatMap((name) => splitPem(readFileSync(join(dir, name), "utf8")).map(parseCertificate));
+  const names = readdirSync(dir).filter((name) => /\.(pem|crt)$/.test(name));
+  const roots = rootsFromPem(names.map((name) => readFileSync(join(dir, name), "utf8")), (i) => join(dir, names[i]!));
   if (roots.length === 0) throw new Error(`${dir} holds no .pem or .crt certificate`);
   return roots;
 }
@@ -23,16 +21,7 @@ export function loadRoots(dir: string): X509Certificate[] {
  * and `--coordinator-keys` take.
  */
 export function loadKeyList(path: string): Set<string> {
-  const keys = new Set<string>();
-  readFileSync(path, "utf8")
-    .split("\n")
-    .forEach((raw, index) => {
-      const line = raw.replace(/#.*/, "").trim();
-      if (line === "") return;
-      if (!Hex32.safeParse(line).success) throw new Error(`${path}:${index + 1}: expected a 64-hex-character Ed25519 public key`);
-      keys.add(line);
-    });
-  return keys;
+  return keyList(readFileSync(path, "utf8"), path);
 }
 
 /** `--release-keys FILE`: the release keys whose manifests earn the transparent rung. */

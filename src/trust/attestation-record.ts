@@ -1,6 +1,6 @@
 // The public attestation record (`GET /v1/providers/{id}/attestation`): the evidence the coordinator verified
 // when it last granted a provider its rung, as the agent signed it, so anyone can re-check the rung offline.
-import { z } from "zod";
+import * as z from "zod";
 import { EvidenceSchema, type Evidence } from "./attestation.ts";
 import { Hex32 } from "../receipt/hex.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../receipt/rungs.ts";

@@ -5,7 +5,7 @@
 // every gateway on each provider it learns of, and `svc-agent verify --attestation` on a saved record. It reads no
 // file and imports no node: module (WebCrypto, @peculiar/x509, @noble), so a browser can run it too.
 import type { X509Certificate } from "@peculiar/x509";
-import { z } from "zod";
+import * as z from "zod";
 import { canonicalJson } from "../receipt/canonical-json.ts";
 import { keysDigest, MAX_CHAIN_CERTS, verifyChain } from "./hardware-chain.ts";
 import { Hex32, Hex64 } from "../receipt/hex.ts";

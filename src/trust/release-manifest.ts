@@ -1,6 +1,6 @@
 // Release manifests (DESIGN §4, transparent rung): the code measurements of released builds, signed by a
 // release key; a coordinator (and each gateway) trusts the keys listed in its `--release-keys` file (anchor-files.ts).
-import { z } from "zod";
+import * as z from "zod";
 import { Hex32, Hex64 } from "../receipt/hex.ts";
 import { SIGNATURE_DOMAINS, verifySignature, type SignatureDomain } from "../receipt/signature.ts";
 

@@ -1,7 +1,7 @@
 // The coordinator's agent protocol on `/v1/agent` (DESIGN §1): attest, advertise, run sealed sessions. Agents are
 // other people's machines, so every message is parsed with zod at both ends; the gateway protocol, between our own
 // parts, is src/wire/gateway.ts. Every session message carries only ciphertext for the prompt and tokens.
-import { z } from "zod";
+import * as z from "zod";
 import { SealedEnvelopeSchema } from "../blind/format.ts";
 import { EvidenceSchema } from "../trust/attestation.ts";
 import { GATEWAY_MAX_FRAME_BYTES, MAX_ALIAS_LENGTH, SESSION_ID } from "./gateway.ts";

@@ -105,6 +105,26 @@ describe("DESIGN §10 Gateway-blind: the other routes fall out of the one layer"
     expect(sealedText.choices).toEqual(plainText.choices);
   });
 
+  it("Responses and legacy completions stream blind the events they stream normally, ids and times aside", async () => {
+    const events = async <T>(stream: AsyncIterable<T>) => {
+      const all: unknown[] = [];
+      for await (const event of stream) all.push(event);
+      // ids, times and the receipt differ per request, and the second of two same prompts reads the first one's
+      // prompt cache (one key, one scope); the gateway's own step timings (x_svc_timing) exist only where it shapes
+      // the answer, as in the chat stream above; the event sequence and text must not differ
+      const varies = ["id", "item_id", "created", "created_at", "svc_receipt", "response_id", "cached_tokens"];
+      return JSON.parse(JSON.stringify(all, (key, value: unknown) => (key === "x_svc_timing" ? undefined : varies.includes(key) ? "~" : value))) as unknown[];
+    };
+    const input = { model: "qwen3-4b", input: "Say hi", max_output_tokens: 8, temperature: 0, stream: true as const };
+    const [plain, sealed] = [await events(await normal().responses.create(input)), await events(await blind().responses.create(input))];
+    expect(sealed.length).toBeGreaterThan(2);
+    expect(sealed).toEqual(plain);
+    const legacy = { model: "qwen3-4b", prompt: "Once upon", max_tokens: 6, temperature: 0, stream: true as const };
+    const [plainText, sealedText] = [await events(await normal().completions.create(legacy)), await events(await blind().completions.create(legacy))];
+    expect(sealedText.length).toBeGreaterThan(1);
+    expect(sealedText).toEqual(plainText);
+  });
+
   it("embeddings answer blind the vectors they answer normally", async () => {
     const request = { model: "tiny-embed", input: ["svc", "sealed"] };
     const [plain, sealed] = [await normal().embeddings.create(request), await blind().embeddings.create(request)];

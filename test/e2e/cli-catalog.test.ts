@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalogBody, loadCatalog } from "../../src/catalog.ts";
+import { catalogBody } from "../../src/catalog.ts";
+import { loadCatalog } from "../../src/catalog-file.ts";
 import { runCli } from "../../harness/cli.ts";
 import { makeTinyCatalog, tempDir } from "../fixtures/tiny-catalog.ts";
 

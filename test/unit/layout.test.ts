@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "../..");
 const FOLDERS = ["bin", "client", "src", "tiny-model", "agent", "gateway", "scripts", "harness", "bench"];
-const PACKAGE_IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["']([^."'][^"']*)["']|\bimport\s*\(\s*["']([^."'][^"']*)["']/g;
+const PACKAGE_IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["']([^."'][^"']*)["']|\bimport\s*\(\s*["']([^."'][^"']*)["']|(?:^|\n)\s*import\s*["']([^."'][^"']*)["']/g;
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']|\bimport\s+["'](\.{1,2}\/[^"']+)["']|\bimport\s*\(\s*["'](\.{1,2}\/[^"']+)["']/g;
 
 function sources(folder: string): string[] {
@@ -31,10 +31,22 @@ function importGraph(): Map<string, string[]> {
 /** The packages a file imports by name (`zod`, `node:fs`), not by path. */
 function packageImports(file: string): string[] {
   const text = readFileSync(join(ROOT, file), "utf8");
-  return [...text.matchAll(PACKAGE_IMPORT)].map((m) => m[1] ?? m[2]!);
+  return [...text.matchAll(PACKAGE_IMPORT)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 
 const graph = importGraph();
+
+/** Every file `entry` reaches through relative imports, itself included (a target outside the tree ends a path). */
+function closure(entry: string): string[] {
+  const seen = new Set<string>();
+  const walk = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const next of graph.get(file) ?? []) walk(next);
+  };
+  walk(entry);
+  return [...seen];
+}
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
 
 function violations(from: (f: string) => boolean, allowed: (target: string) => boolean): string[] {
@@ -80,6 +92,7 @@ describe("Layout (docs/architecture.md)", () => {
     // guards the rules below against a pattern that silently matches nothing
     expect(graph.get("gateway/start.ts")).toContain("gateway/routes.ts");
     expect(packageImports("src/receipt/receipt.ts")).toContain("zod");
+    expect(packageImports("src/trust/hardware-chain.ts")).toContain("reflect-metadata");
     expect(graph.size).toBeGreaterThan(80);
   });
 
@@ -98,10 +111,11 @@ describe("Layout (docs/architecture.md)", () => {
     expect([...graph.keys()].filter(under("src/audit")).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")))).toEqual([]);
   });
 
-  it("src/openai/, src/blind/ and src/session/, the layers a caller's client runs too (DESIGN §10), import no node: module themselves", () => {
-    const layer = [...graph.keys()].filter((f) => under("src/openai")(f) || under("src/blind")(f) || under("src/session")(f));
-    expect(layer.length).toBeGreaterThan(0);
-    expect(layer.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  it("the client's whole graph (client/index.ts's transitive imports) holds no node: import and nothing outside src/ and client/ but its bundled catalog, so every runtime runs it", () => {
+    const reached = closure("client/index.ts");
+    expect(reached).toEqual(expect.arrayContaining(["src/openai/route-request.ts", "src/blind/seal.ts", "src/session/answer-reader.ts", "src/trust/attestation.ts"]));
+    expect(reached.filter((f) => !under("client")(f) && !under("src")(f) && f !== "models.lock.json")).toEqual([]);
+    expect(reached.filter((f) => f.endsWith(".ts")).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
   it("the evidence check is portable: src/trust/ imports only itself and src/receipt/ and no node: module, but its node side that reads files", () => {
@@ -112,9 +126,32 @@ describe("Layout (docs/architecture.md)", () => {
     expect([...graph.keys()].filter(portable).flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
   });
 
-  it("client/, the caller's package for gateway-blind requests (DESIGN §10), imports only itself and src/", () => {
+  it("client/, the caller's package for gateway-blind requests (DESIGN §10), imports only itself, src/ and the bundled catalog", () => {
     expect([...graph.keys()].filter(under("client")).length).toBeGreaterThan(0);
-    expect(violations(under("client"), (t) => under("client")(t) || under("src")(t))).toEqual([]);
+    expect(violations(under("client"), (t) => under("client")(t) || under("src")(t) || t === "models.lock.json")).toEqual([]);
+  });
+
+  it("src/schema/, which the client's request parsing reaches, imports no node: module (its ipv6 format included)", () => {
+    const schema = [...graph.keys()].filter(under("src/schema"));
+    expect(schema.length).toBeGreaterThan(5);
+    expect(schema.flatMap((f) => packageImports(f).filter((p) => p.startsWith("node:")).map((p) => `${f} -> ${p}`))).toEqual([]);
+  });
+
+  it("every file the client reaches imports zod as a namespace (`import * as z`), so a bundle shakes out its locales", () => {
+    const reached = closure("client/index.ts").filter((f) => f.endsWith(".ts"));
+    expect(reached.length).toBeGreaterThan(40);
+    const named = reached.filter((f) => /^import \{[^}]*\bz\b[^}]*\} from "zod";/m.test(readFileSync(join(ROOT, f), "utf8")));
+    expect(named).toEqual([]);
+  });
+
+  it("the sealed format names the route kinds without the request parser (src/openai/route-kinds.ts)", () => {
+    expect(graph.get("src/blind/format.ts")).toContain("src/openai/route-kinds.ts");
+    expect(graph.get("src/blind/format.ts")).not.toContain("src/openai/route-request.ts");
+  });
+
+  it("the catalog's parsing is portable (a caller's client runs it): src/catalog.ts imports no node: module, src/catalog-file.ts reads the file", () => {
+    expect(packageImports("src/catalog.ts").filter((p) => p.startsWith("node:"))).toEqual([]);
+    expect(graph.get("src/catalog.ts")).not.toContain("src/process/package-root.ts");
   });
 
   it("agent/ never imports gateway/, nor gateway/ agent/", () => {

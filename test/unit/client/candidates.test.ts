@@ -55,6 +55,14 @@ describe("DESIGN §10 Gateway-blind: the caller chooses its candidates by its ow
     expect((await c.choose(gateway(ps), "qwen3-4b", ps[0]!.id.slice(0, 12))).map((p) => p.id)).toEqual([ps[0]!.id]);
   });
 
+  it("in the gateway's order (src/routing/choose.ts): the next one takes a refused one's place, and an ambiguous pin is refused as the gateway would", async () => {
+    const ps = await Promise.all([provider(), provider(), provider(true), provider(true, 1)]);
+    ps[0]!.trust = "hardware"; // listed above its evidence: refused, and the fourth in line is taken instead
+    expect((await chooser().c.choose(gateway(ps), "qwen3-4b", undefined)).map((p) => p.id)).toEqual([ps[1]!.id, ps[2]!.id, ps[3]!.id]);
+    const twins = [ps[1]!, { ...ps[2]!, id: `${ps[1]!.id.slice(0, 8)}${ps[2]!.id.slice(8)}` }];
+    await expect(chooser().c.choose(gateway(twins), "qwen3-4b", ps[1]!.id.slice(0, 8))).rejects.toThrow(/matches 2 providers; send more of the id.*nothing was sent/);
+  });
+
   it("a provider's evidence is checked once: later requests pay nothing until its evidence changes", async () => {
     const ps = await Promise.all([provider(), provider()]);
     const { c, checks } = chooser();

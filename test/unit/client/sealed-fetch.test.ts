@@ -2,39 +2,17 @@
 // body, refuses a route it does not seal, answers a body's fault itself as the gateway would, and turns the gateway's
 // failure to find a provider into what the normal path sends at that point (a stream's error event after its head).
 import { randomBytes } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { BUNDLED_CATALOG } from "../../../client/bundled-catalog.ts";
 import { createSealedFetch } from "../../../client/index.ts";
-import { loadCatalog } from "../../../src/catalog.ts";
-import { sealingKeyPair } from "../../../src/crypto/seal.ts";
-import { Signer } from "../../../src/crypto/signing.ts";
+import { loadCatalog } from "../../../src/catalog-file.ts";
 import { ApiError } from "../../../src/errors.ts";
-import { providerIdOf } from "../../../src/receipt/provider-id.ts";
-import { attestationRecord } from "../../../src/trust/attestation-record.ts";
-import { signEvidence } from "../../../src/trust/attestation.ts";
+import { FAKE_BASE, fakeBlindGateway } from "../../fixtures/fake-blind-gateway.ts";
 
-const BASE = "http://gateway.test/v1";
+const BASE = FAKE_BASE;
 const CANARY = `canary-${randomBytes(8).toString("hex")}`;
 
-async function fakeGateway(answer: () => Response) {
-  const signer = Signer.fromSeed(randomBytes(32));
-  const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
-  const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
-  const id = providerIdOf(signer.publicKey);
-  const posted: { type: string | null; body: string }[] = [];
-  const fetch = async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const path = new URL(request.url).pathname;
-    if (request.method === "POST") {
-      posted.push({ type: request.headers.get("content-type"), body: await request.text() });
-      return answer();
-    }
-    if (path === "/v1/providers") return Response.json([{ id, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0 }]);
-    if (path === `/v1/providers/${id}/attestation`) return Response.json(attestationRecord(id, evidence, { rung: "process" }, new Date()));
-    return new Response("{}", { status: 404 });
-  };
-  const sealed = createSealedFetch({ baseURL: BASE, apiKey: "sk-test", catalog: loadCatalog(), fetch });
-  return { sealed, posted };
-}
+const fakeGateway = (answer: () => Response, catalog?: unknown) => fakeBlindGateway(createSealedFetch, answer, catalog);
 
 const chat = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "qwen3-4b", messages: [{ role: "user", content: CANARY }], ...body }) });
 const unavailable = () => Response.json(new ApiError("provider_unavailable", "No provider is available.").toEnvelope(), { status: 503 });
@@ -56,6 +34,34 @@ describe("DESIGN §10 Gateway-blind: what createSealedFetch sends, and what it a
     expect(fault.status).toBe(400);
     expect(((await fault.json()) as { error: { param: string } }).error.param).toBe("temperature");
     expect(posted).toHaveLength(0);
+  });
+
+  it("without WebCrypto (a browser page outside a secure context) it refuses at once, naming why", () => {
+    vi.stubGlobal("crypto", { getRandomValues: globalThis.crypto.getRandomValues.bind(globalThis.crypto) });
+    try {
+      expect(() => createSealedFetch({ baseURL: BASE })).toThrow("svc sealed fetch: WebCrypto (crypto.subtle) is unavailable: serve this page over https (or from localhost); nothing can be sealed");
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it("takes its trust anchors as strings, and refuses one that is not an anchor before anything is sent", () => {
+    expect(() => createSealedFetch({ baseURL: BASE, trustedRoots: ["not a certificate"] })).toThrow("trustedRoots[0] holds no PEM certificate");
+    expect(() => createSealedFetch({ baseURL: BASE, releaseKeys: ["00"] })).toThrow("releaseKeys[0]:1: expected a 64-hex-character Ed25519 public key");
+  });
+
+  it("takes svc's models.lock.json, bundled, unless the caller gives a catalog, which then replaces it", async () => {
+    expect(BUNDLED_CATALOG).toEqual(loadCatalog());
+    const bundled = await fakeGateway(unavailable);
+    expect((await bundled.sealed(`${BASE}/chat/completions`, chat({}))).status).toBe(503);
+    expect(bundled.posted).toHaveLength(1);
+    const own = loadCatalog();
+    const only8b = { ...own, default: "qwen3-8b", models: own.models.filter((m) => m.alias !== "qwen3-4b") };
+    const replaced = await fakeGateway(unavailable, only8b);
+    const fault = await replaced.sealed(`${BASE}/chat/completions`, chat({}));
+    expect(fault.status).toBe(404);
+    expect(((await fault.json()) as { error: { code: string } }).error.code).toBe("model_not_found");
+    expect(replaced.posted).toHaveLength(0);
   });
 
   it("no provider: a whole answer is the gateway's 503 as it came; a stream is the normal path's head and error event, no [DONE]", async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { blindWireBytes, isSealedFrame } from "../../../gateway/directory/blind-attempt.ts";
 import { Registry, type AgentPort, type GatewayPort } from "../../../gateway/coordinator/registry.ts";
 import { ProviderIndex, route } from "../../../gateway/routing/provider-index.ts";
-import { chooseProvider } from "../../../gateway/routing/routing.ts";
+import { chooseProvider } from "../../../src/routing/choose.ts";
 import { PAD_BYTES, toBase64url, type SealedEnvelope } from "../../../src/blind/format.ts";
 import { answerLimits } from "../../../src/session/answer-bounds.ts";
 import type { ToAgent } from "../../../src/wire/agent.ts";

@@ -1,7 +1,8 @@
 // SPEC §1 "Catalog aliases", §2.1 `model`, §2.6 and DESIGN §3: the catalog file and model resolution.
 import { describe, expect, it } from "vitest";
 import { catchApiError } from "../../fixtures/api-error.ts";
-import { catalogBody, catalogFromBody, CatalogError, LOCAL_ALIAS, loadCatalog, parseCatalog, resolveModel } from "../../../src/catalog.ts";
+import { catalogBody, catalogFromBody, CatalogError, LOCAL_ALIAS, parseCatalog, resolveModel } from "../../../src/catalog.ts";
+import { loadCatalog } from "../../../src/catalog-file.ts";
 
 const EMBEDDING_ENTRY = {
   alias: "qwen3-embedding-0.6b",

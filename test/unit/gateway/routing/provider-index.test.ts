@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DirectoryCopy } from "../../../../gateway/directory/directory-copy.ts";
 import { ProviderIndex } from "../../../../gateway/routing/provider-index.ts";
 import { Registry, type AgentPort, type GatewayPort } from "../../../../gateway/coordinator/registry.ts";
-import { chooseProvider, type Routable } from "../../../../gateway/routing/routing.ts";
+import { chooseProvider, type Routable } from "../../../../src/routing/choose.ts";
 import { ApiError } from "../../../../src/errors.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../../../../src/receipt/rungs.ts";
 import type { ToAgent } from "../../../../src/wire/agent.ts";

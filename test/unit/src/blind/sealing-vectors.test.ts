@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { fromBase64url, toBase64url, type SealedEnvelope } from "../../../../src/blind/format.ts";
 import { blindSuite, FrameOpener, FrameSealer, openForCandidate, sealForCandidates } from "../../../../src/blind/seal.ts";
-import type { RouteKind } from "../../../../src/openai/route-request.ts";
+import type { RouteKind } from "../../../../src/openai/route-kinds.ts";
 
 interface Vectors {
   suite: string;

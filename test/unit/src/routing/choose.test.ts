@@ -1,6 +1,6 @@
 // SPEC §4.1 routing and §2.4's trust floor as chooseProvider applies them to a directory listing.
 import { describe, expect, it } from "vitest";
-import { chooseProvider } from "../../../../gateway/routing/routing.ts";
+import { chooseCandidates, chooseProvider } from "../../../../src/routing/choose.ts";
 import { servableAliases } from "../../../../gateway/openai/listing.ts";
 import { qualified } from "../../../../src/receipt/rungs.ts";
 import { catchApiError } from "../../../fixtures/api-error.ts";
@@ -69,6 +69,37 @@ describe("§4.1 Routing", () => {
       const error = catchApiError(() => chooseProvider(providers, { alias: "qwen3-4b", floor: f, pin }));
       expect([error.status, error.code]).toEqual([503, "provider_unavailable"]);
     }
+  });
+});
+
+describe("DESIGN §10 Gateway-blind: the candidates are chooseProvider's choice repeated", () => {
+  const floor = "process" as const;
+  const ids = (ps: { id: string }[]) => ps.map((p) => p.id);
+
+  it("up to three distinct, each the choice once those before it are excluded: idle first, then the shortest queue, least recently used among equals", () => {
+    const providers = [
+      provider("aa", { busy: true, waiting: 2 }), provider("bb", { lastAssigned: 20 }), provider("cc", { busy: true }),
+      provider("dd", { lastAssigned: 10 }), provider("ee", { busy: true, waiting: 1 }),
+    ];
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor }, 3))).toEqual(ids([provider("dd"), provider("bb"), provider("cc")]));
+    const repeated: string[] = [];
+    for (let i = 0; i < 5; i++) repeated.push(chooseProvider(providers, { alias: "qwen3-4b", floor }, new Set(repeated)).id);
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor }, 5))).toEqual(repeated);
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor }, 3, new Set([provider("dd").id])))).toEqual(ids([provider("bb"), provider("cc"), provider("ee")]));
+  });
+
+  it("fewer when fewer qualify: the floor, the alias and the only-list hold; none is chooseProvider's 503", () => {
+    const providers = [provider("aa", { trust: "hardware" }), provider("bb"), provider("cc", { model_ids: ["qwen3-8b"] }), provider("dd", { trust: "transparent", busy: true })];
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor: "transparent" }, 3))).toEqual(ids([provider("aa"), provider("dd")]));
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor, only: [provider("bb").id, provider("cc").id] }, 3))).toEqual(ids([provider("bb")]));
+    const error = catchApiError(() => chooseCandidates(providers, { alias: "qwen3-8b", floor: "hardware" }, 3));
+    expect([error.status, error.code]).toEqual([503, "provider_unavailable"]);
+  });
+
+  it("a pin gives its one provider, however many are asked for; an idle preferred one comes first", () => {
+    const providers = [provider("abcdef0123", { busy: true }), provider("bb"), provider("cc", { lastAssigned: 5 })];
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor, pin: "abcdef01" }, 3))).toEqual(ids([provider("abcdef0123")]));
+    expect(ids(chooseCandidates(providers, { alias: "qwen3-4b", floor, prefer: provider("cc").id }, 3))).toEqual(ids([provider("cc"), provider("bb"), provider("abcdef0123")]));
   });
 });
 

@@ -1,9 +1,11 @@
 // Which provider takes a request: the pinned one, or idle-first among those at or above the gateway's floor
 // that serve the alias (SPEC §4.1). Each gateway chooses from its own copy of the directory; the coordinator,
 // where every gateway's choices meet, only checks that a choice still holds (gateway/coordinator/registry.ts).
-import { ApiError } from "../../src/errors.ts";
-import { atOrAbove, qualified, type TrustLevel } from "../../src/receipt/rungs.ts";
-import type { ProviderRecord } from "../../src/wire/gateway.ts";
+// A gateway-blind request's candidates are the same choice repeated (chooseCandidates): the caller's client seals to
+// them in that order from the listing, and the gateway places the request with the first of them it can.
+import { ApiError } from "../errors.ts";
+import { atOrAbove, qualified, type TrustLevel } from "../receipt/rungs.ts";
+import type { ProviderRecord } from "../wire/gateway.ts";
 
 /** A provider as routing sees it: its record plus when it was last given a session. */
 export interface Routable extends ProviderRecord {
@@ -26,10 +28,29 @@ export interface RouteRequest {
 }
 
 /** Picks the provider for a request, or throws the SPEC's error for why there is none. */
-export function chooseProvider<P extends Routable>(providers: readonly P[], { alias, floor, pin, prefer, only }: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
-  if (pin !== undefined) return pinned(providers, alias, floor, pin);
-  const candidates = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id) && (only === undefined || only.includes(p.id)));
-  if (candidates.length === 0) throw noProvider(alias, floor);
+export function chooseProvider<P extends Routable>(providers: readonly P[], request: RouteRequest, exclude: ReadonlySet<string> = new Set()): P {
+  return chooseCandidates(providers, request, 1, exclude)[0]!;
+}
+
+/**
+ * Up to `count` distinct providers in the order chooseProvider takes them, each its choice once those before it are
+ * excluded (a pin gives its one): the candidates a gateway-blind request is sealed to, and among them the one the
+ * gateway places it with. Throws chooseProvider's error when not even one qualifies.
+ */
+export function chooseCandidates<P extends Routable>(providers: readonly P[], { alias, floor, pin, prefer, only }: RouteRequest, count: number, exclude: ReadonlySet<string> = new Set()): P[] {
+  if (pin !== undefined) return [pinned(providers, alias, floor, pin)];
+  const left = qualified(providers, floor).filter((p) => p.model_ids.includes(alias) && !exclude.has(p.id) && (only === undefined || only.includes(p.id)));
+  if (left.length === 0) throw noProvider(alias, floor);
+  const chosen: P[] = [];
+  while (chosen.length < count && left.length > 0) {
+    const next = pick(left, prefer);
+    chosen.push(next);
+    left.splice(left.indexOf(next), 1);
+  }
+  return chosen;
+}
+
+function pick<P extends Routable>(candidates: readonly P[], prefer: string | undefined): P {
   const load = (p: P) => (p.busy ? 1 : 0) + p.waiting;
   // an idle preferred provider is as good as any idle one by SPEC §4.1, and may hold this caller's cache
   const preferred = prefer === undefined ? undefined : candidates.find((p) => p.id === prefer && load(p) === 0);
