@@ -93,7 +93,7 @@ describe("npm pack", () => {
   it("holds the build, the catalog, package.json and the docs: no sources, tests, bench or scratch", () => {
     const outside = packed.filter((p) => !p.startsWith("dist/"));
     const docs = ["api", "architecture", "configuration", "operator-guide", "provider-guide", "security", "troubleshooting", "verifying"].map((d) => `docs/${d}.md`);
-    expect(outside).toEqual(["LICENSE", "README.md", "RECEIPTS.md", "bench/README.md", ...docs, "models.lock.json", "package.json"]);
+    expect(outside).toEqual(["LICENSE", "README.md", "RECEIPTS.md", "SEALING.md", "bench/README.md", ...docs, "models.lock.json", "package.json"]);
     expect(packed).not.toContain(`dist/${STAMP_FILE}`);
     expect(packed).toEqual(expect.arrayContaining(["dist/bin/svc-agent.js", "dist/bin/svc-gateway.js", "dist/index.js", "dist/index.d.ts", "dist/gateway/web/verify/client.js"]));
     expect(packed.filter((p) => /^dist\/(test|bench|scripts|tiny-model)\//.test(p) || /\.test\.|\.tmp$|\.gguf$/.test(p))).toEqual([]);
