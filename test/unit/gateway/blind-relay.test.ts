@@ -3,14 +3,13 @@
 // it, the clear receipt or error code beside the final frame relayed back, and only whole padded frames relayed.
 import { describe, expect, it } from "vitest";
 import { blindWireBytes, isSealedFrame } from "../../../gateway/directory/blind-attempt.ts";
-import { Registry, type AgentPort, type GatewayPort } from "../../../gateway/coordinator/registry.ts";
 import { ProviderIndex, route } from "../../../gateway/routing/provider-index.ts";
 import { chooseProvider } from "../../../src/routing/choose.ts";
 import { PAD_BYTES, toBase64url, type SealedEnvelope } from "../../../src/blind/format.ts";
 import { answerLimits } from "../../../src/session/answer-bounds.ts";
-import type { ToAgent } from "../../../src/wire/agent.ts";
 import { readFromGateway, readToGateway, type FromGateway, type ToGateway } from "../../../src/wire/gateway.ts";
 import { catchApiError } from "../../fixtures/api-error.ts";
+import { registryWith } from "../../fixtures/registry-ports.ts";
 import { routable } from "../../fixtures/routable.ts";
 
 const hex = (c: string) => c.repeat(64);
@@ -21,17 +20,7 @@ const envelope = (candidates: string[]): SealedEnvelope => ({
 const cache = { scope: hex("5"), owner: hex("6") };
 
 function setup(ids: string[]) {
-  const registry = new Registry(new Set(["qwen3-4b"]));
-  const agents = new Map<string, ToAgent[]>();
-  for (const id of ids) {
-    const sent: ToAgent[] = [];
-    const port: AgentPort = { send: (m) => sent.push(m), close: () => undefined };
-    registry.add({ id, trust: "process", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port);
-    registry.advertise(id, ["qwen3-4b"]);
-    agents.set(id, sent);
-  }
-  const inbox: ToGateway[] = [];
-  const gateway: GatewayPort = { send: (m) => inbox.push(m) };
+  const { registry, agents, gateway, inbox } = registryWith(ids);
   const place = (id: string, provider: string, candidates: string[]): Extract<FromGateway, { t: "place" }> => ({
     t: "place", id, provider, alias: "qwen3-4b", floor: "process", exclude: [], candidates, blind: envelope(candidates), cache,
   });

@@ -3,23 +3,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Registry, type AgentPort, type GatewayPort, type QueueLimits } from "../../../../gateway/coordinator/registry.ts";
 import type { ToGateway } from "../../../../src/wire/gateway.ts";
-import type { ToAgent } from "../../../../src/wire/agent.ts";
+import { registryWith } from "../../../fixtures/registry-ports.ts";
 
 const hex = (c: string) => c.repeat(64);
 const sealed = { enc: "ZW5j", ct: "Y3Q=" };
 
 function setup(ids: string[], limits: Partial<QueueLimits> = {}) {
-  const registry = new Registry(new Set(["qwen3-4b"]), limits);
-  const agents = new Map<string, ToAgent[]>();
-  for (const id of ids) {
-    const sent: ToAgent[] = [];
-    const port: AgentPort = { send: (m) => sent.push(m), close: () => undefined };
-    registry.add({ id, trust: "process", signingKey: hex("1"), sealingKey: hex("2"), evidence: hex("3") }, port);
-    registry.advertise(id, ["qwen3-4b"]);
-    agents.set(id, sent);
-  }
-  const gatewayInbox: ToGateway[] = [];
-  const gateway: GatewayPort = { send: (m) => gatewayInbox.push(m) };
+  const { registry, agents, gateway, inbox: gatewayInbox } = registryWith(ids, limits);
   /** The gateway's placement of session `id` on `provider` (pinned to it with `pin`). */
   const place = (id: string, provider: string, pin?: string) =>
     registry.place(gateway, { t: "place", id, provider, alias: "qwen3-4b", floor: "process", ...(pin === undefined ? {} : { pin }), exclude: [], ...sealed });
