@@ -5,6 +5,8 @@ import * as z from "zod";
 
 const MAX_JOB_TOKENS = 32_768;
 const MAX_REQUEST_BASE64 = 8 * 1024 * 1024;
+/** The longest job line a rescorer reads: the largest request and token list with room to spare; a longer one is refused unread. */
+export const MAX_JOB_LINE_BYTES = MAX_REQUEST_BASE64 + 16 * MAX_JOB_TOKENS + 64 * 1024;
 
 export const RescoreJobSchema = z.strictObject({
   /** The auditor's id for this job; the result carries it back. */
