@@ -4,6 +4,7 @@
 // provider. Every job gets a result: one that cannot be scored says why, and the next is read.
 import { MAX_JOB_LINE_BYTES, RescoreJobSchema, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { ApiError } from "../../src/errors.ts";
+import { base64ToBytes } from "../../src/receipt/base64.ts";
 import { boundedLines } from "../../src/process/bounded-lines.ts";
 import { parseSessionPlaintext } from "../../src/session/sealed-request.ts";
 import { describeIssues } from "../../src/validation.ts";
@@ -57,14 +58,13 @@ export async function runJob(text: string, scorer: Scorer, limits: RescoreLimits
   }
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /** The request a job's bytes hold, read as the agent reads an opened session (session-channel.ts); throws why not. */
 export function jobRequest(job: Pick<RescoreJob, "alias" | "request_b64">): GenerateRequest {
-  if (!BASE64.test(job.request_b64)) throw new Error("not base64");
+  const bytes = base64ToBytes(job.request_b64);
+  if (bytes === undefined) throw new Error("not base64");
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(job.request_b64, "base64").toString("utf8"));
+    json = JSON.parse(Buffer.from(bytes).toString("utf8"));
   } catch {
     throw new Error("not JSON");
   }
