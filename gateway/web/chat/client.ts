@@ -3,23 +3,7 @@
 import { createSealedFetch, verifySavedResponse } from "../../../client/index.ts";
 import type { Catalog } from "../../../src/catalog.ts";
 import type { TrustLevel } from "../../../src/receipt/rungs.ts";
-
-// The project type-checks as node code (no DOM lib), so here are the few DOM members this script uses.
-interface DomElement {
-  hidden: boolean;
-  disabled: boolean;
-  textContent: string | null;
-  value: string;
-  dataset: Record<string, string | undefined>;
-  addEventListener(type: string, listener: (event: { preventDefault(): void }) => void): void;
-}
-const { document, location } = globalThis as unknown as { document: { getElementById(id: string): DomElement | null }; location: { origin: string } };
-
-const byId = (id: string): DomElement => {
-  const element = document.getElementById(id);
-  if (element === null) throw new Error(`the page has no #${id}`);
-  return element;
-};
+import { byId, location } from "../page-dom.ts";
 
 const form = byId("chat-form");
 const send = byId("send");
