@@ -81,6 +81,10 @@ describe("DESIGN §10 Gateway-blind in a browser: the chat box", () => {
     // the listing and the evidence the client checked itself, read with the typed key
     const gets = requests.filter((r) => r.method() === "GET").map((r) => new URL(r.url()).pathname);
     expect(gets).toEqual(expect.arrayContaining(["/v1/providers", `/v1/providers/${gateway.providerId}/attestation`]));
+    // the key went only as the bearer of those requests, and the page kept it nowhere but in its memory
+    for (const request of requests.filter((r) => r.url().includes("/v1/"))) expect(request.headers().authorization).toBe(`Bearer ${gateway.key}`);
+    expect(await page.evaluate("localStorage.length + sessionStorage.length")).toBe(0);
+    expect(await page.context().cookies()).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   });
