@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { browserBundle } from "../../../gateway/web/verify/bundle.ts";
+import { browserBundle } from "../../../gateway/web/bundle.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { FAKE_BASE, fakeBlindGateway } from "../../fixtures/fake-blind-gateway.ts";
 
