@@ -42,8 +42,8 @@ function runInApp(script: string, args: string[] = [], node: string[] = []): unk
 }
 
 describe("npm pack client/: svc-agent-client", () => {
-  it("holds dist/ and its package.json only: the bundles, their types and licences; no native code, no build file", () => {
-    expect(client.packed).toEqual(["dist/LICENSE", "dist/THIRD-PARTY-LICENSES.txt", "dist/browser.js", "dist/index.d.ts", "dist/index.js", "dist/receipt-types.d.ts", "package.json"]);
+  it("holds dist/, its README and package.json only: the bundles, their types and licences; no native code, no build file", () => {
+    expect(client.packed).toEqual(["README.md", "dist/LICENSE", "dist/THIRD-PARTY-LICENSES.txt", "dist/browser.js", "dist/index.d.ts", "dist/index.js", "dist/receipt-types.d.ts", "package.json"]);
     expect(client.packed.filter((p) => p.endsWith(".node") || p.endsWith("binding.gyp"))).toEqual([]);
   });
 
