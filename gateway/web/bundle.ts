@@ -1,6 +1,7 @@
 // The pages' scripts (/verify, /chat), bundled with esbuild in memory from their sources on first use and kept for
 // the gateway's life: no generated file in the repository, and each page runs the very code the gateway runs.
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -19,9 +20,17 @@ export interface Script {
  * maps an imported source (by its absolute path) to the URL the page loads it from, so two scripts share one module.
  */
 export function bundledOnce(entry: string, format: "iife" | "esm" = "iife", external: Record<string, string> = {}): () => Promise<Script> {
+  return scriptOnce(async () => (await browserBundle(entry, format, external)).code);
+}
+
+/** A built script file, read once and kept, as bundledOnce keeps a bundle. */
+export const fileOnce = (path: string): (() => Promise<Script>) => scriptOnce(() => readFile(path, "utf8"));
+
+/** A script's text and hash, made once; a failure is forgotten so that the next request tries again. */
+function scriptOnce(make: () => Promise<string>): () => Promise<Script> {
   let script: Promise<Script> | undefined;
   return () => {
-    script ??= browserBundle(entry, format, external).then(({ code }) => ({ code, sha256: createHash("sha256").update(code).digest("hex") })).catch((err: unknown) => {
+    script ??= make().then((code) => ({ code, sha256: createHash("sha256").update(code).digest("hex") })).catch((err: unknown) => {
       script = undefined;
       throw err;
     });
@@ -43,6 +52,8 @@ export async function browserBundle(entry: string, format: "iife" | "esm" = "iif
     format,
     target: ["es2022"],
     minify: true,
+    // as client/build.ts builds browser.js: the /chat page serves the very bytes the client package ships
+    legalComments: "none",
     logLevel: "silent",
     plugins: Object.keys(external).length === 0 ? [] : [externalUrls(external)],
   });

@@ -1,12 +1,14 @@
 // The public page /chat (issue 42 item 7): a small chat box that talks gateway-blind from the browser, through the
 // client's own bundle (createSealedFetch), so that a person can watch the mode work without installing anything.
 // The key stays in the page's memory; the trust policy is pre-filled from this gateway's but is the user's to edit.
+import { existsSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { fileURLToPath } from "node:url";
 import { kindOf, type Catalog } from "../../../src/catalog.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../../../src/receipt/rungs.ts";
 import type { TrustAnchors } from "../../../src/trust/attestation.ts";
 import { readable, Router } from "../../http/router.ts";
-import { besideSource, bundledOnce, type Script } from "../bundle.ts";
+import { besideSource, bundledOnce, fileOnce, type Script } from "../bundle.ts";
 import { html } from "../html.ts";
 import { sendHtml, sendPageAsset } from "../respond.ts";
 import type { ResolvedPage } from "../routes.ts";
@@ -17,8 +19,13 @@ const CLIENT_PATH = "/chat/assets/svc-client.js";
 const SCRIPT_PATH = "/chat/assets/chat.js";
 const STYLE_PATH = "/chat/assets/chat.css";
 
-/** The client as a browser gets it, from client/index.ts; the page's script imports it from CLIENT_PATH. */
-const clientScript = bundledOnce(besideSource("../../../client/index", import.meta.url), "esm");
+/**
+ * The client as a browser gets it; the page's script imports it from CLIENT_PATH. Compiled, it is the package's own
+ * dist/client/browser.js; from sources, the same esbuild build of client/index.ts: either way the bytes npm's
+ * svc-agent-client ships as dist/browser.js, so a reader can hold the page's hash to the tarball's.
+ */
+const SHIPPED_CLIENT = fileURLToPath(new URL("../../../client/browser.js", import.meta.url));
+const clientScript = existsSync(SHIPPED_CLIENT) ? fileOnce(SHIPPED_CLIENT) : bundledOnce(besideSource("../../../client/index", import.meta.url), "esm");
 const pageScript = bundledOnce(besideSource("./client", import.meta.url), "esm", { [besideSource("../../../client/index", import.meta.url)]: CLIENT_PATH });
 
 // /verify's policy, and the page's script may fetch from this origin, where the gateway relays sealed bytes
@@ -121,10 +128,9 @@ and never stored.</p>
 </section>
 <section>
 <h2>The code this page runs</h2>
-<p>The client is <a href="${CLIENT_PATH}">svc-client.js</a>, SHA-256 <code id="client-sha256">${client.sha256}</code>, built
-by this gateway from <code>client/index.ts</code> and named in the page, so that your browser runs it only if its bytes have
-that hash. This shows which client code the page uses, and lets you compare it with a build of the same release's
-sources. It does not protect you from this gateway: the gateway serves the page and its scripts, so a dishonest one
+<p>The client is <a href="${CLIENT_PATH}">svc-client.js</a>, SHA-256 <code id="client-sha256">${client.sha256}</code>, the
+<code>dist/browser.js</code> of the svc-agent-client package of this release, named in the page, so that your browser runs it only if its bytes have
+that hash. This shows which client code the page uses, and lets you compare it with that file in the npm tarball. It does not protect you from this gateway: the gateway serves the page and its scripts, so a dishonest one
 could serve other code, and this hash with it. Against the gateway, run the client yourself:
 <code>createSealedFetch</code> from the npm package, in your own program.</p>
 </section>
