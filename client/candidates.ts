@@ -1,14 +1,16 @@
 // Which providers a gateway-blind request is sealed to (DESIGN §10), by the caller's own policy, never the gateway's:
 // the listing's providers that serve the alias, each one's evidence checked with the same code as `svc-agent verify
-// --attestation` under the caller's roots and release keys (the check cached by the evidence's digest, so only a new
-// or changed provider costs one), taken when its proven rung is the one listed and at or above the floor, and its
-// keys agree with those the caller knew; up to three in the gateway's order (src/routing/choose.ts), or the one a pin
-// names.
+// --attestation` under the caller's roots and release keys, taken when its proven rung is the one listed and at or
+// above the floor, and its keys agree with those the caller knew; up to three in the gateway's order
+// (src/routing/choose.ts), or the one a pin names. The listing names each provider's evidence by its digest, so
+// evidence is fetched (and checked) only when new or changed, and the listing itself is kept a moment: a request
+// then costs the gateway its one POST. A lying digest only makes the caller fetch again: what it checks is the bytes.
 import { MAX_CANDIDATES } from "../src/blind/format.ts";
 import { ApiError } from "../src/errors.ts";
 import { atOrAbove, TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
 import { chooseCandidates } from "../src/routing/choose.ts";
 import type { ProvenProvider } from "../src/session/answer-reader.ts";
+import { Hex32 } from "../src/receipt/hex.ts";
 import { AttestationRecordSchema } from "../src/trust/attestation-record.ts";
 import { checkEvidence, evidenceDigest, type EvidenceVerdict, type TrustAnchors } from "../src/trust/attestation.ts";
 import * as z from "zod";
@@ -27,29 +29,70 @@ export interface Candidate extends ProvenProvider {
 }
 
 const ListingSchema = z.array(
-  z.object({ id: z.string(), model_ids: z.array(z.string()), trust: z.enum(TRUST_LEVELS), busy: z.boolean(), waiting: z.number() }),
+  z.object({
+    id: z.string(), model_ids: z.array(z.string()), trust: z.enum(TRUST_LEVELS), busy: z.boolean(), waiting: z.number(),
+    // absent from a gateway older than the digest: its evidence is then fetched on every request, as before
+    evidence_sha256: Hex32.optional(),
+  }),
 );
+type Listed = z.infer<typeof ListingSchema>[number] & { lastAssigned: number };
 
 type Get = (path: string) => Promise<Response>;
 const LOWEST_RUNG = TRUST_LEVELS[0];
+/** How long a listing is kept by default: a second or two, as OpenPCC's client keeps its node list. */
+export const LISTING_MAX_AGE_MS = 2_000;
+
+export interface ChooserOptions {
+  /** How long a fetched listing is reused (ms); 0 fetches it for every request. */
+  listingMaxAgeMs?: number;
+  /** The evidence check (a test counts its calls). */
+  check?: typeof checkEvidence;
+  now?: () => number;
+}
 
 export class CandidateChooser {
   /** Each provider's last evidence check, by the evidence's digest. */
   private readonly checked = new Map<string, { digest: string; verdict: EvidenceVerdict }>();
+  private listing?: { at: number; providers: Listed[] };
+  private readonly check_: typeof checkEvidence;
+  private readonly maxAgeMs: number;
+  private readonly now: () => number;
 
-  /** `check`: the evidence check (a test counts its calls). */
   constructor(
     private readonly policy: TrustPolicy,
-    private readonly check_: typeof checkEvidence = checkEvidence,
-  ) {}
+    options: ChooserOptions = {},
+  ) {
+    this.check_ = options.check ?? checkEvidence;
+    this.maxAgeMs = options.listingMaxAgeMs ?? LISTING_MAX_AGE_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** A candidate failed (the gateway could not place the request, or its answer did not check): the next request lists afresh. */
+  forgetListing(): void {
+    this.listing = undefined;
+  }
 
   /** Up to three candidates for `alias` (one, for a pin); throws an Error naming why none passed. */
   async choose(get: Get, alias: string, pin: string | undefined): Promise<Candidate[]> {
+    const kept = this.listing !== undefined && this.now() - this.listing.at < this.maxAgeMs ? this.listing.providers : undefined;
+    if (kept !== undefined) {
+      // a kept listing that yields no one may only be out of date: once more, from a fresh one
+      try {
+        return await this.chooseFrom(kept, get, alias, pin);
+      } catch {
+        this.forgetListing();
+      }
+    }
     const listing = ListingSchema.safeParse(await (await okOrThrow(get("/providers"), "the provider listing")).json());
     if (!listing.success) throw new Error("svc sealed fetch: the gateway's provider listing is not a list of providers");
+    const providers = listing.data.map((p) => ({ ...p, lastAssigned: 0 }));
+    if (this.maxAgeMs > 0) this.listing = { at: this.now(), providers };
+    return this.chooseFrom(providers, get, alias, pin);
+  }
+
+  private async chooseFrom(listed: Listed[], get: Get, alias: string, pin: string | undefined): Promise<Candidate[]> {
     // in the gateway's own order, over what the listing says (its rungs are only claims: each is checked below, and
     // the floor is the evidence's to meet, so every listed rung is taken here); one refused, the next in that order
-    const listed = listing.data.map((p) => ({ ...p, lastAssigned: 0 }));
     const want = pin === undefined ? MAX_CANDIDATES : 1;
     const chosen: Candidate[] = [];
     const refused: string[] = [];
@@ -65,7 +108,7 @@ export class CandidateChooser {
       }
       for (const listedOne of next) {
         tried.add(listedOne.id);
-        const outcome = await this.check(get, listedOne.id, listedOne.trust);
+        const outcome = await this.check(get, listedOne);
         if (typeof outcome === "string") refused.push(`${listedOne.id.slice(0, 12)}: ${outcome}`);
         else chosen.push(outcome);
       }
@@ -76,29 +119,41 @@ export class CandidateChooser {
   }
 
   /** The provider as its evidence proves it to the caller, or why it is refused. */
-  private async check(get: Get, id: string, listedTrust: string): Promise<Candidate | string> {
-    const res = await get(`/providers/${id}/attestation`);
-    if (!res.ok) return `its attestation record could not be fetched (HTTP ${res.status})`;
-    const record = AttestationRecordSchema.safeParse(await res.json());
-    if (!record.success) return "its attestation record is malformed";
-    const { evidence, verified_at } = record.data;
-    const digest = evidenceDigest(evidence);
-    let verdict = this.checked.get(id)?.digest === digest ? this.checked.get(id)!.verdict : undefined;
-    if (verdict === undefined) {
-      verdict = await this.check_(evidence, { roots: this.policy.roots, releaseKeys: this.policy.releaseKeys }, new Date(verified_at));
-      this.checked.set(id, { digest, verdict });
+  private async check(get: Get, { id, trust: listedTrust, evidence_sha256: listedDigest }: Listed): Promise<Candidate | string> {
+    const known = this.checked.get(id);
+    // the evidence the listing names was checked before: nothing to fetch (a digest the gateway made up names none)
+    const verdict = listedDigest !== undefined && known?.digest === listedDigest ? known.verdict : await this.fetchAndCheck(get, id, listedDigest);
+    if (typeof verdict === "string") {
+      this.forgetListing();
+      return verdict;
     }
     if (!verdict.ok) return `its evidence does not verify (${verdict.reason})`;
     if (verdict.providerId !== id) return "its evidence is another provider's";
     // a listing that claims more (or less) than the evidence proves to the caller is not believed: such a provider's receipts would not check
     if (verdict.rung !== listedTrust) return `listed at ${listedTrust}, but its evidence proves ${verdict.rung}${verdict.refusals.length > 0 ? ` (${verdict.refusals.join("; ")})` : ""}`;
     if (!atOrAbove(verdict.rung, this.policy.floor)) return `its evidence proves ${verdict.rung}, below the floor ${this.policy.floor}`;
-    const known = this.policy.knownKeys.get(id);
-    if (known !== undefined && known !== verdict.signingKey) return "its signing key is not the one the caller knew";
+    const knownKey = this.policy.knownKeys.get(id);
+    if (knownKey !== undefined && knownKey !== verdict.signingKey) return "its signing key is not the one the caller knew";
     return {
       id, signing_key: verdict.signingKey, trust: verdict.rung, ...(verdict.serial === undefined ? {} : { serial: verdict.serial }),
       sealingKey: hexBytes(verdict.sealingKey),
     };
+  }
+
+  /** Fetches provider `id`'s evidence and checks it (once per digest), or says why it could not be used. */
+  private async fetchAndCheck(get: Get, id: string, listedDigest: string | undefined): Promise<EvidenceVerdict | string> {
+    const res = await get(`/providers/${id}/attestation`);
+    if (!res.ok) return `its attestation record could not be fetched (HTTP ${res.status})`;
+    const record = AttestationRecordSchema.safeParse(await res.json());
+    if (!record.success) return "its attestation record is malformed";
+    const { evidence, verified_at } = record.data;
+    const digest = evidenceDigest(evidence);
+    if (listedDigest !== undefined && digest !== listedDigest) return "its evidence is not the one the listing names (changed since, or a digest that names nothing)";
+    const known = this.checked.get(id);
+    if (known?.digest === digest) return known.verdict;
+    const verdict = await this.check_(evidence, { roots: this.policy.roots, releaseKeys: this.policy.releaseKeys }, new Date(verified_at));
+    this.checked.set(id, { digest, verdict });
+    return verdict;
   }
 }
 

@@ -27,6 +27,11 @@ export interface SealedFetchOptions {
   catalog?: unknown;
   /** What a request that names no reasoning_format gets, as the gateway's `--reasoning-format` (default none). */
   reasoningFormat?: "none" | "parsed";
+  /**
+   * How long the provider listing is reused, in ms (default 2000; 0 lists for every request). The evidence behind it
+   * is fetched only when the listing names new evidence; a request whose candidates fail lists afresh next time.
+   */
+  listingMaxAgeMs?: number;
   /** The fetch that carries the sealed bytes (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
 }

@@ -46,6 +46,11 @@ export interface SealedFetchOptions {
   catalog?: Catalog | unknown;
   /** What a request that names no reasoning_format gets, as the gateway's `--reasoning-format` (default none). */
   reasoningFormat?: ReasoningFormat;
+  /**
+   * How long the provider listing is reused, in ms (default 2000; 0 lists for every request). The evidence behind it
+   * is fetched only when the listing names new evidence; a request whose candidates fail lists afresh next time.
+   */
+  listingMaxAgeMs?: number;
   /** The fetch that carries the sealed bytes (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
 }
@@ -66,7 +71,7 @@ export function createSealedFetch(options: SealedFetchOptions): typeof globalThi
     floor: options.floor ?? "process",
     ...anchorsFrom({ roots: options.trustedRoots ?? [], releaseKeys: options.releaseKeys ?? [] }),
     knownKeys: new Map(Object.entries(options.knownKeys ?? {})),
-  });
+  }, options.listingMaxAgeMs === undefined ? {} : { listingMaxAgeMs: options.listingMaxAgeMs });
   const auth: Record<string, string> = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
   const get = (path: string) => send(`${base}${path}`, { headers: { ...auth, accept: "application/json" } });
 
@@ -116,13 +121,19 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
   signal.throwIfAborted();
   const res = await s.post(JSON.stringify(sealed.envelope));
   const shaper = shaperOf(request);
+  // a request its candidates could not take, or whose answer does not check: the next one lists afresh
+  const failed = () => s.chooser.forgetListing();
   // the gateway's own failure before it relayed anything: an ordinary envelope with its status, as the normal path
   // sends it, but for a stream's failure to find or reach a provider, which the normal path sends after its head
-  if (res.status !== 200) return request.stream && shaper.stream !== undefined ? await afterHead(res, shaper) : res;
+  if (res.status !== 200) {
+    failed();
+    return request.stream && shaper.stream !== undefined ? await afterHead(res, shaper) : res;
+  }
   if (res.headers.get("content-type")?.split(";")[0]?.trim() !== SEALED_FRAMES_TYPE || res.body === null) {
+    failed();
     throw new Error(`svc sealed fetch: the gateway answered ${res.headers.get("content-type") ?? "no content type"}, not sealed frames`);
   }
-  const answer = new RelayedAnswer(res.body, sealed, candidates, request, entry, plaintext);
+  const answer = new RelayedAnswer(res.body, sealed, candidates, request, entry, plaintext, failed);
   // the gateway's id for the request, as on any answer of its, to quote in a report
   const requestId = res.headers.get("x-request-id");
   const headers: Record<string, string> = requestId === null ? {} : { "x-request-id": requestId };
@@ -187,6 +198,7 @@ class RelayedAnswer {
     private readonly request: RouteRequest,
     private readonly entry: CatalogEntry,
     private readonly plaintext: Uint8Array,
+    private readonly failed: () => void,
   ) {
     this.reader = body.getReader();
   }
@@ -200,6 +212,17 @@ class RelayedAnswer {
    * normal path would have answered with. Throws an Error naming what a gateway did that does not check.
    */
   async finish(onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError> {
+    try {
+      const end = await this.read(onPiece);
+      if (end instanceof ApiError) this.failed();
+      return end;
+    } catch (err) {
+      this.failed();
+      throw err;
+    }
+  }
+
+  private async read(onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError> {
     const lines = new LineReader();
     const decoder = new TextDecoder();
     for (;;) {

@@ -11,7 +11,7 @@ import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { ApiError } from "../../src/errors.ts";
 import { Mailbox } from "./mailbox.ts";
 import { sealRequest } from "../../src/crypto/seal.ts";
-import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ProviderRecord, type ToGateway } from "../../src/wire/gateway.ts";
+import { MAX_EXCLUDED, type DirectoryEntry, type FromGateway, type ListedProvider, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricLink } from "../fabric/fabric.ts";
 import { DirectoryCopy } from "./directory-copy.ts";
 import { ProviderChecks } from "./provider-checks.ts";
@@ -131,7 +131,7 @@ export class CoordinatorClient implements Directory, BlindHost {
     return new ApiError("directory_unavailable", `The coordinator at ${this.url} is unreachable; try again shortly.`);
   }
 
-  async list(): Promise<ProviderRecord[]> {
+  async list(): Promise<ListedProvider[]> {
     await this.synced();
     return this.copy.list();
   }

@@ -7,7 +7,7 @@ import { LRUCache } from "lru-cache";
 import { ProviderIndex, route } from "../routing/provider-index.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { RouteRequest } from "../../src/routing/choose.ts";
-import type { DirectoryEntry, ProviderRecord, QueueCaps } from "../../src/wire/gateway.ts";
+import type { DirectoryEntry, ListedProvider, ProviderRecord, QueueCaps } from "../../src/wire/gateway.ts";
 
 /** One provider of the copy, as the index reads it. */
 interface Copied {
@@ -99,8 +99,8 @@ export class DirectoryCopy {
   }
 
   /** SPEC §2.4's listing: every provider that takes sessions, as the coordinator last said, at the rung its evidence proves here. */
-  list(): ProviderRecord[] {
-    return [...this.providers.values()].map(({ entry }) => record(entry));
+  list(): ListedProvider[] {
+    return [...this.providers.values()].map(({ entry }) => ({ ...record(entry), evidence_sha256: entry.evidence_sha256 }));
   }
 
   /**

@@ -10,7 +10,7 @@ import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { CallerGone } from "../http/caller-gone.ts";
 import type { ServerTiming } from "../http/server-timing.ts";
 import type { CacheScope } from "../../src/wire/agent.ts";
-import type { ProviderRecord } from "../../src/wire/gateway.ts";
+import type { ListedProvider, ProviderRecord } from "../../src/wire/gateway.ts";
 import type { SealedEnvelope } from "../../src/blind/format.ts";
 
 export interface SessionRequest {
@@ -71,7 +71,7 @@ export interface Directory {
   /** Whether the link to the coordinator is up now (`GET /healthz`). */
   readonly connected: boolean;
   /** Throws ApiError `directory_unavailable` when it cannot list. */
-  list(): Promise<ProviderRecord[]>;
+  list(): Promise<ListedProvider[]>;
   /** The evidence provider `id` (a whole id) was last granted its rung for; undefined when it is not connected. */
   attestation(id: string): Promise<AttestationRecord | undefined>;
   /**
@@ -92,7 +92,7 @@ export interface Directory {
 }
 
 /** Lists through any directory; a failure that is not already ours becomes SPEC §4.2's 502. */
-export async function readDirectory(directory: Directory): Promise<ProviderRecord[]> {
+export async function readDirectory(directory: Directory): Promise<ListedProvider[]> {
   try {
     return await directory.list();
   } catch (err) {

@@ -55,6 +55,8 @@ export async function listProviders(ctx: RouteContext): Promise<void> {
     waiting: p.waiting,
     // SPEC §2.4: the serial is disclosed at the hardware rung only
     ...(p.trust === "hardware" && p.serial !== undefined ? { serial: p.serial } : {}),
+    // what GET /v1/providers/{id}/attestation serves as `evidence` digests to this, so a caller refetches it only when it changes
+    evidence_sha256: p.evidence_sha256,
   }));
   sendJson(ctx.res, 200, records);
 }

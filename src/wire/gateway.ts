@@ -29,6 +29,14 @@ export interface ProviderRecord {
   serial?: string;
 }
 
+/**
+ * A provider as `GET /v1/providers` lists it: with the SHA-256 of the evidence its rung rests on (src/trust/attestation.ts
+ * evidenceDigest), so a caller that checked that evidence before need not fetch it again (client/candidates.ts).
+ */
+export interface ListedProvider extends ProviderRecord {
+  evidence_sha256: string;
+}
+
 /** A directory entry: the SPEC §2.4 record plus the attested keys a gateway seals to and checks receipts by. */
 export interface ProviderEntry extends ProviderRecord {
   signing_key: string;

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 import { runCli } from "../../harness/cli.ts";
 import { CATALOG_EPOCH } from "../../src/catalog.ts";
+import { canonicalJson } from "../../src/receipt/canonical-json.ts";
+import { sha256Hex } from "../../src/receipt/sha256.ts";
 
 let gw: GatewayProcess;
 beforeAll(async () => {
@@ -41,11 +43,12 @@ describe("§4.2 GET /v1/models", () => {
 });
 
 describe("§4.3 GET /v1/providers", () => {
-  it("returns provider records: id, model_ids, trust, busy, waiting, and no serial below hardware", async () => {
+  it("returns provider records: id, model_ids, trust, busy, waiting, and no serial below hardware; evidence_sha256 names the evidence its attestation record serves", async () => {
     const res = await get(gw, "/v1/providers");
     expect(res.status).toBe(200);
+    const evidence = ((await (await get(gw, `/v1/providers/${gw.providerId}/attestation`)).json()) as { evidence: unknown }).evidence;
     expect(await res.json()).toEqual([
-      { id: gw.providerId, model_ids: ["qwen3-4b", "qwen3-8b", "tiny-embed"], trust: "process", busy: false, waiting: 0 },
+      { id: gw.providerId, model_ids: ["qwen3-4b", "qwen3-8b", "tiny-embed"], trust: "process", busy: false, waiting: 0, evidence_sha256: sha256Hex(canonicalJson(evidence)) },
     ]);
   });
 

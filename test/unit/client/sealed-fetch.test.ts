@@ -77,4 +77,10 @@ describe("DESIGN §10 Gateway-blind: what createSealedFetch sends, and what it a
     expect(JSON.parse(events[0]!.slice(6))).toMatchObject({ object: "chat.completion.chunk", choices: [{ delta: { role: "assistant" } }] });
     expect(JSON.parse(events[1]!.slice(6))).toMatchObject({ error: { code: "provider_unavailable" } });
   });
+
+  it("a request its candidates fail lists afresh next time, but fetches the provider's evidence only once while its digest stands", async () => {
+    const { sealed, got, providerId } = await fakeGateway(unavailable);
+    for (let i = 0; i < 3; i++) expect((await sealed(`${BASE}/chat/completions`, chat({}))).status).toBe(503);
+    expect(got).toEqual(["/v1/providers", `/v1/providers/${providerId}/attestation`, "/v1/providers", "/v1/providers"]);
+  });
 });

@@ -19,12 +19,12 @@ const entry = (c: string, over: Partial<DirectoryEntry> = {}): DirectoryEntry =>
 const request = { alias: "qwen3-4b", floor: "process" as const };
 
 describe("DESIGN §7 A gateway's copy of the directory", () => {
-  it("is not ready until the whole directory arrives, and lists it without the keys", () => {
+  it("is not ready until the whole directory arrives, and lists it without the keys, naming each provider's evidence by its digest", () => {
     const copy = new DirectoryCopy();
     expect(copy.ready).toBe(false);
     copy.apply({ reset: true, put: [entry("a", { busy: true, waiting: 2 })], gone: [] });
     expect(copy.ready).toBe(true);
-    expect(copy.list()).toEqual([{ id: hex("a"), model_ids: ["qwen3-4b"], trust: "process", busy: true, waiting: 2 }]);
+    expect(copy.list()).toEqual([{ id: hex("a"), model_ids: ["qwen3-4b"], trust: "process", busy: true, waiting: 2, evidence_sha256: hex("3") }]);
   });
 
   it("a whole directory in parts is ready only with its last part", () => {
