@@ -6,20 +6,21 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSealedFetch, verifyReceipt } from "../../client/index.ts";
+import { verifyReceipt } from "../../client/index.ts";
 import { fromBase64url, PAD_BYTES } from "../../src/blind/format.ts";
-import { startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { sealedFetch, startBlindGateway, type BlindGateway } from "../fixtures/blind-gateway.ts";
+import { startAgent, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
 import { memoryHolds } from "../fixtures/process-memory.ts";
 import { startRelayProxy, type RelayProxy } from "../fixtures/relay-proxy.ts";
 
+let bg: BlindGateway;
 let gw: GatewayProcess;
 let proxy: RelayProxy;
-let catalog: unknown;
 
 beforeAll(async () => {
-  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
+  bg = await startBlindGateway();
+  gw = bg.gw;
   proxy = await startRelayProxy(gw.url);
-  catalog = JSON.parse(readFileSync(gw.tiny.catalogPath, "utf8"));
 }, 120_000);
 afterAll(async () => {
   await proxy?.close();
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 const normal = () => new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
 /** The SDK as a caller switches it to blind mode: one option more. */
-const blind = (baseURL = gw.baseURL) => new OpenAI({ baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL, apiKey: gw.key, catalog }) });
+const blind = (baseURL = gw.baseURL) => new OpenAI({ baseURL, apiKey: gw.key, maxRetries: 0, fetch: sealedFetch(bg, { baseURL }).fetch });
 const ask = (content: string) => ({ model: "qwen3-4b", messages: [{ role: "user" as const, content }], max_tokens: 8, temperature: 0 });
 
 async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<OpenAI.ChatCompletionChunk[]> {
@@ -192,7 +193,7 @@ describe("DESIGN §10 Gateway-blind: the client catches a hostile gateway, each 
     proxy.rewrite = rewrite;
     const before = proxy.answers.length;
     try {
-      const retrying = new OpenAI({ baseURL: proxy.baseURL, apiKey: gw.key, fetch: createSealedFetch({ baseURL: proxy.baseURL, apiKey: gw.key, catalog }) });
+      const retrying = new OpenAI({ baseURL: proxy.baseURL, apiKey: gw.key, fetch: sealedFetch(bg, { baseURL: proxy.baseURL }).fetch });
       const error = await call(retrying).then(
         () => new Error("expected the call to fail"),
         (err: unknown) => err,
@@ -274,7 +275,7 @@ describe("DESIGN §10 Gateway-blind: a provider's false receipt or own error is 
     await Promise.all([padding?.stop(), misquoting?.stop(), failing?.stop()]);
   });
   const pinned = (agent: AgentProcess) =>
-    new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL: gw.baseURL, apiKey: gw.key, catalog, provider: agent.providerId }) });
+    new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: sealedFetch(bg, { provider: agent.providerId }).fetch });
 
   it("a receipt whose usage was raised after signing: the gateway refuses it (it bills by it), charges the provider, and the caller gets 502 receipt_invalid", async () => {
     const error = await pinned(padding).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
