@@ -10,12 +10,21 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { sealedFetch, startBlindGateway, type BlindGateway, type Sent } from "../fixtures/blind-gateway.ts";
+import { startRelayProxy, type RelayProxy } from "../fixtures/relay-proxy.ts";
 
 let bg: BlindGateway;
+/** A hostile gateway in front of the real one, which cuts each sealed stream before its final frame. */
+let cutting: RelayProxy;
 beforeAll(async () => {
   bg = await startBlindGateway();
+  cutting = await startRelayProxy(bg.gw.url);
+  cutting.rewrite = (line) => (line.startsWith("F ") ? [] : [line]);
 }, 120_000);
-afterAll(() => bg?.gw.stop());
+afterAll(async () => {
+  await cutting?.close();
+  await bg?.gw.stop();
+});
+const CUT = "svc sealed fetch: the relayed answer was cut before its final frame; the answer is refused";
 
 // strings kept short, so that a random model's answer fits its token budget
 const City = z.object({ city: z.string().max(12) });
@@ -128,6 +137,22 @@ describe("DESIGN §10 Gateway-blind: the Vercel AI SDK (@ai-sdk/openai) works un
     });
     expect(sent.filter((s) => s.method === "POST")).toEqual([]);
   });
+
+  it("a stream a gateway cuts after its head: streamText's stream throws, wrapping the client's error that names the cut", async () => {
+    const { fetch } = sealedFetch(bg, { baseURL: cutting.baseURL });
+    const provider = createOpenAI({ baseURL: cutting.baseURL, apiKey: bg.gw.key, fetch });
+    const result = streamText({ model: provider.chat("qwen3-4b"), prompt: "Hi", maxOutputTokens: 8, temperature: 0, maxRetries: 0 });
+    const parts: { type: string; error?: unknown }[] = [];
+    const thrown = await (async () => {
+      for await (const part of result.fullStream) parts.push(part);
+    })().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(parts.map((p) => p.type)).toContain("text-delta");
+    // the AI SDK wraps whatever breaks a body it is reading: the client's error is the cause
+    expect(thrown).toMatchObject({ name: "AI_APICallError", message: "Failed to process successful response", cause: { status: 502, code: "sealed_answer_invalid", message: CUT } });
+  });
 });
 
 describe("DESIGN §10 Gateway-blind: the OpenAI Agents SDK works unchanged with a sealed default client", () => {
@@ -192,5 +217,21 @@ describe("DESIGN §10 Gateway-blind: the OpenAI Agents SDK works unchanged with 
     expect(error).toMatchObject({ status: 503, code: "provider_unavailable", message: expect.stringContaining("its evidence proves process, below the floor hardware); nothing was sent") });
     expect(refusedSent.filter((s) => s.method === "POST")).toEqual([]);
     expect(refusedSent.filter((s) => s.url.endsWith("/v1/providers"))).toHaveLength(1);
+  });
+
+  it("a stream a gateway cuts after its head: the streamed run fails with the client's error, naming the cut", async () => {
+    const { fetch } = sealedFetch(bg, { baseURL: cutting.baseURL });
+    const runner = new Runner({ modelProvider: new OpenAIProvider({ openAIClient: new OpenAI({ baseURL: cutting.baseURL, apiKey: bg.gw.key, fetch }), useResponses: false }), tracingDisabled: true });
+    const stream = await runner.run(agent, WEATHER, { maxTurns: 3, stream: true });
+    const types: string[] = [];
+    const error = await (async () => {
+      for await (const event of stream) types.push(event.type);
+      await stream.completed;
+    })().then(
+      () => new Error("expected the run to fail"),
+      (err: unknown) => err,
+    );
+    expect(types).toContain("raw_model_stream_event");
+    expect(error).toMatchObject({ status: 502, code: "sealed_answer_invalid", message: CUT });
   });
 });

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { BUNDLED_CATALOG } from "../../../client/bundled-catalog.ts";
-import { createSealedFetch } from "../../../client/index.ts";
+import { createSealedFetch, type SealedFetchOptions } from "../../../client/index.ts";
 import { loadCatalog } from "../../../src/catalog-file.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { FAKE_BASE, fakeBlindGateway, relayed, type FakeFrame } from "../../fixtures/fake-blind-gateway.ts";
@@ -14,8 +14,7 @@ import { FAKE_BASE, fakeBlindGateway, relayed, type FakeFrame } from "../../fixt
 const BASE = FAKE_BASE;
 const CANARY = `canary-${randomBytes(8).toString("hex")}`;
 
-const fakeGateway = (answer: (body: string) => Response | Promise<Response>, options: Parameters<typeof createSealedFetch>[0] extends infer O ? Partial<O> : never = {}) =>
-  fakeBlindGateway(createSealedFetch, answer, options);
+const fakeGateway = (answer: (body: string) => Response | Promise<Response>, options: Partial<SealedFetchOptions> = {}) => fakeBlindGateway(createSealedFetch, answer, options);
 
 const chat = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "qwen3-4b", messages: [{ role: "user", content: CANARY }], ...body }) });
 const unavailable = () => Response.json(new ApiError("provider_unavailable", "No provider is available.").toEnvelope(), { status: 503 });
