@@ -79,7 +79,7 @@ export class CandidateChooser {
   private async check(get: Get, id: string, listedTrust: string): Promise<Candidate | string> {
     const res = await get(`/providers/${id}/attestation`);
     if (!res.ok) return `its attestation record could not be fetched (HTTP ${res.status})`;
-    const record = AttestationRecordSchema.safeParse(await res.json());
+    const record = AttestationRecordSchema.safeParse(await res.json().catch(() => undefined));
     if (!record.success) return "its attestation record is malformed";
     const { evidence, verified_at } = record.data;
     const digest = evidenceDigest(evidence);

@@ -121,6 +121,17 @@ describe("DESIGN §10 Gateway-blind: what createSealedFetch refuses reaches the 
     expect(posted).toHaveLength(0);
   });
 
+  it("a listing or evidence that is not JSON is a refusal naming it, not a thrown fetch", async () => {
+    const gw = await fakeGateway(unavailable);
+    gw.gets.override = (path) => (path.endsWith("/attestation") ? new Response("<html>") : undefined);
+    const evidence = await refusalOf(await gw.sealed(`${BASE}/chat/completions`, chat({})));
+    expect([evidence.status, evidence.error.message]).toEqual([503, `svc sealed fetch: no provider of qwen3-4b passed the caller's checks (${gw.providerId.slice(0, 12)}: its attestation record is malformed); nothing was sent`]);
+    gw.gets.override = (path) => (path === "/v1/providers" ? new Response("<html>") : undefined);
+    const listing = await refusalOf(await gw.sealed(`${BASE}/chat/completions`, chat({})));
+    expect([listing.status, listing.error.message]).toEqual([503, "svc sealed fetch: the gateway's provider listing is not a list of providers; nothing was sent"]);
+    expect(gw.posted).toHaveLength(0);
+  });
+
   it("an answer that is not sealed frames: 502 sealed_answer_invalid", async () => {
     const { sealed } = await fakeGateway(() => Response.json({ id: "chatcmpl-1", choices: [] }));
     const { status, retry, error } = await refusalOf(await sealed(`${BASE}/chat/completions`, chat({})));
