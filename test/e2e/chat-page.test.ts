@@ -2,11 +2,16 @@
 // headless Chromium. A person types a key and a prompt and sees the answer stream in with a valid receipt, while
 // everything the page sends is same-origin and sealed: no request body holds the prompt.
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Browser, ConsoleMessage, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLIENT_DIST } from "../../client/build.ts";
+import { browserBundle } from "../../gateway/web/bundle.ts";
 import { launchBrowser } from "../fixtures/browser.ts";
 import { startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
 
+const ROOT = join(import.meta.dirname, "..", "..");
 let gateway: GatewayProcess;
 let browser: Browser;
 
@@ -30,7 +35,11 @@ describe("GET /chat: public, its scripts its own, and it may reach only its orig
     const page = await res.text();
     const client = await fetch(`${gateway.url}/chat/assets/svc-client.js`);
     expect(client.headers.get("content-type")).toMatch(/^text\/javascript/);
-    const sha256 = createHash("sha256").update(Buffer.from(await client.arrayBuffer())).digest();
+    const served = Buffer.from(await client.arrayBuffer());
+    const sha256 = createHash("sha256").update(served).digest();
+    // the bytes svc-agent-client ships as dist/browser.js, which a build from the sources also gives
+    expect(served.equals(readFileSync(join(CLIENT_DIST, "browser.js")))).toBe(true);
+    expect(served.toString("utf8")).toBe((await browserBundle(join(ROOT, "client", "index.ts"), "esm")).code);
     expect(page).toContain(`<code id="client-sha256">${sha256.toString("hex")}</code>`);
     expect(page).toContain(`href="/chat/assets/svc-client.js" integrity="sha256-${sha256.toString("base64")}"`);
     // the page's script imports the client from its own URL rather than carrying a copy
