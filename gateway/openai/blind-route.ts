@@ -39,13 +39,22 @@ export async function blindRoute(ctx: RouteContext, kind: RouteKind): Promise<vo
     ctx.signal,
   );
   const lines = new LineWriter(ctx.res, gateway.keepaliveMs, { "server-timing": ctx.timing.header() });
+  // a whole answer (no stream) comes as one final frame: its provider's line waits for it, so the head, both lines
+  // and the end leave in one socket write, as a normal whole answer does; a stream's caller gets the line at once
+  let held: string | undefined;
+  const release = async () => {
+    if (held !== undefined) await lines.send({ type: "provider", provider: held });
+    held = undefined;
+  };
   try {
     for await (const event of events) {
       if (event.type === "provider") {
         ctx.log.provider = event.provider.id;
-        await lines.send({ type: "provider", provider: event.provider.id });
+        if (envelope.stream) await lines.send({ type: "provider", provider: event.provider.id });
+        else held = event.provider.id;
       } else if (event.type === "frame") {
         ctx.log.ttft_ms ??= Math.round((performance.now() - ctx.started) * 100) / 100;
+        await release();
         await lines.send({ type: "frame", data: event.data, final: event.final });
       } else if (event.type === "failed") {
         ctx.log.code = event.code;
@@ -58,9 +67,12 @@ export async function blindRoute(ctx: RouteContext, kind: RouteKind): Promise<vo
         ctx.admission.debit(usage.prompt_tokens + usage.completion_tokens);
       }
     }
+    await release();
     ctx.log.status = 200;
     lines.end();
   } catch (err) {
+    // once a candidate has taken it, a failure follows its line, as it would have in a stream
+    if (!(ctx.signal.reason instanceof CallerGone)) await release();
     // before the head, the gateway's own failure is an ordinary envelope with its status (routes.ts sends it)
     if (!lines.started || ctx.signal.reason instanceof CallerGone) throw err;
     const error = asApiError(err);
