@@ -37,7 +37,7 @@ describe("DESIGN §4 Trust rungs: each rung granted", () => {
   it("process, transparent and hardware agents are listed at their rung; only hardware discloses its serial", async () => {
     const listed = await providers();
     const byId = (id: string) => listed.find((p) => p.id === id);
-    expect(byId(agents.process!.providerId)).toEqual({ id: agents.process!.providerId, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0 });
+    expect(byId(agents.process!.providerId)).toEqual({ id: agents.process!.providerId, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, evidence_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(byId(agents.transparent!.providerId)).toMatchObject({ trust: "transparent" });
     expect(byId(agents.transparent!.providerId)).not.toHaveProperty("serial");
     expect(byId(agents.hardware!.providerId)).toMatchObject({ trust: "hardware", serial: "C02TEST0001" });

@@ -252,7 +252,7 @@ describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => 
     const rogue = await startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b", { key: directoryKey(a.dataDir) });
     try {
       await waitForProvider(g, rogue.providerId);
-      expect((await listProviders(g)).find((r) => r.id === rogue.providerId)).toEqual({ id: rogue.providerId, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0 });
+      expect((await listProviders(g)).find((r) => r.id === rogue.providerId)).toEqual({ id: rogue.providerId, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, evidence_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
       // each gateway, the strict one too, took the signed lie and checked the evidence behind it
       for (const gateway of [g, strict]) await gateway.waitForLog((l) => l.provider === rogue.providerId && l.coordinator_says === "hardware" && l.proven === "process");
       expect((await listProviders(strict)).map((r) => r.id)).toEqual([]);
