@@ -2,7 +2,9 @@
 // `fetch: createSealedFetch(...)`, through a real gateway, coordinator and agent on a tiny model. The gateway relays
 // only sealed, padded frames and never holds the prompt; a hostile gateway (a proxy that rewrites the relay) is caught.
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,6 +161,24 @@ describe("DESIGN §10 Gateway-blind: the gateway reads only the envelope, after 
 });
 
 describe("DESIGN §10 Gateway-blind: the gateway relays only sealed, padded frames and never holds the prompt", () => {
+  it("a whole answer (stream: false) leaves the gateway in one write: the head, the candidate's line, what follows it and the end", async () => {
+    // an envelope that opens at no candidate: the candidate takes it, then refuses it, so the answer is p then e
+    const body = JSON.stringify({ v: 1, kind: "chat", alias: "qwen3-4b", stream: false, max_tokens: 4, request_sha256: "0".repeat(64), candidates: [{ provider: gw.providerId, enc: "A".repeat(43), key: "A".repeat(64) }], ct: "A".repeat(700) });
+    const { hostname, port } = new URL(gw.url);
+    const socket = connect(Number(port), hostname);
+    const reads: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => reads.push(chunk));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${gw.key}\r\ncontent-type: application/svc-sealed+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    await once(socket, "end");
+    const text = Buffer.concat(reads).toString();
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(text).toContain(`\r\np ${gw.providerId}\n`);
+    expect(text).toContain('e {"error":{');
+    expect(text.endsWith("0\r\n\r\n")).toBe(true);
+    // one segment on loopback: the provider's line did not go out alone at placement
+    expect(reads).toHaveLength(1);
+  });
+
   it("every frame the gateway relays is a multiple of 512 bytes plus the tag, the last one marked final", async () => {
     const before = proxy.answers.length;
     await collect(await blind(proxy.baseURL).chat.completions.create({ ...ask("Tell me more"), stream: true }));
