@@ -89,7 +89,7 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
 }
 
 /** The file's bytes, or undefined past `limit`: reading stops there (a hostile file, or a device that never ends). */
-async function readAtMost(path: string, limit: number): Promise<Buffer | undefined> {
+export async function readAtMost(path: string, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {

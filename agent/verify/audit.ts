@@ -1,0 +1,91 @@
+// `svc-agent verify --audit FILE --model PATH`: re-checks an audit's evidence (issue 43 item 4; AUDIT-DESIGN §5)
+// without trusting the auditor. What holds without a model first (src/audit/evidence.ts: the auditor's signature, the
+// provider's receipt over these request bytes and this answer with its logprobs), then the reference pass again on
+// your copy of the pinned GGUF with the recorded settings, and the verdict again by the same statistic code.
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { checkEvidence, evidenceSha256, evidenceStatistic, judge, MAX_EVIDENCE_CHARS, parseEvidence, type AuditEvidence } from "../../src/audit/evidence.ts";
+import { auditStatistic } from "../../src/audit/statistic.ts";
+import { sha256File } from "../../src/crypto/sha256-node.ts";
+import { decodeSavedBytes } from "../../src/receipt/saved-text.ts";
+import { jobRequest } from "../audit/rescore-service.ts";
+import { RESCORE_CHUNK, rescore } from "../engine/rescore.ts";
+import { readAtMost } from "./command.ts";
+
+export interface AuditFlags {
+  /** `--model PATH`: your copy of the GGUF the audit names. */
+  model: string;
+  /** `--auditor-key HEX`: the auditor's key you trust; without it any auditor's signature is shown, not held to one. */
+  auditorKey?: string;
+}
+
+/** `reproduced`: the file holds and its verdict reproduces; `unsound`: it does not; `unchecked`: it could not be checked. */
+export type AuditCheckStatus = "reproduced" | "unsound" | "unchecked";
+export const AUDIT_EXIT: Record<AuditCheckStatus, number> = { reproduced: 0, unsound: 1, unchecked: 3 };
+
+export interface AuditReport {
+  status: AuditCheckStatus;
+  evidence?: AuditEvidence;
+}
+
+/**
+ * Prints one line per check, the figures and a verdict line, and resolves the outcome. A file that is not evidence,
+ * or whose checks fail, is `unsound`; one that cannot be read, or a model file that is not the one it names, is
+ * `unchecked`.
+ */
+export async function verifyAuditFile(path: string, flags: AuditFlags, print: (line: string) => void): Promise<AuditReport> {
+  const line = (ok: boolean | undefined, detail: string) => print(`  ${ok === undefined ? "--  " : ok ? "ok  " : "FAIL"}  ${detail}`);
+  const bytes = await readAtMost(path, MAX_EVIDENCE_CHARS).catch((err: Error) => {
+    throw new Error(`cannot read ${path}: ${err.message}`);
+  });
+  let evidence: AuditEvidence;
+  try {
+    if (bytes === undefined) throw new Error(`more than ${MAX_EVIDENCE_CHARS} bytes`);
+    evidence = parseEvidence(decodeSavedBytes(bytes));
+  } catch (err) {
+    print(`${path}: not audit evidence`);
+    print(`UNSOUND: ${(err as Error).message}`);
+    return { status: "unsound" };
+  }
+  print(`${path}: audit ${evidence.id} of provider ${evidence.provider.id} on ${evidence.model.alias}, verdict ${evidence.verdict}`);
+  const sound = checkEvidence(evidence, flags.auditorKey === undefined ? {} : { auditorKey: flags.auditorKey });
+  for (const check of sound.checks) line(check.ok, check.detail);
+  if (flags.auditorKey === undefined) line(undefined, `the auditor's key ${evidence.auditor.key} is not held to one you trust: pass --auditor-key HEX`);
+  if (sound.problems.length > 0) {
+    print(`UNSOUND: ${sound.problems.join("; ")}`);
+    return { status: "unsound", evidence };
+  }
+
+  const sha256 = await sha256File(flags.model).catch((err: Error) => {
+    throw new Error(`cannot read --model ${flags.model}: ${err.message}`);
+  });
+  if (sha256 !== evidence.model.sha256) throw new Error(`--model ${flags.model} has sha256 ${sha256}, but the audit names ${evidence.model.alias} at ${evidence.model.sha256}`);
+  line(true, `${flags.model} is ${evidence.model.alias}'s pinned GGUF (sha256 ${sha256})`);
+
+  const { engine } = evidence.auditor;
+  if (engine.chunk !== RESCORE_CHUNK) line(undefined, `the auditor read ${engine.chunk} positions a call, this build ${RESCORE_CHUNK}: the figures may differ by float rounding, far inside a fail's margin`);
+  const request = jobRequest({ alias: evidence.model.alias, request_b64: evidence.request });
+  const llama = await getLlama({ gpu: false, logLevel: LlamaLogLevel.error });
+  let again;
+  try {
+    const model = await llama.loadModel({ modelPath: flags.model });
+    try {
+      again = await rescore(model, request, sound.entries.map((e) => e.id), { threads: engine.threads, batchSize: engine.batch_size });
+    } finally {
+      await model.dispose();
+    }
+  } finally {
+    await llama.dispose();
+  }
+
+  const stored = evidence.reference.positions;
+  const drift = Math.max(0, ...again.positions.map((p, t) => Math.abs(p.ref - stored[t]!.ref)));
+  const statistic = evidenceStatistic(auditStatistic(sound.entries, again.positions));
+  const { verdict, reason } = judge(statistic, again.promptTokens, evidence.receipt.usage.prompt_tokens);
+  line(undefined, `re-scored ${statistic.n} tokens after a prompt of ${again.promptTokens} on CPU, ${engine.threads} threads, batch ${engine.batch_size}`);
+  line(undefined, `mean |claimed - reference| ${statistic.mean}, p95 ${statistic.p95}, max ${statistic.max}, bias ${statistic.bias}, greedy violations ${statistic.greedy_violations}; threshold ${statistic.fail_mean}`);
+  line(undefined, `max |stored - recomputed reference| ${drift}`);
+  const reproduced = verdict === evidence.verdict;
+  line(reproduced, reproduced ? `the verdict reproduces: ${verdict} (${reason})` : `the file says ${evidence.verdict}, the re-check gives ${verdict} (${reason})`);
+  print(reproduced ? `REPRODUCED: ${verdict}: audit ${evidence.id} of provider ${evidence.provider.id} (evidence sha256 ${evidenceSha256(evidence)})` : `NOT REPRODUCED: the file says ${evidence.verdict}, the re-check gives ${verdict}`);
+  return { status: reproduced ? "reproduced" : "unsound", evidence };
+}
