@@ -176,7 +176,7 @@ export function agentProgram(): Command {
     .addOption(secretFileOption("--api-key", "the API key for --providers"))
     .option("--key <hex>", "the provider's Ed25519 public key (64 hex characters), known some other way: it must have signed", hexKey)
     .addOption(new Option("--provider-key <hex>", "the same as --key").argParser(hexKey).conflicts("key"))
-    .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails")
+    .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails, and so does a provider with a failed audit recorded there (by --audit, when its fail reproduces)")
     .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
     .addOption(
       new Option("--attestation <file>", "instead of a receipt, re-check a saved GET /v1/providers/{id}/attestation record: exit 0 VALID, 1 INVALID, 3 not checked or could not check")
@@ -203,7 +203,8 @@ export function agentProgram(): Command {
       try {
         if (flags.audit !== undefined) {
           const { AUDIT_EXIT, verifyAuditFile } = await import("./verify/audit.ts");
-          const report = await verifyAuditFile(flags.audit, { model: flags.model!, ...(flags.auditorKey === undefined ? {} : { auditorKey: flags.auditorKey }) }, (line) => console.log(line));
+          const auditFlags = { model: flags.model!, ...(flags.auditorKey === undefined ? {} : { auditorKey: flags.auditorKey }), ...(flags.trustOnFirstUse === undefined ? {} : { trustOnFirstUse: flags.trustOnFirstUse }) };
+          const report = await verifyAuditFile(flags.audit, auditFlags, (line) => console.log(line));
           process.exitCode = AUDIT_EXIT[report.status];
           return;
         }

@@ -10,12 +10,15 @@ import { decodeSavedBytes } from "../../src/receipt/saved-text.ts";
 import { jobRequest } from "../audit/rescore-service.ts";
 import { RESCORE_CHUNK, rescore } from "../engine/rescore.ts";
 import { readAtMost } from "./command.ts";
+import { recordAuditFailure } from "./known-keys.ts";
 
 export interface AuditFlags {
   /** `--model PATH`: your copy of the GGUF the audit names. */
   model: string;
   /** `--auditor-key HEX`: the auditor's key you trust; without it any auditor's signature is shown, not held to one. */
   auditorKey?: string;
+  /** `--trust-on-first-use FILE`: a fail that reproduces is recorded there against the provider. */
+  trustOnFirstUse?: string;
 }
 
 /** `reproduced`: the file holds and its verdict reproduces; `unsound`: it does not; `unchecked`: it could not be checked. */
@@ -86,6 +89,14 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
   line(undefined, `max |stored - recomputed reference| ${drift}`);
   const reproduced = verdict === evidence.verdict;
   line(reproduced, reproduced ? `the verdict reproduces: ${verdict} (${reason})` : `the file says ${evidence.verdict}, the re-check gives ${verdict} (${reason})`);
-  print(reproduced ? `REPRODUCED: ${verdict}: audit ${evidence.id} of provider ${evidence.provider.id} (evidence sha256 ${evidenceSha256(evidence)})` : `NOT REPRODUCED: the file says ${evidence.verdict}, the re-check gives ${verdict}`);
+  const sha256OfEvidence = evidenceSha256(evidence);
+  if (reproduced && verdict === "fail" && flags.trustOnFirstUse !== undefined) {
+    // proven by the provider's own signature, so it is recorded whoever the auditor is
+    const { receipt } = evidence;
+    const failure = { evidence_sha256: sha256OfEvidence, auditor_key: evidence.auditor.key, at: new Date(evidence.created * 1000).toISOString() };
+    const added = recordAuditFailure(flags.trustOnFirstUse, { providerId: receipt.provider_id, signingKey: receipt.signing_key, ...(receipt.serial === undefined ? {} : { serial: receipt.serial }) }, failure);
+    line(true, `the failed audit ${added ? "is recorded" : "was recorded already"} against provider ${receipt.provider_id} in ${flags.trustOnFirstUse}`);
+  }
+  print(reproduced ? `REPRODUCED: ${verdict}: audit ${evidence.id} of provider ${evidence.provider.id} (evidence sha256 ${sha256OfEvidence})` : `NOT REPRODUCED: the file says ${evidence.verdict}, the re-check gives ${verdict}`);
   return { status: reproduced ? "reproduced" : "unsound", evidence };
 }

@@ -104,3 +104,46 @@ describe("svc-agent verify --audit: what does not hold", () => {
     expect(readFileSync(file, "utf8")).toBe(JSON.stringify(failing, null, 2));
   });
 });
+
+describe("svc-agent verify --trust-on-first-use FILE: version 2 carries failed audits", () => {
+  const receiptOnly = () => write(`receipt-${Math.random().toString(36).slice(2)}.json`, failing.receipt);
+
+  it("a fail that reproduces is recorded against the provider; its receipts are then INVALID by audit_record (exit 1)", async () => {
+    const known = join(dir, "known-v2.json");
+    const before = await runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", join(dir, "known-before.json")]);
+    expect(before.code, before.stdout).toBe(0);
+    expect(before.stdout).toContain(`  ok    no failed audit of provider ${failing.provider.id} is recorded in ${join(dir, "known-before.json")}`);
+
+    const audit = await verifyAudit(write("failing-tofu.json", failing), "--trust-on-first-use", known);
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+    expect(audit.stdout).toContain(`  ok    the failed audit is recorded against provider ${failing.provider.id} in ${known}`);
+    const file = JSON.parse(readFileSync(known, "utf8")) as { version: number; providers: Record<string, { signing_key: string; audit_failures: { evidence_sha256: string; auditor_key: string; at: string }[] }> };
+    const sha = /evidence sha256 ([0-9a-f]{64})/.exec(audit.stdout)![1]!;
+    expect(file.version).toBe(2);
+    expect(file.providers[failing.provider.id]).toMatchObject({
+      signing_key: provider.publicKey,
+      audit_failures: [{ evidence_sha256: sha, auditor_key: auditor.publicKey, at: new Date(failing.created * 1000).toISOString() }],
+    });
+    const again = await verifyAudit(write("failing-tofu-2.json", failing), "--trust-on-first-use", known);
+    expect(again.stdout).toContain("was recorded already");
+    expect((JSON.parse(readFileSync(known, "utf8")) as typeof file).providers[failing.provider.id]!.audit_failures).toHaveLength(1);
+
+    const after = await runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", known]);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toContain(`  ok    the key is the one ${known} recorded for provider ${failing.provider.id}`);
+    expect(after.stdout).toContain(`  FAIL  provider ${failing.provider.id} failed an audit recorded in ${known}: evidence sha256 ${sha} by auditor ${auditor.publicKey} at `);
+    expect(lastLine(after.stdout)).toMatch(/^INVALID: provider [0-9a-f]{64} failed an audit recorded in /);
+  });
+
+  it("a fail that does not reproduce records nothing; a version 1 file still reads", async () => {
+    const known = join(dir, "known-framed.json");
+    const result = await verifyAudit(write("framed-tofu.json", framed), "--trust-on-first-use", known);
+    expect(result.code).toBe(1);
+    expect(() => readFileSync(known)).toThrow(/ENOENT/);
+    const v1 = join(dir, "known-v1.json");
+    writeFileSync(v1, JSON.stringify({ version: 1, providers: { [failing.provider.id]: { signing_key: provider.publicKey, first_seen: "2026-01-01T00:00:00.000Z" } } }));
+    const read = await runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", v1]);
+    expect(read.code, read.stdout + read.stderr).toBe(0);
+    expect(read.stdout).toContain(`  ok    the key is the one ${v1} recorded for provider ${failing.provider.id} on 2026-01-01T00:00:00.000Z`);
+  });
+});
