@@ -7,6 +7,7 @@ import { checkEvidence, evidenceSha256, evidenceStatistic, judge, MAX_EVIDENCE_C
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { sha256File } from "../../src/crypto/sha256-node.ts";
 import { decodeSavedBytes } from "../../src/receipt/saved-text.ts";
+import { NODE_LLAMA_CPP_VERSION } from "../audit/reference-models.ts";
 import { jobRequest } from "../audit/rescore-service.ts";
 import { RESCORE_CHUNK, rescore } from "../engine/rescore.ts";
 import { readAtMost } from "./command.ts";
@@ -65,6 +66,7 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
   line(true, `${flags.model} is ${evidence.model.alias}'s pinned GGUF (sha256 ${sha256})`);
 
   const { engine } = evidence.auditor;
+  if (engine.node_llama_cpp !== NODE_LLAMA_CPP_VERSION) line(undefined, `the auditor ran node-llama-cpp ${engine.node_llama_cpp}, this build ${NODE_LLAMA_CPP_VERSION}: the figures may differ by float rounding, far inside a fail's margin`);
   if (engine.chunk !== RESCORE_CHUNK) line(undefined, `the auditor read ${engine.chunk} positions a call, this build ${RESCORE_CHUNK}: the figures may differ by float rounding, far inside a fail's margin`);
   const request = jobRequest({ alias: evidence.model.alias, request_b64: evidence.request });
   const llama = await getLlama({ gpu: false, logLevel: LlamaLogLevel.error });

@@ -24,6 +24,17 @@ export const RescoreJobSchema = z.strictObject({
 export type RescoreJob = z.infer<typeof RescoreJobSchema>;
 
 
+/** The engine a rescorer scores with: what an audit's evidence records beside the job's settings (evidence.ts). */
+export const RescoreEngineSchema = z.strictObject({
+  node_llama_cpp: z.string().min(1).max(64),
+  llama_cpp: z.string().min(1).max(64),
+  /** The reference pass runs on CPU: the same build and settings give the same figures bit for bit. */
+  backend: z.literal("cpu"),
+  /** Answer positions read per call: fixed, so the pass is deterministic (agent/engine/rescore.ts). */
+  chunk: z.number().int().min(1).max(4096),
+});
+export type RescoreEngine = z.infer<typeof RescoreEngineSchema>;
+
 export const RescoreResultSchema = z.discriminatedUnion("ok", [
   z.strictObject({
     id: z.string(),
@@ -33,6 +44,8 @@ export const RescoreResultSchema = z.discriminatedUnion("ok", [
     positions: z.array(ReferencePositionSchema).max(MAX_JOB_TOKENS),
     /** Wall time of the reference pass, for the bench's CPU-per-audit figure. */
     ms: z.number().min(0),
+    /** The engine that scored (optional: a stand-in rescorer may leave it out). */
+    engine: RescoreEngineSchema.optional(),
   }),
   z.strictObject({
     id: z.string(),

@@ -81,6 +81,8 @@ describe("svc-agent rescore: one job a line in, one result a line out", () => {
     ]);
     const fair = scored(results[0]);
     expect(fair.prompt_tokens).toBe(honest.promptTokens);
+    // what an audit's evidence records of the engine, beside the job's threads and batch size
+    expect(fair.engine).toEqual({ node_llama_cpp: "3.21.1", llama_cpp: expect.stringMatching(/^\S+$/), backend: "cpu", chunk: 16 });
     expect(fair.positions).toHaveLength(honest.completionTokens);
     expect(honest.entries.length).toBeGreaterThan(10);
     const statistic = auditStatistic(honest.entries, fair.positions);
