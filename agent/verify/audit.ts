@@ -3,13 +3,17 @@
 // provider's receipt over these request bytes and this answer with its logprobs), then the reference pass again on
 // your copy of the pinned GGUF with the recorded settings, and the verdict again by the same statistic code.
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { checkEvidence, evidenceSha256, evidenceStatistic, judge, MAX_EVIDENCE_CHARS, parseEvidence, type AuditEvidence } from "../../src/audit/evidence.ts";
+import { answerRecord, checkEvidence, evidenceSha256, evidenceStatistic, judge, MAX_EVIDENCE_CHARS, parseEvidence, type AuditEvidence } from "../../src/audit/evidence.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { sha256File } from "../../src/crypto/sha256-node.ts";
 import { decodeSavedBytes } from "../../src/receipt/saved-text.ts";
 import { NODE_LLAMA_CPP_VERSION } from "../audit/reference-models.ts";
 import { jobRequest } from "../audit/rescore-service.ts";
 import { RESCORE_CHUNK, rescore } from "../engine/rescore.ts";
+import { replayAnswer, type Replayed } from "../engine/answer/replay.ts";
+import { planTurn } from "../engine/turn.ts";
+import { reasoningSha256, toolCallsSha256 } from "../../src/receipt/receipt.ts";
+import { sha256Hex } from "../../src/receipt/sha256.ts";
 import { readAtMost } from "./command.ts";
 import { recordAuditFailure } from "./known-keys.ts";
 
@@ -71,10 +75,13 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
   const request = jobRequest({ alias: evidence.model.alias, request_b64: evidence.request });
   const llama = await getLlama({ gpu: false, logLevel: LlamaLogLevel.error });
   let again;
+  let made: string | undefined;
   try {
     const model = await llama.loadModel({ modelPath: flags.model });
     try {
-      again = await rescore(model, request, sound.entries.map((e) => e.id), { threads: engine.threads, batchSize: engine.batch_size });
+      const ids = sound.entries.map((e) => e.id);
+      made = replayProblem(replayAnswer(model, planTurn(request), ids, evidence.receipt.finish_reason, answerRecord(evidence.answer).toolCalls.map((c) => c.id)), ids.length, evidence.receipt);
+      again = await rescore(model, request, ids, { threads: engine.threads, batchSize: engine.batch_size });
     } finally {
       await model.dispose();
     }
@@ -82,6 +89,12 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
     await llama.dispose();
   }
 
+  // the tokens scored must be the ones that made the answer the provider signed (AUDIT-DESIGN §1 item 2)
+  line(made === undefined, made === undefined ? `the answer's ${sound.entries.length} token ids make its content, reasoning and tool calls on this build's answer path, as the receipt's hashes say` : `the answer's token ids do not make the answer its receipt covers: ${made}`);
+  if (made !== undefined) {
+    print(`UNSOUND: the answer's token ids do not make the answer its receipt covers (${made})`);
+    return { status: "unsound", evidence };
+  }
   const stored = evidence.reference.positions;
   const drift = Math.max(0, ...again.positions.map((p, t) => Math.abs(p.ref - stored[t]!.ref)));
   const statistic = evidenceStatistic(auditStatistic(sound.entries, again.positions));
@@ -101,4 +114,16 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
   }
   print(reproduced ? `REPRODUCED: ${verdict}: audit ${evidence.id} of provider ${evidence.provider.id} (evidence sha256 ${sha256OfEvidence})` : `NOT REPRODUCED: the file says ${evidence.verdict}, the re-check gives ${verdict}`);
   return { status: reproduced ? "reproduced" : "unsound", evidence };
+}
+
+/** Which of the receipt's answer hashes the replayed tokens do not make, or undefined when they make all of them. */
+function replayProblem({ record, used }: Replayed, tokens: number, receipt: AuditEvidence["receipt"]): string | undefined {
+  if (receipt.version === 1) return "a v1 receipt";
+  const wrong = [
+    ...(used < tokens ? [`the answer ends after ${used} of its ${tokens} tokens`] : []),
+    ...(sha256Hex(record.content) === receipt.response_sha256 ? [] : ["response_sha256"]),
+    ...(reasoningSha256(record.reasoning) === receipt.reasoning_sha256 ? [] : ["reasoning_sha256"]),
+    ...(toolCallsSha256(record.toolCalls) === receipt.tool_calls_sha256 ? [] : ["tool_calls_sha256"]),
+  ];
+  return wrong.length === 0 ? undefined : wrong.join(", ");
 }

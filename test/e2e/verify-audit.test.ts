@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli.ts";
-import type { AuditEvidence } from "../../src/audit/evidence.ts";
+import { answerRecord, type AuditEvidence } from "../../src/audit/evidence.ts";
+import { logprobsSha256 } from "../../src/receipt/logprobs.ts";
+import { payloadOf, signReceipt, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { Signer } from "../../src/crypto/signing.ts";
 import { answer, evidenceOf, pinnedFile, reference, sessionPlaintext } from "../fixtures/audited-answer.ts";
 import { makeTinyCatalog } from "../fixtures/tiny-catalog.ts";
@@ -55,6 +57,7 @@ describe("svc-agent verify --audit: a failed audit re-checked with the pinned GG
     expect(result.stdout).toContain(`  ok    receipt: Ed25519 signature by ${provider.publicKey} verifies`);
     expect(result.stdout).toContain("  ok    receipt: logprobs_sha256 (SHA-256 of every token's logprobs) is");
     expect(result.stdout).toContain(`  ok    ${pinnedFile(pinned)} is qwen3-4b's pinned GGUF (sha256 ${failing.model.sha256})`);
+    expect(result.stdout).toMatch(/^ {2}ok {4}the answer's \d+ token ids make its content, reasoning and tool calls on this build's answer path, as the receipt's hashes say$/m);
     expect(result.stdout).toContain("  --    max |stored - recomputed reference| 0\n");
     expect(result.stdout).toContain(`  --    mean |claimed - reference| ${failing.statistic.mean},`);
     expect(lastLine(result.stdout)).toMatch(new RegExp(`^REPRODUCED: fail: audit ${failing.id} of provider ${failing.provider.id} \\(evidence sha256 [0-9a-f]{64}\\)$`));
@@ -90,6 +93,23 @@ describe("svc-agent verify --audit: what does not hold", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^ {2}FAIL {2}the file says fail, the re-check gives pass \(mean /m);
     expect(lastLine(result.stdout)).toBe("NOT REPRODUCED: the file says fail, the re-check gives pass");
+  });
+
+  it("token ids the provider signed that do not make the answer its receipt covers are unsound (exit 1)", async () => {
+    const honest = await answer(pinned, pinned, plaintext, provider);
+    // the provider's own lie: its first entry names another token than the one its text was made of, all signed
+    const pieces = structuredClone(honest.pieces);
+    const first = pieces.find((p) => p.type === "logprobs")!.logprobs;
+    first[0] = { ...first[0]!, id: (first[0]!.id + 1) % 256 };
+    const record = answerRecord(pieces);
+    const receipt = signReceipt(provider, { ...payloadOf(honest.receipt), logprobs_sha256: logprobsSha256(record.logprobs), content_logprobs_sha256: logprobsSha256(record.contentLogprobs) } as ReceiptPayload);
+    const lying = { ...honest, pieces, entries: record.logprobs, receipt };
+    const evidence = evidenceOf(pinned, plaintext, lying, await reference(pinnedFile(pinned), plaintext, lying), auditor);
+    const result = await verifyAudit(write("ids.json", evidence), "--auditor-key", auditor.publicKey);
+    expect(result.code, result.stdout).toBe(1);
+    expect(result.stdout).toContain("  ok    receipt: logprobs_sha256 (SHA-256 of every token's logprobs) is");
+    expect(result.stdout).toMatch(/^ {2}FAIL {2}the answer's token ids do not make the answer its receipt covers: response_sha256/m);
+    expect(lastLine(result.stdout)).toMatch(/^UNSOUND: the answer's token ids do not make the answer its receipt covers \(response_sha256/);
   });
 
   it("a file that is not evidence is unsound; a model file that is not the audit's, or no --model, cannot check", async () => {
