@@ -10,10 +10,9 @@ import { decodeSavedBytes } from "../../src/receipt/saved-text.ts";
 import { NODE_LLAMA_CPP_VERSION } from "../audit/reference-models.ts";
 import { jobRequest } from "../audit/rescore-service.ts";
 import { RESCORE_CHUNK, rescore } from "../engine/rescore.ts";
-import { replayAnswer, type Replayed } from "../engine/answer/replay.ts";
+import { replayAnswer } from "../engine/answer/replay.ts";
+import { answerHashes, answerHashesProblem } from "../../src/audit/rescore-job.ts";
 import { planTurn } from "../engine/turn.ts";
-import { reasoningSha256, toolCallsSha256 } from "../../src/receipt/receipt.ts";
-import { sha256Hex } from "../../src/receipt/sha256.ts";
 import { readAtMost } from "./command.ts";
 import { recordAuditFailure } from "./known-keys.ts";
 
@@ -80,7 +79,8 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
     const model = await llama.loadModel({ modelPath: flags.model });
     try {
       const ids = sound.entries.map((e) => e.id);
-      made = replayProblem(replayAnswer(model, planTurn(request), ids, evidence.receipt.finish_reason, answerRecord(evidence.answer).toolCalls.map((c) => c.id)), ids.length, evidence.receipt);
+      const { record, used } = replayAnswer(model, planTurn(request), ids, evidence.receipt.finish_reason, answerRecord(evidence.answer).toolCalls.map((c) => c.id));
+      made = answerHashesProblem(answerHashes(record, used), evidence.receipt, ids.length);
       again = await rescore(model, request, ids, { threads: engine.threads, batchSize: engine.batch_size });
     } finally {
       await model.dispose();
@@ -116,14 +116,3 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
   return { status: reproduced ? "reproduced" : "unsound", evidence };
 }
 
-/** Which of the receipt's answer hashes the replayed tokens do not make, or undefined when they make all of them. */
-function replayProblem({ record, used }: Replayed, tokens: number, receipt: AuditEvidence["receipt"]): string | undefined {
-  if (receipt.version === 1) return "a v1 receipt";
-  const wrong = [
-    ...(used < tokens ? [`the answer ends after ${used} of its ${tokens} tokens`] : []),
-    ...(sha256Hex(record.content) === receipt.response_sha256 ? [] : ["response_sha256"]),
-    ...(reasoningSha256(record.reasoning) === receipt.reasoning_sha256 ? [] : ["reasoning_sha256"]),
-    ...(toolCallsSha256(record.toolCalls) === receipt.tool_calls_sha256 ? [] : ["tool_calls_sha256"]),
-  ];
-  return wrong.length === 0 ? undefined : wrong.join(", ");
-}

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli.ts";
 import { AGENT_BIN, startProcess } from "../../harness/process.ts";
-import { RescoreResultSchema, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
+import { answerHashesProblem, RescoreResultSchema, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { AUDIT_FAIL_MEAN, auditVerdict } from "../../src/audit/thresholds.ts";
 import { Signer } from "../../src/crypto/signing.ts";
@@ -102,6 +102,18 @@ describe("svc-agent rescore: one job a line in, one result a line out", () => {
     expect(code).toBe(0);
     expect(results[0]).toEqual({ id: "", ok: false, error: expect.stringMatching(/^a job line of \d+ bytes, over the \d+ a rescorer reads$/) });
     expect(scored(results[1]).positions).toHaveLength(4);
+  });
+});
+
+describe("svc-agent rescore: the tokens replayed through the agent's answer path (AUDIT-DESIGN §1 item 2)", () => {
+  it("asked for, the honest tokens make the receipt's answer hashes; the same tokens reversed do not", async () => {
+    const ids = honest.entries.map((e) => e.id);
+    const answer = { finish_reason: honest.receipt.finish_reason, call_ids: [] };
+    const { results } = await rescorer([JSON.stringify(job("honest", ids, { answer })), JSON.stringify(job("reversed", [...ids].reverse(), { answer }))]);
+    const [fair, reversed] = [scored(results[0]), scored(results[1])];
+    expect(fair.answer).toEqual({ response_sha256: honest.receipt.response_sha256, reasoning_sha256: null, tool_calls_sha256: null, tokens_used: ids.length });
+    expect(answerHashesProblem(fair.answer!, honest.receipt, ids.length)).toBeUndefined();
+    expect(answerHashesProblem(reversed.answer!, honest.receipt, ids.length)).toMatch(/response_sha256/);
   });
 });
 
