@@ -169,14 +169,14 @@ export function agentProgram(): Command {
 
   program
     .command("verify")
-    .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check; or, with --attestation, a provider's attestation record")
+    .description("re-check the receipt in a saved response body, a receipt alone or an SSE transcript: exit 0 VALID (checks hold and the key is trusted), 1 INVALID, 2 UNVERIFIED (checks hold, key not tied to a provider you trust), 3 could not check; or, with --attestation, a provider's attestation record; or, with --audit, an audit's evidence")
     .argument("[file]", "what the gateway returned, saved to a file")
     .option("--providers <url>", "a provider listing ({gateway}/v1/providers): it must list the receipt's provider at the receipt's rung and serial", httpUrl)
     .addOption(new Option("--api-key <key>", "API key for --providers").env("SVC_API_KEY"))
     .addOption(secretFileOption("--api-key", "the API key for --providers"))
     .option("--key <hex>", "the provider's Ed25519 public key (64 hex characters), known some other way: it must have signed", hexKey)
     .addOption(new Option("--provider-key <hex>", "the same as --key").argParser(hexKey).conflicts("key"))
-    .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails")
+    .option("--trust-on-first-use <file>", "keys seen before: a new provider's key is recorded and passes; a key that contradicts the file fails, and so does a provider with a failed audit recorded there (by --audit, when its fail reproduces)")
     .option("--nonce <value>", "the x-svc-receipt-nonce you sent: it must be the receipt's client_nonce", receiptNonce)
     .addOption(
       new Option("--attestation <file>", "instead of a receipt, re-check a saved GET /v1/providers/{id}/attestation record: exit 0 VALID, 1 INVALID, 3 not checked or could not check")
@@ -184,14 +184,30 @@ export function agentProgram(): Command {
     )
     .option("--roots <dir>", "with --attestation: the attestation roots you trust (.pem/.crt), for the hardware rung")
     .option("--release-keys <file>", "with --attestation: the release keys you trust (one hex key a line), for the transparent rung")
-    .action(async (file: string | undefined, flags: VerifyFlags & AttestationFlags & { attestation?: string }, command: Command) => {
+    .addOption(
+      new Option("--audit <file>", "instead of a receipt, re-check an audit's evidence (GET /v1/audits/{id}) and re-run its reference pass on --model: exit 0 sound and reproduced, 1 unsound or not reproduced, 3 could not check")
+        .conflicts(["providers", "apiKey", "apiKeyFile", "key", "providerKey", "nonce", "attestation"]),
+    )
+    .option("--model <path>", "with --audit: your copy of the GGUF the audit names (its SHA-256 must be the audit's)")
+    .option("--auditor-key <hex>", "with --audit: the auditor's Ed25519 key you trust (64 hex characters)", hexKey)
+    .action(async (file: string | undefined, flags: VerifyFlags & AttestationFlags & { attestation?: string; audit?: string; model?: string; auditorKey?: string }, command: Command) => {
       const apiKey = takeSecret(command, "--api-key", "SVC_API_KEY", "svc-agent");
-      // FILE is required unless --attestation names the file: commander's own words when neither is given
-      if (file === undefined && flags.attestation === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
-      if (file !== undefined && flags.attestation !== undefined) command.error("give FILE or --attestation FILE, not both", { exitCode: USAGE_EXIT });
+      const other = flags.attestation ?? flags.audit;
+      // FILE is required unless --attestation or --audit names the file: commander's own words when none is given
+      if (file === undefined && other === undefined) command.error("error: missing required argument 'file'", { exitCode: USAGE_EXIT });
+      if (file !== undefined && other !== undefined) command.error(`give FILE or ${flags.audit === undefined ? "--attestation" : "--audit"} FILE, not both`, { exitCode: USAGE_EXIT });
       if (flags.attestation === undefined && (flags.roots ?? flags.releaseKeys) !== undefined) command.error("--roots and --release-keys go with --attestation", { exitCode: USAGE_EXIT });
+      if (flags.audit === undefined && (flags.model ?? flags.auditorKey) !== undefined) command.error("--model and --auditor-key go with --audit", { exitCode: USAGE_EXIT });
+      if (flags.audit !== undefined && flags.model === undefined) command.error("--audit needs --model PATH, your copy of the GGUF the audit names", { exitCode: USAGE_EXIT });
       const { CANNOT_CHECK_EXIT, VERIFY_EXIT, verifyFile } = await import("./verify/command.ts");
       try {
+        if (flags.audit !== undefined) {
+          const { AUDIT_EXIT, verifyAuditFile } = await import("./verify/audit.ts");
+          const auditFlags = { model: flags.model!, ...(flags.auditorKey === undefined ? {} : { auditorKey: flags.auditorKey }), ...(flags.trustOnFirstUse === undefined ? {} : { trustOnFirstUse: flags.trustOnFirstUse }) };
+          const report = await verifyAuditFile(flags.audit, auditFlags, (line) => console.log(line));
+          process.exitCode = AUDIT_EXIT[report.status];
+          return;
+        }
         if (flags.attestation !== undefined) {
           const { ATTESTATION_EXIT, verifyAttestationFile } = await import("./verify/attestation.ts");
           process.exitCode = ATTESTATION_EXIT[await verifyAttestationFile(flags.attestation, flags, (line) => console.log(line))];

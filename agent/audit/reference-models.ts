@@ -1,10 +1,17 @@
 // The auditor's own copies of the pinned GGUFs (issue 43 item 4): each file's SHA-256 checked against its alias's pin
 // before anything runs, loaded on CPU at its first job and kept while jobs come, unloaded after an idle spell. CPU, so
 // that anyone re-checking on the same build and settings gets the same figures bit for bit.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from "node-llama-cpp";
 import type { ModelStore } from "../models/store.ts";
-import { rescore, type Rescored, type RescoreSettings } from "../engine/rescore.ts";
-import type { GenerateRequest } from "../engine/turn.ts";
+import { RESCORE_CHUNK, rescore, type Rescored, type RescoreSettings } from "../engine/rescore.ts";
+import { answerHashes, type AnswerHashes, type RescoreEngine, type RescoreJob } from "../../src/audit/rescore-job.ts";
+import { replayAnswer } from "../engine/answer/replay.ts";
+import { planTurn, type GenerateRequest } from "../engine/turn.ts";
+
+/** The installed node-llama-cpp's version, from its own package.json (which its exports do not list). */
+export const NODE_LLAMA_CPP_VERSION = (JSON.parse(readFileSync(fileURLToPath(new URL("../package.json", import.meta.resolve("node-llama-cpp"))), "utf8")) as { version: string }).version;
 
 /** How long a model stays loaded after its last job. */
 export const REFERENCE_IDLE_MS = 5 * 60_000;
@@ -36,6 +43,19 @@ export class ReferenceModels {
       this.idle = setTimeout(() => void this.unload(), this.idleMs);
       this.idle.unref();
     }
+  }
+
+  /** The tokens through the agent's answer path on the alias's model (its tokenizer): the hashes they make. */
+  async replay(alias: string, request: GenerateRequest, tokens: readonly number[], answer: NonNullable<RescoreJob["answer"]>): Promise<AnswerHashes> {
+    if (!this.aliases.includes(alias)) throw new Error(`this rescorer holds no model for ${alias} (it holds ${this.aliases.join(", ")})`);
+    const { record, used } = replayAnswer(await this.model(alias), planTurn(request), tokens, answer.finish_reason, answer.call_ids);
+    return answerHashes(record, used);
+  }
+
+  /** The engine the jobs ran on, once one has (an audit's evidence records it). */
+  async engine(): Promise<RescoreEngine | undefined> {
+    if (this.llama === undefined) return undefined;
+    return { node_llama_cpp: NODE_LLAMA_CPP_VERSION, llama_cpp: (await this.llama).llamaCppRelease.release, backend: "cpu", chunk: RESCORE_CHUNK };
   }
 
   private model(alias: string): Promise<LlamaModel> {

@@ -2,7 +2,7 @@
 // gateway never imports agent/. One job a line on stdin, one result a line on stdout (src/audit/rescore-job.ts), one
 // job at a time. The request is read as the agent reads a session's plaintext, so the prompt renders as it did for the
 // provider. Every job gets a result: one that cannot be scored says why, and the next is read.
-import { MAX_JOB_LINE_BYTES, RescoreJobSchema, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
+import { MAX_JOB_LINE_BYTES, RescoreJobSchema, type AnswerHashes, type RescoreEngine, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { ApiError } from "../../src/errors.ts";
 import { base64ToBytes } from "../../src/receipt/base64.ts";
 import { boundedLines } from "../../src/process/bounded-lines.ts";
@@ -15,6 +15,10 @@ import * as z from "zod";
 export interface Scorer {
   /** Throws an Error whose message says why the job could not be scored. */
   score(alias: string, request: GenerateRequest, tokens: readonly number[], settings: RescoreSettings): Promise<Rescored>;
+  /** The engine that scored, once one has. */
+  engine(): Promise<RescoreEngine | undefined>;
+  /** The provider's tokens through the agent's answer path: the hashes they make. */
+  replay(alias: string, request: GenerateRequest, tokens: readonly number[], answer: NonNullable<RescoreJob["answer"]>): Promise<AnswerHashes>;
 }
 
 export interface RescoreLimits {
@@ -52,7 +56,10 @@ export async function runJob(text: string, scorer: Scorer, limits: RescoreLimits
   const started = performance.now();
   try {
     const { promptTokens, positions } = await scorer.score(job.alias, request, job.tokens, { threads: job.settings.threads, batchSize: job.settings.batch_size });
-    return { id: job.id, ok: true, prompt_tokens: promptTokens, positions, ms: Math.round((performance.now() - started) * 100) / 100 };
+    const answer = job.answer === undefined ? undefined : await scorer.replay(job.alias, request, job.tokens, job.answer);
+    const ms = Math.round((performance.now() - started) * 100) / 100;
+    const engine = await scorer.engine();
+    return { id: job.id, ok: true, prompt_tokens: promptTokens, positions, ms, ...(engine === undefined ? {} : { engine }), ...(answer === undefined ? {} : { answer }) };
   } catch (err) {
     return failed(job.id, (err as Error).message);
   }

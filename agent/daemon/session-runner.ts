@@ -7,6 +7,7 @@ import { AnswerRecord } from "../../src/receipt/answer-record.ts";
 import { newReceiptId, reasoningSha256, RECEIPT_VERSION_CACHE, RECEIPT_VERSION_LOGPROBS, signReceipt, toolCallsSha256, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { logprobsSha256 } from "../../src/receipt/logprobs.ts";
 import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
+import type { CatalogEntry } from "../../src/catalog.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent } from "../../src/wire/agent.ts";
 import type { GenerateEvent, GenerationDone, InferenceEngine } from "../engine/inference.ts";
@@ -81,7 +82,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
         if (congested) await congested;
         continue;
       }
-      const payload = receiptPayload(ctx, request, event, nodeSha256Hex(channel.plaintext), answer);
+      const payload = receiptPayload({ entry: ctx.store.entry(request.model), providerId: ctx.keys.providerId, grant: ctx.grant }, request, event, nodeSha256Hex(channel.plaintext), answer);
       const receipt = signReceipt(ctx.keys.signer, payload);
       batch.done({
         type: "done",
@@ -117,9 +118,13 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
  * v3: it covers tool calls and reasoning (null when none) and states the prompt tokens reused from the cache; v4 when
  * the request asked for logprobs, which it covers too: every token's, and those before content text.
  */
-function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: GenerationDone, requestSha256: string, answer: AnswerRecord): ReceiptPayload {
-  const entry = ctx.store.entry(request.model);
-  const { grant } = ctx;
+export function receiptPayload(
+  { entry, providerId, grant }: { entry: CatalogEntry; providerId: string; grant: SessionContext["grant"] },
+  request: SessionPlaintext,
+  done: GenerationDone,
+  requestSha256: string,
+  answer: AnswerRecord,
+): ReceiptPayload {
   const usage = {
     prompt_tokens: done.prompt_tokens,
     completion_tokens: done.completion_tokens,
@@ -128,7 +133,7 @@ function receiptPayload(ctx: SessionContext, request: SessionPlaintext, done: Ge
   const common = {
     id: newReceiptId(),
     created: Math.floor(Date.now() / 1000),
-    provider_id: ctx.keys.providerId,
+    provider_id: providerId,
     trust_level: grant.rung,
     ...(grant.rung === "hardware" && grant.serial !== undefined ? { serial: grant.serial } : {}),
     model_id: entry.alias,

@@ -3,13 +3,10 @@
 import { LlamaGrammarEvaluationState, type ChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
 import type { FinishReason } from "../../src/receipt/receipt.ts";
-import { MAX_TOOL_CALLS } from "../../src/receipt/answer-record.ts";
 import { answerTokenCap, noRoomMessage } from "../../src/session/sealed-request.ts";
 import type { GenerateEvent } from "./inference.ts";
-import { JSON_GRAMMAR_END } from "./grammar/json-grammar.ts";
-import { jsonContent } from "./grammar/json-text.ts";
-import { AnswerStream } from "./answer/answer-stream.ts";
-import { TokenText } from "./answer/token-text.ts";
+import { AnswerPath } from "./answer/answer-path.ts";
+import type { AnswerStream } from "./answer/answer-stream.ts";
 import { penalised, samplerOptions } from "./sampler.ts";
 import { argumentTokenBan } from "./special-tokens.ts";
 import { renderTurnPrompt } from "./prompt.ts";
@@ -89,11 +86,10 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     const sampler = { tokenizer: model.tokenizer, vocabularySize: loaded.vocabularySize, answer, budget };
     const options = samplerOptions(request, sampler);
     const keepAnswer = penalised(request);
-    const text = new TokenText(model);
+    const path = new AnswerPath(model, turn);
     const parsed = turn.answer.parsedReasoning === true;
-    const stream = new AnswerStream(turn.answer);
     loaded.argumentBan ??= turn.answer.tools ? argumentTokenBan(model) : undefined;
-    toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, stream);
+    toolBias({ model, vocabularySize: loaded.vocabularySize, argumentBan: loaded.argumentBan ?? [] }, turn, options, path.stream);
     let trigger: ((piece: string, answer: AnswerStream) => void) | undefined;
     if (turn.grammar !== undefined) {
       const grammar = await grammars.compiled(turn.grammar);
@@ -103,10 +99,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     }
     // llama.cpp's grammar passes some invalid UTF-8, which the answer would read as U+FFFD (utf8-guard.ts)
     const utf8 = turn.grammar === undefined ? undefined : guardUtf8(model, options);
-    // structured output: the text is held until the end, to return it as normalised JSON (what the receipt covers)
-    let json = turn.grammar?.when === "json" ? "" : undefined;
     let completion = 0;
-    let reasoningTokens = 0;
     // evaluate() ends on its own only when the model samples an end-of-generation token
     let finish: FinishReason = budget > 0 ? "stop" : "length";
     // a scope's own sequence when it asked to be cached; the prefix it shares with the last session is not re-read
@@ -120,7 +113,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
     if (request.top_logprobs !== undefined) tap = (loaded.logprobs ??= new LogprobReader(model, loaded.context, loaded.vocabularySize)).tap(request.top_logprobs);
     let ended = false;
     try {
-      generation: if (budget > 0) {
+      if (budget > 0) {
         let last = performance.now();
         for await (const token of sequence.evaluate(prompt.slice(cached), options)) {
           // evaluate() ends by itself at an end-of-generation token, without yielding it
@@ -135,24 +128,14 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
           if (tap !== undefined) yield* logprobs.push(tap.take(token));
           if (keepAnswer) answer.push(token);
           utf8?.push(token);
-          const piece = text.push(token);
-          if (json !== undefined) {
-            json += piece;
-            // the grammar's value is complete once its trailing newlines begin; it would only add more of them
-            if (json.endsWith(JSON_GRAMMAR_END)) break;
-          } else {
-            const wasReasoning = stream.inReasoning;
-            const events = stream.push(piece);
-            if (parsed && (wasReasoning || stream.inReasoning)) reasoningTokens++;
-            trigger?.(piece, stream);
-            for (const event of events) {
-              if ("index" in event && event.index >= MAX_TOOL_CALLS) break generation;
-              // the logprobs of the tokens that made it go first, so that its text claims them (src/receipt/answer-record.ts)
-              yield* logprobs.flush();
-              yield event;
-            }
-            if (stream.stopped) break;
+          const { piece, pieces, complete } = path.push(token);
+          trigger?.(piece, path.stream);
+          for (const event of pieces) {
+            // the logprobs of the tokens that made it go first, so that its text claims them (src/receipt/answer-record.ts)
+            yield* logprobs.flush();
+            yield event;
           }
+          if (complete) break;
           if (completion >= budget) {
             finish = "length";
             break;
@@ -160,16 +143,9 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
         }
       }
       signal?.throwIfAborted();
-      if (json !== undefined) {
-        json += text.flush();
-        const content = finish === "stop" ? jsonContent(json) : json.replace(/\n+$/, "");
-        if (content !== "") yield* [...logprobs.flush(), { type: "delta", text: content } as const];
-      } else {
-        const rest = stream.stopped ? [] : stream.push(text.flush());
-        for (const event of [...rest, ...stream.end()]) if (!("index" in event && event.index >= MAX_TOOL_CALLS)) yield* [...logprobs.flush(), event];
-        if (stream.stopped) finish = "stop";
-        if (finish === "stop" && stream.started > 0) finish = "tool_calls";
-      }
+      const end = path.end(finish === "length" ? "length" : "stop");
+      for (const event of end.pieces) yield* [...logprobs.flush(), event];
+      finish = end.finish;
       // the tokens after the last text (a stop sequence's, a call's closing markup): every token has its entry
       yield* logprobs.flush();
       ended = true; // the conversation is whole now, whatever the consumer does with the record
@@ -179,7 +155,7 @@ export async function* runTurn(hold: () => Promise<Held>, turn: Turn, signal: Ab
         cached_tokens: cached,
         completion_tokens: completion,
         finish_reason: finish,
-        ...(parsed ? { reasoning_tokens: reasoningTokens } : {}),
+        ...(parsed ? { reasoning_tokens: path.reasoningTokens } : {}),
         model_sha256: loaded.sha256,
       };
     } finally {

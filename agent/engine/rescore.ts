@@ -22,8 +22,8 @@ export interface Rescored {
   positions: ReferencePosition[];
 }
 
-/** Answer positions read per controlledEvaluate call. */
-const CHUNK = 16;
+/** Answer positions read per controlledEvaluate call (an audit's evidence records it as `chunk`). */
+export const RESCORE_CHUNK = 16;
 const ROUND = 256;
 
 type Input = Parameters<LlamaContextSequence["controlledEvaluate"]>[0];
@@ -48,10 +48,10 @@ export async function rescore(model: LlamaModel, request: GenerateRequest, answe
     const sequence = context.getSequence();
     const positions: ReferencePosition[] = [];
     const flag = (token: Token) => [token, { generateNext: { probabilities: true } }] as const;
-    for (let start = first; start < input.length; start += CHUNK) {
+    for (let start = first; start < input.length; start += RESCORE_CHUNK) {
       // the first call also carries the prompt before its last token, unread
       const head = start === first ? input.slice(0, first) : [];
-      const flagged = input.slice(start, start + CHUNK);
+      const flagged = input.slice(start, start + RESCORE_CHUNK);
       const out = await sequence.controlledEvaluate([...head, ...flagged.map(flag)] as Input);
       flagged.forEach((_, i) => {
         const t = start - first + i;

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { checkSavedResponse, decodeSavedBytes, readSavedResponse, receiptStatus, type Receipt, type ReceiptCheck, type ReceiptExpectations, type ReceiptStatus, type SavedKind } from "../../src/receipt/index.ts";
 import { TRUST_LEVELS } from "../../src/receipt/rungs.ts";
 import { MAX_SAVED_BYTES, TOO_LARGE } from "../../src/receipt/saved-text.ts";
-import { checkKnownKey } from "./known-keys.ts";
+import { checkAuditRecord, checkKnownKey } from "./known-keys.ts";
 
 export interface VerifyFlags {
   /** A provider listing (`{gateway}/v1/providers`) whose entry for the receipt's provider must match it. */
@@ -76,6 +76,8 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
     const holds = verdict.problems.length === 0 && extra.every((c) => c.ok);
     // only a receipt that otherwise holds may introduce a key
     extra.push(checkKnownKey(flags.trustOnFirstUse, receipt, holds));
+    // a provider that failed an audit reproduced here is refused whatever else holds (issue 43 item 4)
+    extra.push(checkAuditRecord(flags.trustOnFirstUse, receipt));
   }
   const problems = [...verdict.problems, ...extra.filter((c) => !c.ok).map((c) => c.detail)];
   const status = receiptStatus(problems, verdict.status === "valid" || extra.some((c) => c.check === "known_key" && c.ok));
@@ -89,7 +91,7 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
 }
 
 /** The file's bytes, or undefined past `limit`: reading stops there (a hostile file, or a device that never ends). */
-async function readAtMost(path: string, limit: number): Promise<Buffer | undefined> {
+export async function readAtMost(path: string, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {

@@ -6,13 +6,21 @@ import { Hex32 } from "../../src/receipt/hex.ts";
 import type { Receipt, ReceiptCheck } from "../../src/receipt/receipt.ts";
 import { describeIssues } from "../../src/validation.ts";
 
-const Known = z.strictObject({ signing_key: Hex32, serial: z.string().min(1).optional(), first_seen: z.string() });
-const KnownKeysFile = z.strictObject({ version: z.literal(1), providers: z.record(Hex32, Known) });
-type KnownKeysFile = z.infer<typeof KnownKeysFile>;
+const KnownV1 = z.strictObject({ signing_key: Hex32, serial: z.string().min(1).optional(), first_seen: z.string() });
+/** A failed audit of the provider, reproduced here by `verify --audit` (issue 43 item 4): its evidence's SHA-256 names it. */
+const AuditFailure = z.strictObject({ evidence_sha256: Hex32, auditor_key: Hex32, at: z.string() });
+export type AuditFailure = z.infer<typeof AuditFailure>;
+const Known = KnownV1.extend({ audit_failures: z.array(AuditFailure).max(1000).optional() });
+/** Version 2 adds audit_failures; a version 1 file still reads, and is written back as version 2. */
+const KnownKeysFile = z.discriminatedUnion("version", [
+  z.strictObject({ version: z.literal(1), providers: z.record(Hex32, KnownV1) }),
+  z.strictObject({ version: z.literal(2), providers: z.record(Hex32, Known) }),
+]);
+type KnownKeysFile = { version: 2; providers: Record<string, z.infer<typeof Known>> };
 
 /** Throws an Error naming the file when it exists but is not ours; a missing file is an empty one. */
 function load(path: string): KnownKeysFile {
-  if (!existsSync(path)) return { version: 1, providers: {} };
+  if (!existsSync(path)) return { version: 2, providers: {} };
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, "utf8"));
@@ -21,7 +29,14 @@ function load(path: string): KnownKeysFile {
   }
   const parsed = KnownKeysFile.safeParse(json);
   if (!parsed.success) throw new Error(`${path}: not a known-keys file (${describeIssues(parsed.error)})`);
-  return parsed.data;
+  return { version: 2, providers: parsed.data.providers };
+}
+
+/** Written whole, atomically, readable by its owner alone. */
+function save(path: string, file: KnownKeysFile): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  renameSync(temp, path);
 }
 
 /**
@@ -49,9 +64,44 @@ export function checkKnownKey(path: string, receipt: Receipt, record: boolean, n
   }
   if (record) {
     file.providers[id] = { signing_key: receipt.signing_key, ...(receipt.serial === undefined ? {} : { serial: receipt.serial }), first_seen: now.toISOString() };
-    const temp = `${path}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, path);
+    save(path, file);
   }
   return { check: "known_key", ok: true, detail: `first sight of provider ${id}: key ${receipt.signing_key} ${record ? "recorded in" : "not yet in"} ${path}` };
+}
+
+/**
+ * The provider's failed audits in the file, by its id or, under a new key, by its serial: a receipt from a provider
+ * with one is INVALID, however well it verifies otherwise.
+ */
+export function checkAuditRecord(path: string, receipt: Receipt): ReceiptCheck {
+  const file = load(path);
+  const id = receipt.provider_id;
+  const failures = Object.entries(file.providers).flatMap(([known, entry]) =>
+    known === id || (receipt.serial !== undefined && entry.serial === receipt.serial) ? (entry.audit_failures ?? []).map((f) => ({ provider: known, ...f })) : [],
+  );
+  const first = failures[0];
+  if (first === undefined) return { check: "audit_record", ok: true, detail: `no failed audit of provider ${id} is recorded in ${path}` };
+  const whose = first.provider === id ? `provider ${id}` : `serial ${receipt.serial} (as provider ${first.provider})`;
+  return {
+    check: "audit_record",
+    ok: false,
+    detail: `${whose} failed ${failures.length === 1 ? "an audit" : `${failures.length} audits`} recorded in ${path}: evidence sha256 ${first.evidence_sha256} by auditor ${first.auditor_key} at ${first.at}`,
+  };
+}
+
+/**
+ * Records a failed audit that `verify --audit` reproduced against the provider (its key and serial from the receipt
+ * the evidence holds, recorded as first seen when the file has not seen it); false when it was recorded already.
+ */
+export function recordAuditFailure(path: string, provider: { providerId: string; signingKey: string; serial?: string }, failure: AuditFailure, now = new Date()): boolean {
+  const file = load(path);
+  const known = (file.providers[provider.providerId] ??= {
+    signing_key: provider.signingKey,
+    ...(provider.serial === undefined ? {} : { serial: provider.serial }),
+    first_seen: now.toISOString(),
+  });
+  if (known.audit_failures?.some((f) => f.evidence_sha256 === failure.evidence_sha256)) return false;
+  known.audit_failures = [...(known.audit_failures ?? []), failure];
+  save(path, file);
+  return true;
 }

@@ -15,7 +15,7 @@ import { sha256Hex } from "../receipt/sha256.ts";
 import { SIGNATURE_DOMAINS, verifySignature } from "../receipt/signature.ts";
 import { parseStrictJson } from "../receipt/strict-json.ts";
 import { ReferencePositionSchema, type ReferencePosition } from "./position.ts";
-import { MAX_JOB_TOKENS, MAX_REQUEST_BASE64 } from "./rescore-job.ts";
+import { MAX_JOB_TOKENS, MAX_REQUEST_BASE64, RescoreEngineSchema } from "./rescore-job.ts";
 import { auditStatistic, type AuditStatistic } from "./statistic.ts";
 import { AUDIT_FAIL_MEAN, auditVerdict } from "./thresholds.ts";
 
@@ -32,15 +32,9 @@ export type EvidenceVerdict = (typeof VERDICTS)[number];
 
 const count = z.number().int().min(0);
 
-const AuditEngineSchema = z.strictObject({
-  node_llama_cpp: z.string().min(1).max(64),
-  llama_cpp: z.string().min(1).max(64),
-  /** The reference pass runs on CPU: the same build and settings give the same figures bit for bit. */
-  backend: z.literal("cpu"),
+const AuditEngineSchema = RescoreEngineSchema.extend({
   threads: z.number().int().min(1).max(256),
   batch_size: z.number().int().min(1).max(8192),
-  /** Answer positions read per call: fixed, so the pass is deterministic (agent/engine/rescore.ts). */
-  chunk: z.number().int().min(1).max(4096),
 });
 export type AuditEngine = z.infer<typeof AuditEngineSchema>;
 

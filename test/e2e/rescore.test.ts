@@ -3,58 +3,28 @@
 // (src/audit/rescore-job.ts). An honest provider's answer re-scores within the audit's tolerance, another seed's
 // does not; a job that cannot be scored is answered with why, and the process reads on; a model file that is not the
 // alias's pin is refused at start, as a usage error naming --model.
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Engine } from "../../agent/engine/engine.ts";
-import { planTurn } from "../../agent/engine/turn.ts";
-import { ModelStore } from "../../agent/models/store.ts";
 import { runCli } from "../../harness/cli.ts";
 import { AGENT_BIN, startProcess } from "../../harness/process.ts";
-import { RescoreResultSchema, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
+import { answerHashesProblem, RescoreResultSchema, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { AUDIT_FAIL_MEAN, auditVerdict } from "../../src/audit/thresholds.ts";
-import { canonicalJson } from "../../src/receipt/canonical-json.ts";
-import type { TokenLogprob } from "../../src/receipt/logprobs.ts";
-import { parseSessionPlaintext } from "../../src/session/sealed-request.ts";
-import { collect } from "../fixtures/engine-request.ts";
+import { Signer } from "../../src/crypto/signing.ts";
+import { answer, pinnedFile, sessionPlaintext, type Answered } from "../fixtures/audited-answer.ts";
 import { makeTinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 const pinned = makeTinyCatalog([{ alias: "qwen3-4b", seed: 3 }]);
 const otherSeed = makeTinyCatalog([{ alias: "qwen3-4b", seed: 4 }]);
-const pinnedPath = `${pinned.modelsDir}/${pinned.catalog.models[0]!.file}`;
-const substitutePath = `${otherSeed.modelsDir}/${otherSeed.catalog.models[0]!.file}`;
-const provider = (catalog: typeof pinned) => new Engine({ store: new ModelStore({ catalog: catalog.catalog, modelsDir: catalog.modelsDir }), gpu: false, threads: 1, contextSize: 4096 });
+const pinnedPath = pinnedFile(pinned);
+const substitutePath = pinnedFile(otherSeed);
+const plaintext = sessionPlaintext();
+const signer = Signer.fromSeed(new Uint8Array(32).fill(7));
 
-/** A session's plaintext as the gateway seals it: the bytes a receipt's request_sha256 covers. */
-const plaintext = Buffer.from(
-  canonicalJson({
-    model: "qwen3-4b",
-    messages: [{ role: "user", content: "Tell me about the lighthouse keeper." }],
-    max_tokens: 40,
-    temperature: 0.9,
-    seed: 21,
-    top_logprobs: 3,
-    client_nonce: null,
-    nonce: randomBytes(16).toString("hex"),
-  }),
-);
-
-/** The answer a provider running `catalog`'s weights gives to that plaintext, as the agent's engine makes it. */
-async function answer(catalog: typeof pinned) {
-  const engine = provider(catalog);
-  try {
-    const { answer, done } = await collect(engine.generate(planTurn(parseSessionPlaintext(JSON.parse(plaintext.toString("utf8"))))));
-    return { entries: answer.logprobs, done };
-  } finally {
-    await engine.dispose();
-  }
-}
-
-let honest: { entries: TokenLogprob[]; done: { prompt_tokens: number; completion_tokens: number } };
-let substitute: { entries: TokenLogprob[] };
+let honest: Answered;
+let substitute: Answered;
 beforeAll(async () => {
-  honest = await answer(pinned);
-  substitute = await answer(otherSeed);
+  honest = await answer(pinned, pinned, plaintext, signer);
+  substitute = await answer(otherSeed, pinned, plaintext, signer);
 });
 afterAll(() => {
   pinned.cleanup();
@@ -110,8 +80,10 @@ describe("svc-agent rescore: one job a line in, one result a line out", () => {
       ["substitute", true],
     ]);
     const fair = scored(results[0]);
-    expect(fair.prompt_tokens).toBe(honest.done.prompt_tokens);
-    expect(fair.positions).toHaveLength(honest.done.completion_tokens);
+    expect(fair.prompt_tokens).toBe(honest.promptTokens);
+    // what an audit's evidence records of the engine, beside the job's threads and batch size
+    expect(fair.engine).toEqual({ node_llama_cpp: "3.21.1", llama_cpp: expect.stringMatching(/^\S+$/), backend: "cpu", chunk: 16 });
+    expect(fair.positions).toHaveLength(honest.completionTokens);
     expect(honest.entries.length).toBeGreaterThan(10);
     const statistic = auditStatistic(honest.entries, fair.positions);
     expect(statistic.mean).toBeLessThan(AUDIT_FAIL_MEAN);
@@ -130,6 +102,18 @@ describe("svc-agent rescore: one job a line in, one result a line out", () => {
     expect(code).toBe(0);
     expect(results[0]).toEqual({ id: "", ok: false, error: expect.stringMatching(/^a job line of \d+ bytes, over the \d+ a rescorer reads$/) });
     expect(scored(results[1]).positions).toHaveLength(4);
+  });
+});
+
+describe("svc-agent rescore: the tokens replayed through the agent's answer path (AUDIT-DESIGN §1 item 2)", () => {
+  it("asked for, the honest tokens make the receipt's answer hashes; the same tokens reversed do not", async () => {
+    const ids = honest.entries.map((e) => e.id);
+    const answer = { finish_reason: honest.receipt.finish_reason, call_ids: [] };
+    const { results } = await rescorer([JSON.stringify(job("honest", ids, { answer })), JSON.stringify(job("reversed", [...ids].reverse(), { answer }))]);
+    const [fair, reversed] = [scored(results[0]), scored(results[1])];
+    expect(fair.answer).toEqual({ response_sha256: honest.receipt.response_sha256, reasoning_sha256: null, tool_calls_sha256: null, tokens_used: ids.length });
+    expect(answerHashesProblem(fair.answer!, honest.receipt, ids.length)).toBeUndefined();
+    expect(answerHashesProblem(reversed.answer!, honest.receipt, ids.length)).toMatch(/response_sha256/);
   });
 });
 
