@@ -54,6 +54,7 @@ interface ServeFlags extends CoordinatorFlags {
   faultRestMs: number;
   maxUnreadMb: number;
   maxHeldMb: number;
+  audit?: boolean;
 }
 
 
@@ -133,7 +134,8 @@ export function gatewayProgram(): Command {
       .option("--user-tpm <n>", "each user's limit on tokens per minute over all their keys, from receipts (default: unlimited)", positiveInteger)
       .option("--max-keys-per-user <n>", "live API keys one user may hold; past it, creating one is refused", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
-      .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
+      .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it")
+      .option("--audit", "seal every request complete: top_logprobs (the caller's, else 0) and a seed (the caller's, else a fresh one), so every receipt commits to every token's logprob and audits look like callers' requests; logprobs are shown only to callers who ask"),
   ).action(async (flags: ServeFlags, command: Command) => {
     const [{ serve }, { oidcSettings }, { redactNats }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts"), import("../src/link/nats.ts")]);
     const gatewaySecret = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
@@ -179,6 +181,7 @@ export function gatewayProgram(): Command {
       sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
       faultPolicy: { threshold: flags.faultThreshold, windowMs: flags.faultWindowMs, restMs: flags.faultRestMs },
       heldLimits: { unreadPerSession: Math.round(flags.maxUnreadMb * MIB), total: Math.round(flags.maxHeldMb * MIB) },
+      audit: flags.audit === true,
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
       logger: await newLogger(),

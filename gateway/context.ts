@@ -37,6 +37,8 @@ export interface Gateway {
   ownerOf: OwnerOf;
   /** Parses every OpenAI route's body, off the event loop where it costs. */
   parser: RequestParser;
+  /** `--audit`: every request is sealed complete, with logprobs and a seed (src/openai/chat-request.ts Completion). */
+  completeRequests: boolean;
 }
 
 export interface RouteContext {

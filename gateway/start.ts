@@ -104,6 +104,8 @@ export interface ServeOptions {
   faultPolicy?: FaultPolicy;
   /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
   heldLimits?: HeldLimits;
+  /** `--audit`: every request sealed complete (logprobs and a seed), so every receipt commits to every token's logprob. */
+  audit?: boolean;
   logger: Logger;
 }
 
@@ -270,6 +272,7 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
       scopeOf: cacheScopes(scopeKey),
       ownerOf: cacheOwners(scopeKey),
       parser,
+      completeRequests: options.audit === true,
     },
     options.logger,
     options.httpTimeouts,

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import { shaperOf, type AnswerShaper, type SseEvent, type StreamEnd, type StreamShaper } from "../../src/openai/answer-shaper.ts";
 import type { CacheInputs } from "../../src/openai/cache-fields.ts";
-import { RECEIPT_NONCE_HEADER } from "../../src/openai/chat-request.ts";
+import { RECEIPT_NONCE_HEADER, type Completion } from "../../src/openai/chat-request.ts";
 import type { RoutePeek, RouteRequest } from "../../src/openai/route-request.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import { verdictHeaders, verdictOf } from "../../src/openai/shapes.ts";
@@ -32,7 +32,7 @@ export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<voi
     // a gateway-blind request: sealed by the caller, relayed unread (DESIGN §10)
     if (mediaTypeOf(ctx.req.headers["content-type"]) === SEALED_REQUEST_TYPE) return blindRoute(ctx, kind);
     const bytes = await readBodyBytes(ctx.req, ctx.gateway.bodyLimitBytes);
-    const inputs = { nonce: randomBytes(16).toString("hex"), receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] };
+    const inputs = { nonce: randomBytes(16).toString("hex"), receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER], complete: completionOf(ctx.gateway) };
     const request = await ctx.gateway.parser.parse(kind, bytes, inputs, tenantOf(ctx.principal), (peek) => admit(ctx, kind, peek), ctx.signal);
     ctx.log.model = request.entry.alias;
     ctx.log.stream = request.stream;
@@ -42,6 +42,10 @@ export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<voi
     else await whole(ctx, shaper, session);
   };
 }
+
+/** With `--audit`, what completes this request: a seed uniform over llama.cpp's 32 bits, as an agent draws its own. */
+export const completionOf = (gateway: { completeRequests: boolean }): Completion | undefined =>
+  gateway.completeRequests ? { seed: randomBytes(4).readUInt32BE(0) } : undefined;
 
 /** A key's bodies wait their turn as their user's (an operator key is a tenant of its own). */
 export const tenantOf = (principal: Principal): Tenant => ({ key: principal.keyId, user: principal.kind === "user" ? `user:${principal.userId}` : principal.keyId });
