@@ -293,6 +293,11 @@ export class CoordinatorClient implements Directory, BlindHost {
     }
   }
 
+  /** The failed audit that bars provider `id`, if any. */
+  barOf(id: string): string | undefined {
+    return this.faults.barOf(id);
+  }
+
   /** Takes provider `id` out of rotation for the failed audit `auditId` (gateway/audit/), charged as faults are. */
   bar(id: string, auditId: string): void {
     const subject = this.faults.subjectOf(id);
