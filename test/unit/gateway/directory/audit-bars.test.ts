@@ -1,18 +1,11 @@
 // Issue 43 item 2 §5: a failed audit takes its provider out of rotation at once, charged as faults are (its enrollment,
 // and its device at the hardware rung), with no "rather than no one" fallback; a pin to it is 503 naming the audit.
-import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { randomBytes } from "node:crypto";
-import type { Fabric } from "../../../../gateway/fabric/fabric.ts";
-import { CoordinatorClient } from "../../../../gateway/directory/coordinator-client.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
 import type { CatalogEntry } from "../../../../src/catalog.ts";
-import { sealingKeyPair } from "../../../../src/crypto/seal.ts";
-import { Signer } from "../../../../src/crypto/signing.ts";
 import { ApiError } from "../../../../src/errors.ts";
-import { providerIdOf } from "../../../../src/receipt/provider-id.ts";
-import { evidenceDigest, signEvidence } from "../../../../src/trust/attestation.ts";
-import type { DirectoryEntry, FromGateway } from "../../../../src/wire/gateway.ts";
+import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
+import { fakeCoordinatorClient, fakeProviders } from "../../../fixtures/fake-coordinator.ts";
 
 const entry = (id: string, enrollment?: string, serial?: string): DirectoryEntry => ({
   id, model_ids: ["qwen3-4b"], trust: serial === undefined ? "process" : "hardware", busy: false, waiting: 0, last_assigned: 0,
@@ -35,28 +28,11 @@ describe("§5 A failed audit bars the provider", () => {
   });
 
   it("the gateway skips a barred provider even when no one else is left, and a pin to it is 503 naming the audit", async () => {
-    const providers = await Promise.all(["a", "b"].map(async () => {
-      const signer = Signer.fromSeed(randomBytes(32));
-      const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
-      const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
-      const id = providerIdOf(signer.publicKey);
-      return { id, evidence, entry: { ...entry(id, `ptk_${id.slice(0, 6)}`), signing_key: signer.publicKey, sealing_key: sealing, evidence_sha256: evidenceDigest(evidence) } };
-    }));
-    let deliver: ((m: unknown) => void) | undefined;
-    const fabric: Fabric = {
-      where: "fake",
-      connect(h) {
-        deliver = (m) => h.message(m as never);
-        const send = (message: FromGateway) => {
-          if (message.t === "attestation") queueMicrotask(() => h.message({ t: "attestation", rid: message.rid, evidence: providers.find((p) => p.id === message.id)!.evidence }));
-          return true;
-        };
-        return { connected: true, send, close: async () => undefined };
-      },
-    };
-    const client = new CoordinatorClient(fabric, pino({ level: "silent" }), { releaseKeys: new Set(), roots: [] });
+    const providers = await fakeProviders(2, entry("0"));
+    // no enrollment: each is charged by its own id
+    const { client, deliver } = fakeCoordinatorClient(providers);
     const listing = client.list();
-    deliver!({ t: "directory", reset: true, put: providers.map((p) => p.entry), gone: [] });
+    deliver({ t: "directory", reset: true, put: providers.map((p) => p.entry()), gone: [] });
     await listing;
     const model = { alias: "qwen3-4b" } as CatalogEntry;
     const [a, b] = providers as [(typeof providers)[0], (typeof providers)[0]];
