@@ -4,11 +4,12 @@
 import { Command, Option } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { getPriority, setPriority } from "node:os";
 import { catalogBody, findAlias } from "../src/catalog.ts";
 import { catalogFrom } from "./models/catalog-source.ts";
 import { catalogTable } from "./models/catalog-view.ts";
 import { pullCommand } from "./models/pull-command.ts";
-import { memoryGb } from "./daemon/machine.ts";
+import { defaultThreads, memoryGb } from "./daemon/machine.ts";
 import { DEFAULT_MODELS_DIR, ModelFileError, ModelStore, parseModelOverrides } from "./models/store.ts";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { PRIVATE_DIR_MODE } from "../src/process/file-modes.ts";
@@ -202,6 +203,37 @@ export function agentProgram(): Command {
         // no verdict at all: distinct from INVALID, so a script never reads "could not look" as "forged"
         console.error(`svc-agent: ${(err as Error).message}`);
         process.exitCode = CANNOT_CHECK_EXIT;
+      }
+    });
+
+  program
+    .command("rescore")
+    .description("the auditor's reference pass: reads one JSON job a line on stdin (src/audit/rescore-job.ts), re-scores the provider's answer tokens on the pinned GGUF on CPU, one job at a time, and writes one result a line on stdout")
+    .option("--model <alias=path,...>", "the pinned GGUF of each alias to score with, its SHA-256 checked against the catalog at start (comma-separated, or repeated)", collect, [])
+    .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
+    .option("--threads <n>", "the most llama.cpp CPU threads a job may ask for (default: the physical cores less one)", positiveInteger)
+    .action(async (opts: { model: string[]; catalog?: string; threads?: number }, command: Command) => {
+      const catalog = await catalogFrom(opts);
+      const flags = opts.model.flatMap((value) => value.split(","));
+      if (flags.length === 0) return command.error("--model: give at least one ALIAS=PATH", { exitCode: USAGE_EXIT });
+      const log = (line: string) => console.error(`svc-agent rescore: ${line}`);
+      const [{ ReferenceModels }, { serveRescoreJobs }] = await Promise.all([import("./audit/reference-models.ts"), import("./audit/rescore-service.ts")]);
+      let models;
+      try {
+        const overrides = parseModelOverrides(catalog, flags);
+        models = new ReferenceModels(new ModelStore({ catalog, overrides }), [...overrides.keys()], log);
+        await models.verify();
+      } catch (err) {
+        if (!(err instanceof ModelFileError)) throw err;
+        return command.error(err.message.startsWith("--model") ? err.message : `--model: ${err.message}`, { exitCode: USAGE_EXIT });
+      }
+      // an auditor's work yields to the machine's own
+      setPriority(Math.max(getPriority(), 10));
+      const write = (line: string) => new Promise<void>((resolve, reject) => process.stdout.write(line, (err) => (err ? reject(err) : resolve())));
+      try {
+        await serveRescoreJobs(process.stdin, write, models, { maxThreads: opts.threads ?? defaultThreads() });
+      } finally {
+        await models.dispose();
       }
     });
 

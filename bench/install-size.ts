@@ -20,28 +20,37 @@ export interface InstallSize {
 /** The package a file under node_modules belongs to: the deepest `node_modules/[@scope/]name` on its path. */
 const packageOf = (path: string): string | undefined => /^(.*node_modules\/(?:@[^/]+\/)?[^/@.][^/]*)/.exec(path)?.[1];
 
+/** Calls `visit` with each file and folder under `dir` (not following links) and its disk usage in bytes. */
+function walk(dir: string, visit: (path: string, bytes: number) => void): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    visit(path, lstatSync(path).blocks * 512);
+    if (entry.isDirectory()) walk(path, visit);
+  }
+}
+
+/** Disk usage of everything under `dir`, in bytes, as `du` counts it. */
+export function diskUsage(dir: string): number {
+  let bytes = 0;
+  walk(dir, (_, b) => (bytes += b));
+  return bytes;
+}
+
 export function installSize(root: string): InstallSize {
   const lock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean }> };
   const size: InstallSize = { all: 0, production: 0, llamaBinaries: 0, packages: { all: 0, production: 0 } };
   const seen = new Set<string>();
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      const stat = lstatSync(path);
-      const bytes = stat.blocks * 512;
-      size.all += bytes;
-      const pkg = packageOf(relative(root, path).split(sep).join("/"));
-      const production = pkg !== undefined && lock.packages[pkg] !== undefined && lock.packages[pkg].dev !== true;
-      if (pkg !== undefined && lock.packages[pkg] !== undefined && !seen.has(pkg)) {
-        seen.add(pkg);
-        size.packages.all++;
-        if (production) size.packages.production++;
-      }
-      if (production) size.production += bytes;
-      if (production && pkg!.startsWith("node_modules/@node-llama-cpp/")) size.llamaBinaries += bytes;
-      if (entry.isDirectory()) walk(path);
+  walk(join(root, "node_modules"), (path, bytes) => {
+    size.all += bytes;
+    const pkg = packageOf(relative(root, path).split(sep).join("/"));
+    const production = pkg !== undefined && lock.packages[pkg] !== undefined && lock.packages[pkg].dev !== true;
+    if (pkg !== undefined && lock.packages[pkg] !== undefined && !seen.has(pkg)) {
+      seen.add(pkg);
+      size.packages.all++;
+      if (production) size.packages.production++;
     }
-  };
-  walk(join(root, "node_modules"));
+    if (production) size.production += bytes;
+    if (production && pkg!.startsWith("node_modules/@node-llama-cpp/")) size.llamaBinaries += bytes;
+  });
   return size;
 }

@@ -1,5 +1,6 @@
-// The load generator: chat completions over keep-alive HTTP/1.1, closed-loop at a fixed concurrency, timing
-// each request whole (non-stream) or its first content token and the gaps between tokens (stream).
+// The load generator: chat completions over keep-alive HTTP/1.1 (or through a fetch, such as the client's sealed one),
+// closed-loop at a fixed concurrency, timing each request whole (non-stream) or its first content token and the gaps
+// between tokens (stream).
 import { Agent, request } from "node:http";
 import { hasContent, sseParser } from "../harness/sse.ts";
 
@@ -51,7 +52,7 @@ export interface LoopOptions {
  * `concurrency` callers, each sending its next request as soon as the last one is answered, to the clients in
  * turn (request by request, as a round-robin load balancer spreads them over gateways).
  */
-export async function closedLoopOver(clients: LoadClient[], body: Record<string, unknown>, options: LoopOptions): Promise<RunResult> {
+export async function closedLoopOver(clients: ChatClient[], body: Record<string, unknown>, options: LoopOptions): Promise<RunResult> {
   const samples: Sample[] = [];
   let firstError: string | undefined;
   const started = performance.now();
@@ -68,14 +69,47 @@ export async function closedLoopOver(clients: LoadClient[], body: Record<string,
   return { samples, elapsedMs: performance.now() - started, errors: samples.filter((s) => !s.ok).length, firstError };
 }
 
-export class LoadClient {
+/** What sends one chat completion and times it. */
+export interface ChatClient {
+  /** Resolves with the request's timings (never rejects: a failure is a sample with ok false). */
+  chat(body: Record<string, unknown>, stream: boolean, onError?: (why: string) => void): Promise<Sample>;
+}
+
+/** A stream's timings as its text arrives: the first content delta, the gaps after it, its usage and its [DONE]. */
+class StreamTimer {
+  private ttftMs?: number;
+  private last = 0;
+  private readonly gapsMs: number[] = [];
+  private usage?: Usage;
+  done = false;
+  private readonly parser = sseParser((data) => {
+    if (data === "[DONE]") return void (this.done = true);
+    this.usage = usageIn(data) ?? this.usage;
+    if (!hasContent(data)) return;
+    const now = performance.now();
+    if (this.ttftMs === undefined) this.ttftMs = now - this.started;
+    else this.gapsMs.push(now - this.last);
+    this.last = now;
+  });
+
+  constructor(private readonly started: number) {}
+
+  feed(text: string): void {
+    this.parser.feed(text);
+  }
+
+  sample(): Sample {
+    return { ms: performance.now() - this.started, ok: true, ttftMs: this.ttftMs, gapsMs: this.gapsMs, usage: this.usage };
+  }
+}
+
+export class LoadClient implements ChatClient {
   private readonly agent: Agent;
 
   constructor(private readonly target: Target, maxSockets: number) {
     this.agent = new Agent({ keepAlive: true, maxSockets });
   }
 
-  /** One chat completion; resolves with its timings (never rejects: a failure is a sample with ok false). */
   chat(body: Record<string, unknown>, stream: boolean, onError?: (why: string) => void): Promise<Sample> {
     const payload = JSON.stringify({ ...(this.target.model ? { model: this.target.model } : {}), ...body, stream });
     const started = performance.now();
@@ -99,26 +133,13 @@ export class LoadClient {
             res.on("end", () => (res.statusCode === 200 ? resolve({ ms: performance.now() - started, ok: true, usage: usageIn(text) }) : fail(`${res.statusCode} ${text.slice(0, 300)}`)));
             return;
           }
-          let ttftMs: number | undefined;
-          let last = 0;
-          let done = false;
-          const gapsMs: number[] = [];
-          let usage: Usage | undefined;
-          const parser = sseParser((data) => {
-            if (data === "[DONE]") return void (done = true);
-            usage = usageIn(data) ?? usage;
-            if (!hasContent(data)) return;
-            const now = performance.now();
-            if (ttftMs === undefined) ttftMs = now - started;
-            else gapsMs.push(now - last);
-            last = now;
-          });
+          const timer = new StreamTimer(started);
           let tail = "";
           res.on("data", (d: string) => {
             tail = (tail + d).slice(-400);
-            parser.feed(d);
+            timer.feed(d);
           });
-          res.on("end", () => (done ? resolve({ ms: performance.now() - started, ok: true, ttftMs, gapsMs, usage }) : fail(`stream ended without [DONE]: ${tail}`)));
+          res.on("end", () => (timer.done ? resolve(timer.sample()) : fail(`stream ended without [DONE]: ${tail}`)));
         },
       );
       req.on("error", (err) => fail(err.message));
@@ -133,5 +154,42 @@ export class LoadClient {
 
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/** Chat completions through a fetch: the runtime's own, or one that wraps it (createSealedFetch). */
+export class FetchClient implements ChatClient {
+  constructor(
+    private readonly target: Target,
+    private readonly send: typeof globalThis.fetch,
+  ) {}
+
+  async chat(body: Record<string, unknown>, stream: boolean, onError?: (why: string) => void): Promise<Sample> {
+    const started = performance.now();
+    const fail = (why: string): Sample => {
+      onError?.(why);
+      return { ms: performance.now() - started, ok: false };
+    };
+    try {
+      const res = await this.send(`${this.target.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...this.target.headers, authorization: `Bearer ${this.target.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ ...(this.target.model ? { model: this.target.model } : {}), ...body, stream }),
+      });
+      if (!stream || res.status !== 200 || res.body === null) {
+        const text = await res.text();
+        return res.status === 200 ? { ms: performance.now() - started, ok: true, usage: usageIn(text) } : fail(`${res.status} ${text.slice(0, 300)}`);
+      }
+      const timer = new StreamTimer(started);
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body) timer.feed(decoder.decode(chunk, { stream: true }));
+      return timer.done ? timer.sample() : fail("stream ended without [DONE]");
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+  }
+
+  closedLoop(body: Record<string, unknown>, options: LoopOptions): Promise<RunResult> {
+    return closedLoopOver([this], body, options);
   }
 }

@@ -1,12 +1,15 @@
 // One request at a time through the whole path (HTTP → embedded gateway → one synthetic agent process and back),
 // for a CPU profile of each process: `npx tsx bench/profile-loop.ts --cpu-prof DIR`, then bench/profile-report.ts.
+// `--blind` sends them gateway-blind through the client (createSealedFetch), so this process is the caller that
+// seals: `node --cpu-prof --cpu-prof-dir=DIR/caller --import tsx bench/profile-loop.ts --blind --cpu-prof DIR` profiles it too.
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { buildDist } from "../harness/build.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
-import { LoadClient, type Sample } from "./load.ts";
+import { createSealedFetch } from "../client/index.ts";
+import { FetchClient, LoadClient, type ChatClient, type Sample } from "./load.ts";
 import { OPERATOR_KEY, profileInto, startAgent, startGateway } from "./procs.ts";
 import { summarize } from "./stats.ts";
 
@@ -15,8 +18,9 @@ const opts = new Command("tsx bench/profile-loop.ts")
   .option("--seconds <n>", "how long the measured loop runs, after 200 warm-up requests", "15")
   .option("--stream", "stream the answers")
   .option("--token-ms <n>", "the synthetic engine's pause before each of its 16 tokens", "0")
+  .option("--blind", "send each request gateway-blind, sealed in this process by createSealedFetch")
   .parse()
-  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string }>();
+  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; blind?: boolean }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
 buildDist();
@@ -26,7 +30,10 @@ const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "
 const engine = ["--engine", "synthetic", "--synthetic-tokens", "16", "--synthetic-token-ms", opts.tokenMs];
 const { proc: agent } = await startAgent(dir, "agent", gateway.coordinatorUrl, tiny, engine);
 try {
-  const client = new LoadClient({ url: gateway.url, key: OPERATOR_KEY, model: tiny.catalog.default }, 1);
+  const target = { url: gateway.url, key: OPERATOR_KEY, model: tiny.catalog.default };
+  const client: ChatClient = opts.blind
+    ? new FetchClient(target, createSealedFetch({ baseURL: `${gateway.url}/v1`, apiKey: OPERATOR_KEY, catalog: tiny.catalog }))
+    : new LoadClient(target, 1);
   const body = { messages: [{ role: "user", content: "Write one sentence about the sea." }], max_tokens: 16, temperature: 0 };
   const stream = opts.stream === true;
   const one = async (): Promise<Sample> => {
@@ -36,6 +43,7 @@ try {
   };
   for (let i = 0; i < 200; i++) await one();
   const before = [gateway.proc.usage().cpuMs, agent.usage().cpuMs];
+  const callerBefore = process.cpuUsage();
   const samples: Sample[] = [];
   const started = performance.now();
   while (performance.now() - started < Number(opts.seconds) * 1000) samples.push(await one());
@@ -43,7 +51,8 @@ try {
   const [gatewayMs, agentMs] = [gateway.proc.usage().cpuMs - before[0]!, agent.usage().cpuMs - before[1]!];
   const whole = summarize(samples.map((s) => s.ms));
   console.log(`${samples.length} requests, ${(samples.length / seconds).toFixed(0)} req/s, p50 ${whole.p50.toFixed(2)} ms, p99 ${whole.p99.toFixed(2)} ms`);
-  console.log(`CPU ms per request: gateway ${(gatewayMs / samples.length).toFixed(2)}, agent ${(agentMs / samples.length).toFixed(2)} (a profiler adds its own)`);
+  const { user, system } = process.cpuUsage(callerBefore);
+  console.log(`CPU ms per request: gateway ${(gatewayMs / samples.length).toFixed(2)}, agent ${(agentMs / samples.length).toFixed(2)}, caller ${((user + system) / 1000 / samples.length).toFixed(2)} (a profiler adds its own)`);
   if (stream) {
     const ttft = summarize(samples.map((s) => s.ttftMs!));
     const gaps = summarize(samples.flatMap((s) => s.gapsMs ?? []));

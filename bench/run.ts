@@ -1,5 +1,5 @@
-// `npm run bench [-- --quick] [-- --only overhead,scale,engine,peer,startup,attack,agent,cluster]`: measures the gateway
-// path against the direct path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp,
+// `npm run bench [-- --quick] [-- --only overhead,blind,scale,engine,peer,startup,attack,agent,cluster]`: measures the gateway
+// path against the direct path, gateway-blind requests beside the normal path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp,
 // svc next to a peer gateway, the bins' startup compiled against through tsx, an honest caller beside a
 // hostile-schema attack, an agent's growing conversation, and replicas on NATS and PostgreSQL against one embedded
 // gateway, all in one run on this machine;
@@ -14,6 +14,7 @@ import { buildDist } from "../harness/build.ts";
 import { agentBench } from "./agent-turns.ts";
 import { clusterBench } from "./cluster.ts";
 import { attackBench } from "./attack.ts";
+import { blindBench } from "./blind.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
 import { writeTinyCatalog, type WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { engineBench } from "./engine-bench.ts";
@@ -25,7 +26,7 @@ import { scaleBench } from "./scale.ts";
 import { startupBench } from "./startup.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "scale", "engine", "peer", "startup", "attack", "agent", "cluster"] as const;
+const SECTIONS = ["overhead", "blind", "scale", "engine", "peer", "startup", "attack", "agent", "cluster"] as const;
 type Section = (typeof SECTIONS)[number];
 /** A section's run: what it keeps in the results file, and its tables. */
 type Run = (dir: string, tiny: WrittenTinyCatalog, quick: boolean) => Promise<{ result: unknown; tables: Table[] }>;
@@ -54,6 +55,7 @@ const keepResults = (r: { results: unknown; tables: Table[] }) => ({ result: r.r
 /** The sections, in the order they run. */
 const RUNS: Record<Section, Run> = {
   overhead: async (dir, tiny, quick) => keepRows(await gatewayOverhead(dir, tiny, quick)),
+  blind: async (dir, tiny, quick) => keepRows(await blindBench(dir, tiny, quick)),
   scale: async (dir, tiny, quick) => keepResults(await scaleBench(dir, tiny, quick, opts.agents?.split(",").map(Number))),
   engine: async (dir, tiny, quick) => {
     // svc's engine against raw node-llama-cpp, then its cost of logprobs, side by side in one run

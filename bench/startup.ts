@@ -2,8 +2,11 @@
 // run from the compiled bins (dist/, what npm installs) and from the sources through tsx, median of N runs; and what
 // an install weighs on disk (install-size.ts), since that is the other half of what starting to use svc costs.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { installClientAlone } from "./client-install.ts";
 import { installSize, type InstallSize } from "./install-size.ts";
 import { percentile, type Table } from "./stats.ts";
 
@@ -35,22 +38,35 @@ const median = (runs: number, args: string[]) => percentile(Array.from({ length:
 
 const MIB = 2 ** 20;
 
-function installTable(size: InstallSize): Table {
+/** The client package installed alone (client-install.ts), in bytes on disk, and how many packages that is. */
+function clientAlone(): { bytes: number; packages: number } {
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-client-"));
+  try {
+    const { bytes, packages } = installClientAlone(ROOT, dir);
+    return { bytes, packages: packages.length };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function installTable(size: InstallSize, client: { bytes: number; packages: number }): Table {
   return {
     title: "Install size: node_modules on disk",
     columns: ["install", "packages", "MiB", "of which llama.cpp binaries, MiB"],
     rows: [
       ["this clone (npm install: dev dependencies too)", size.packages.all, size.all / MIB, size.llamaBinaries / MIB],
       ["a production install (npm install the package)", size.packages.production, size.production / MIB, size.llamaBinaries / MIB],
+      ["the client alone (npm install svc-agent-client)", client.packages, client.bytes / MIB, 0],
     ],
     note:
       "Disk usage as `du` counts it, of this clone's node_modules; the production row is the packages package-lock.json does not mark dev, " +
       "as laid out here (the package itself adds about 3 MiB). node-llama-cpp's prebuilt llama.cpp binaries (`@node-llama-cpp/*`, CPU, CUDA and " +
-      "Vulkan builds for this platform) are most of it, and even code that only verifies receipts installs them all.",
+      "Vulkan builds for this platform) are most of it. The client alone is client/'s tarball installed into an empty project offline, scripts ignored: " +
+      "createSealedFetch and the receipt verifier, bundled with no dependency.",
   };
 }
 
-export function startupBench(quick: boolean): { rows: StartupRow[]; install: InstallSize; tables: Table[] } {
+export function startupBench(quick: boolean): { rows: StartupRow[]; install: InstallSize & { clientAlone: { bytes: number; packages: number } }; tables: Table[] } {
   if (!existsSync(`${ROOT}/dist/bin/svc-agent.js`)) throw new Error("no dist/: run `npm run build` first (npm install runs it)");
   const runs = quick ? 5 : 15;
   const nodeMs = median(runs, ["-e", ""]);
@@ -68,5 +84,6 @@ export function startupBench(quick: boolean): { rows: StartupRow[]; install: Ins
       "An installed package, the end-to-end tests and the bench run dist/ (package.json `bin`); `npm start` runs the sources through tsx.",
   };
   const install = installSize(ROOT);
-  return { rows, install, tables: [table, installTable(install)] };
+  const client = clientAlone();
+  return { rows, install: { ...install, clientAlone: client }, tables: [table, installTable(install, client)] };
 }

@@ -45,8 +45,8 @@ export class CandidateChooser {
 
   /** Up to three candidates for `alias` (one, for a pin); throws an Error naming why none passed. */
   async choose(get: Get, alias: string, pin: string | undefined): Promise<Candidate[]> {
-    const listing = ListingSchema.safeParse(await (await okOrThrow(get("/providers"), "the provider listing")).json());
-    if (!listing.success) throw new Error("svc sealed fetch: the gateway's provider listing is not a list of providers");
+    const listing = ListingSchema.safeParse(await (await okOrAnswer(get("/providers"))).json().catch(() => undefined));
+    if (!listing.success) throw unavailable("the gateway's provider listing is not a list of providers");
     // in the gateway's own order, over what the listing says (its rungs are only claims: each is checked below, and
     // the floor is the evidence's to meet, so every listed rung is taken here); one refused, the next in that order
     const listed = listing.data.map((p) => ({ ...p, lastAssigned: 0 }));
@@ -61,7 +61,7 @@ export class CandidateChooser {
       } catch (err) {
         if (tried.size > 0 || !(err instanceof ApiError)) break;
         const why = err.code === "provider_unavailable" ? `the gateway lists no provider of ${alias}${pin === undefined ? "" : ` matching the pin ${pin}`}` : err.message;
-        throw new Error(`svc sealed fetch: ${why}; nothing was sent`);
+        throw unavailable(why);
       }
       for (const listedOne of next) {
         tried.add(listedOne.id);
@@ -72,14 +72,14 @@ export class CandidateChooser {
       if (pin !== undefined) break;
     }
     if (chosen.length > 0) return chosen;
-    throw new Error(`svc sealed fetch: no provider of ${alias} passed the caller's checks (${refused.join("; ")}); nothing was sent`);
+    throw unavailable(`no provider of ${alias} passed the caller's checks (${refused.join("; ")})`);
   }
 
   /** The provider as its evidence proves it to the caller, or why it is refused. */
   private async check(get: Get, id: string, listedTrust: string): Promise<Candidate | string> {
     const res = await get(`/providers/${id}/attestation`);
     if (!res.ok) return `its attestation record could not be fetched (HTTP ${res.status})`;
-    const record = AttestationRecordSchema.safeParse(await res.json());
+    const record = AttestationRecordSchema.safeParse(await res.json().catch(() => undefined));
     if (!record.success) return "its attestation record is malformed";
     const { evidence, verified_at } = record.data;
     const digest = evidenceDigest(evidence);
@@ -108,8 +108,18 @@ function hexBytes(hex: string): Uint8Array {
   return out;
 }
 
-async function okOrThrow(response: Promise<Response>, what: string): Promise<Response> {
+/** No candidate: 503 provider_unavailable, as the gateway answers when it has none, naming why. */
+const unavailable = (why: string) => new ApiError("provider_unavailable", `svc sealed fetch: ${why}; nothing was sent`);
+
+/** The gateway's own refusal of the listing (a bad key, a rate limit), which the SDK gets as it came. */
+export class GatewayAnswered extends Error {
+  constructor(readonly response: Response) {
+    super(`the gateway answered HTTP ${response.status}`);
+  }
+}
+
+async function okOrAnswer(response: Promise<Response>): Promise<Response> {
   const res = await response;
-  if (!res.ok) throw new Error(`svc sealed fetch: ${what} answered HTTP ${res.status}; nothing was sent`);
+  if (!res.ok) throw new GatewayAnswered(res);
   return res;
 }

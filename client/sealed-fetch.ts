@@ -4,7 +4,10 @@
 // are opened in order from the candidate that answered, read by the same answer side as the gateway's
 // (src/session/answer-reader.ts), the receipt checked against that candidate and the alias's catalog pin, and the
 // answer shaped (src/openai/answer-shaper.ts) into the bytes the normal path returns. It fails closed: it never sends
-// a plaintext body, and anything that does not check is an Error that names why.
+// a plaintext body, and anything that does not check is answered as an error envelope that names why (503
+// provider_unavailable when no provider passes the caller's checks, 502 sealed_answer_invalid for an answer that
+// does not open or check) marked `x-should-retry: false`: a thrown fetch would reach the SDK as a retried
+// "Connection error." with the reason lost. A stream already answered 200 errors with that ApiError instead.
 import { SEALED_FRAMES_TYPE, SEALED_REQUEST_TYPE, fromBase64url, type Clear } from "../src/blind/format.ts";
 import { LineReader, type RelayLine } from "../src/blind/lines.ts";
 import { blindSuite, FrameOpener, sealForCandidates, type SealedForCandidates } from "../src/blind/seal.ts";
@@ -22,11 +25,11 @@ import { canonicalJson } from "../src/receipt/canonical-json.ts";
 import type { AnswerPiece, AnswerRecord } from "../src/receipt/answer-record.ts";
 import type { Receipt } from "../src/receipt/receipt.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
-import { AnswerReader, providerFault, receiptInvalid } from "../src/session/answer-reader.ts";
+import { AnswerReader, providerFault } from "../src/session/answer-reader.ts";
 import { answerTokenCap } from "../src/session/sealed-request.ts";
 import { anchorsFrom } from "../src/trust/anchors.ts";
 import { BUNDLED_CATALOG } from "./bundled-catalog.ts";
-import { CandidateChooser, type Candidate } from "./candidates.ts";
+import { CandidateChooser, GatewayAnswered, type Candidate } from "./candidates.ts";
 
 export interface SealedFetchOptions {
   /** The gateway's API base, as the OpenAI SDKs take it (`https://host/v1`). */
@@ -76,13 +79,20 @@ export function createSealedFetch(options: SealedFetchOptions): typeof globalThi
     const path = url.href.startsWith(`${base}/`) ? url.href.slice(base.length).split("?")[0]! : undefined;
     const kind = path === undefined ? undefined : KINDS.get(path);
     if (request.method === "GET" && request.body === null) return send(request);
-    if (request.method !== "POST" || kind === undefined) {
-      throw new Error(`svc sealed fetch: ${request.method} ${url.pathname} is not a route it seals (${Object.values(ROUTE_PATHS).join(", ")}); nothing was sent`);
+    if (kind === undefined) {
+      return refusal(new ApiError("route_not_found", `svc sealed fetch: ${request.method} ${url.pathname} is not a route it seals (${Object.values(ROUTE_PATHS).join(", ")}); nothing was sent`));
     }
+    if (request.method !== "POST") return refusal(new ApiError("method_not_allowed", `svc sealed fetch: ${url.pathname} is sealed only as POST, not ${request.method}; nothing was sent`));
     const headers = { ...auth, ...(request.headers.get("authorization") === null ? {} : { authorization: request.headers.get("authorization")! }) };
-    return blind(kind, new Uint8Array(await request.arrayBuffer()), request.headers.get(RECEIPT_NONCE_HEADER) ?? undefined, request.signal, {
-      catalog, chooser, options, post: (body) => send(url.href, { method: "POST", headers: { ...headers, "content-type": SEALED_REQUEST_TYPE }, body, signal: request.signal }), get,
-    });
+    try {
+      return await blind(kind, new Uint8Array(await request.arrayBuffer()), request.headers.get(RECEIPT_NONCE_HEADER) ?? undefined, request.signal, {
+        catalog, chooser, options, post: (body) => send(url.href, { method: "POST", headers: { ...headers, "content-type": SEALED_REQUEST_TYPE }, body, signal: request.signal }), get,
+      });
+    } catch (err) {
+      if (err instanceof GatewayAnswered) return err.response;
+      if (err instanceof ApiError) return refusal(err);
+      throw err;
+    }
   };
 }
 
@@ -120,7 +130,8 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
   // sends it, but for a stream's failure to find or reach a provider, which the normal path sends after its head
   if (res.status !== 200) return request.stream && shaper.stream !== undefined ? await afterHead(res, shaper) : res;
   if (res.headers.get("content-type")?.split(";")[0]?.trim() !== SEALED_FRAMES_TYPE || res.body === null) {
-    throw new Error(`svc sealed fetch: the gateway answered ${res.headers.get("content-type") ?? "no content type"}, not sealed frames`);
+    void res.body?.cancel();
+    throw invalid(`the gateway answered ${res.headers.get("content-type") ?? "no content type"}, not sealed frames`);
   }
   const answer = new RelayedAnswer(res.body, sealed, candidates, request, entry, plaintext);
   // the gateway's id for the request, as on any answer of its, to quote in a report
@@ -197,9 +208,18 @@ class RelayedAnswer {
 
   /**
    * Reads to the final frame, handing each piece on as it opens; resolves with the verified answer, or the error the
-   * normal path would have answered with. Throws an Error naming what a gateway did that does not check.
+   * normal path would have answered with. Throws a sealed_answer_invalid ApiError naming what does not check.
    */
   async finish(onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError> {
+    try {
+      return await this.read(onPiece);
+    } catch (err) {
+      this.cancel();
+      throw err;
+    }
+  }
+
+  private async read(onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError> {
     const lines = new LineReader();
     const decoder = new TextDecoder();
     for (;;) {
@@ -209,7 +229,7 @@ class RelayedAnswer {
       try {
         read = lines.push(decoder.decode(value, { stream: true }));
       } catch (err) {
-        throw refused(`the relayed answer is malformed (${(err as Error).message})`);
+        throw invalid(`the relayed answer is malformed (${(err as Error).message})`);
       }
       for (const line of read) {
         const end = await this.line(line, onPiece);
@@ -219,7 +239,7 @@ class RelayedAnswer {
         }
       }
     }
-    throw refused(this.current === undefined ? "the relayed answer ended before any provider answered" : "the relayed answer was cut before its final frame");
+    throw invalid(this.current === undefined ? "the relayed answer ended before any provider answered" : "the relayed answer was cut before its final frame");
   }
 
   private async line(line: RelayLine, onPiece: (piece: AnswerPiece) => void): Promise<{ receipt: Receipt; answer: AnswerRecord } | ApiError | undefined> {
@@ -230,9 +250,9 @@ class RelayedAnswer {
         return envelopeError(line.envelope);
       case "provider": {
         const candidate = this.candidates.find((c) => c.id === line.provider);
-        if (candidate === undefined) throw refused(`the gateway relayed an answer from provider ${line.provider}, which is not one of the request's candidates`);
+        if (candidate === undefined) throw invalid(`the gateway relayed an answer from provider ${line.provider}, which is not one of the request's candidates`);
         // a re-route comes before the first frame; after one, another provider could only splice answers
-        if (this.current !== undefined && this.current.frames > 0) throw refused("the gateway switched providers in the middle of an answer");
+        if (this.current !== undefined && this.current.frames > 0) throw invalid("the gateway switched providers in the middle of an answer");
         const key = await this.sealed.answerKey(candidate.id);
         const { alias } = this.entry;
         const reader = new AnswerReader({ provider: candidate, ...(this.request.pin === undefined ? {} : { pin: this.request.pin }), entry: this.entry, body: this.request.body, requestSha256: this.sealed.envelope.request_sha256 });
@@ -241,28 +261,28 @@ class RelayedAnswer {
       }
       case "frame": {
         const current = this.current;
-        if (current === undefined) throw refused("the gateway relayed a frame before naming its provider");
+        if (current === undefined) throw invalid("the gateway relayed a frame before naming its provider");
         let text: string;
         try {
           text = await current.opener.open(fromBase64url(line.data), line.final);
         } catch (err) {
-          throw refused((err as Error).message);
+          throw invalid((err as Error).message);
         }
         current.frames++;
         const { pieces, end } = current.reader.read(text);
         for (const piece of pieces) if (!("text" in piece) || piece.text !== "") onPiece(piece);
         if (end === undefined) {
-          if (line.final) throw refused("the final frame holds no end of the answer");
+          if (line.final) throw invalid("the final frame holds no end of the answer");
           return undefined;
         }
-        if (!line.final) throw refused("an answer's end came in a frame not sealed final");
+        if (!line.final) throw invalid("an answer's end came in a frame not sealed final");
         switch (end.type) {
           case "done":
             return { receipt: end.receipt, answer: end.answer };
           case "receipt_invalid":
-            throw refused(receiptInvalid(current.provider, end.problems).message);
+            throw invalid(`the receipt from provider ${current.provider} did not verify (${end.problems.join("; ")})`);
           case "fault":
-            throw refused(providerFault(current.provider, end.breach.why).message);
+            throw invalid(`provider ${current.provider} ${end.breach.why}`);
           case "report":
             return end.report.kind === "fault" ? providerFault(current.provider, end.report.why) : end.report.error;
         }
@@ -271,12 +291,18 @@ class RelayedAnswer {
   }
 }
 
-const refused = (why: string) => new Error(`svc sealed fetch: ${why}; the answer is refused`);
+/** What a gateway or provider did that the caller's checks refuse: 502 sealed_answer_invalid, naming it. */
+const invalid = (why: string) => new ApiError("sealed_answer_invalid", `svc sealed fetch: ${why}; the answer is refused`);
 
 /** The gateway's failure after the head, as the ApiError the normal path would have answered with at that point. */
 function envelopeError({ error }: ErrorEnvelope): ApiError {
-  if (!Object.hasOwn(ERROR_CODES, error.code)) throw refused(`the gateway failed with an unknown code ${JSON.stringify(error.code).slice(0, 80)}`);
+  if (!Object.hasOwn(ERROR_CODES, error.code)) throw invalid(`the gateway failed with an unknown code ${JSON.stringify(error.code).slice(0, 80)}`);
   return new ApiError(error.code as ErrorCode, error.message, { param: error.param });
+}
+
+/** A refusal made here, before or instead of an answer: the SPEC envelope, which no SDK should retry. */
+function refusal(error: ApiError): Response {
+  return errorResponse(error, { "x-should-retry": "false" });
 }
 
 function errorResponse(error: ApiError, headers: Record<string, string> = {}): Response {

@@ -4,6 +4,7 @@ import type { Catalog } from "../src/catalog.ts";
 import type { Authenticator, Principal } from "./keys/auth.ts";
 import type { Admission, Limiter } from "./keys/limiter.ts";
 import type { TrustLevel } from "../src/receipt/rungs.ts";
+import type { TrustAnchors } from "../src/trust/attestation.ts";
 import type { Directory } from "./directory/directory.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { RequestLog } from "./request-log.ts";
@@ -21,6 +22,8 @@ export interface Gateway {
   catalog: Catalog;
   directory: Directory;
   floor: TrustLevel;
+  /** `--attestation-roots` and `--release-keys`: what the page /chat offers a caller as a starting trust policy. */
+  anchors: TrustAnchors;
   auth: Authenticator;
   /** Per-key rate limits and failed-authentication slowdown. */
   limiter: Limiter;

@@ -20,6 +20,7 @@ import type { Gateway, RouteContext } from "./context.ts";
 import type { RequestLog } from "./request-log.ts";
 import { sendErrorPage } from "./web/respond.ts";
 import { isPagePath, resolvePage } from "./web/routes.ts";
+import { isChatPath, resolveChatPage } from "./web/chat/page.ts";
 import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
@@ -58,7 +59,7 @@ async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, l
   let routeName = "unmatched";
   const log: RequestLog = {};
   // the settings pages are HTML for browsers, signed in by cookie; every other route is the bearer-key API
-  const page = isPagePath(path) || isVerifyPath(path);
+  const page = isPagePath(path) || isVerifyPath(path) || isChatPath(path);
   gateway.metrics.inFlight.inc();
   try {
     if (drain.draining) {
@@ -70,8 +71,12 @@ async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, l
       routeName = name;
       await handler(res);
     } else if (page) {
-      // /verify is public: no sign-in, no key
-      const resolved = isVerifyPath(path) ? resolveVerifyPage(gateway.catalog, method, path, res) : resolvePage(gateway.signIn, method, path, res);
+      // /verify and /chat are public: no sign-in, no key (/chat's requests carry the key the user types)
+      const resolved = isVerifyPath(path)
+        ? resolveVerifyPage(gateway.catalog, method, path, res)
+        : isChatPath(path)
+          ? resolveChatPage(gateway, method, path, res)
+          : resolvePage(gateway.signIn, method, path, res);
       routeName = resolved.name;
       await resolved.serve(req, res);
     } else {

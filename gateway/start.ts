@@ -267,6 +267,7 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
     directory,
     metrics,
     floor: options.floor,
+    anchors,
     auth,
     limiter,
     signIn,

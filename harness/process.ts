@@ -26,6 +26,8 @@ export interface ProcOptions {
   /** For messages; defaults to the script's file name and first argument. */
   name?: string;
   cwd?: string | URL;
+  /** Give the child a standard input to write to (`child.stdin`), as a process fed over a pipe has; else it reads none. */
+  input?: boolean;
   /** Open an IPC channel to the child, as npm start does to its agent (`child.disconnect()` closes it). */
   ipc?: boolean;
   /** The script is an executable of its own (nats-server), not a Node script: run it without node. */
@@ -80,7 +82,7 @@ export function startProcess(script: string, args: string[], options: ProcOption
   const child = spawn(options.native ? script : process.execPath, options.native ? args : [...(options.nodeArgs ?? []), script, ...args], {
     env: { ...process.env, ...options.env },
     cwd: options.cwd,
-    stdio: ["ignore", out, out, ...(options.ipc ? (["ipc"] as const) : [])],
+    stdio: [options.input ? "pipe" : "ignore", out, out, ...(options.ipc ? (["ipc"] as const) : [])],
     detached: options.group === true,
   });
   let stdout = "";

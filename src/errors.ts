@@ -49,6 +49,9 @@ export const ERROR_CODES = {
   // the gateway's link to the coordinator reconnects within about a second
   directory_unavailable: { status: 502, type: "api_error", action: "wait", retryAfterS: 2 },
   receipt_invalid: { status: 502, type: "api_error", action: "retry" },
+  // gateway-blind (DESIGN §10), answered by the caller's own client: a sealed answer that does not open or check
+  // (tampered, replayed, cut, from a provider outside the candidates, a receipt that does not verify)
+  sealed_answer_invalid: { status: 502, type: "api_error", action: "retry" },
   provider_error: { status: 502, type: "api_error", action: "retry" },
   // an agent reconnects or a dropped one is replaced in seconds, not milliseconds
   provider_unavailable: { status: 503, type: "api_error", action: "wait", retryAfterS: 5 },

@@ -32,10 +32,17 @@ type Input = Parameters<LlamaContextSequence["controlledEvaluate"]>[0];
 export async function rescore(model: LlamaModel, request: GenerateRequest, answer: readonly number[], settings: RescoreSettings): Promise<Rescored> {
   const prompt = renderTurnPrompt(model, resolveChatWrapper(model), request.model, planTurn(request));
   if (answer.length === 0) return { promptTokens: prompt.length, positions: [] };
+  // the ids are the provider's: llama.cpp must never see one outside the vocabulary, nor a context past the model's
+  const vocabulary = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+  const outside = answer.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= vocabulary);
+  if (outside !== -1) throw new Error(`answer token ${outside} is id ${answer[outside]}, outside the model's vocabulary of ${vocabulary}`);
+  if (prompt.length + answer.length > model.trainContextSize) {
+    throw new Error(`the prompt's ${prompt.length} tokens and the answer's ${answer.length} are more than the model's context of ${model.trainContextSize}`);
+  }
   // the last prompt token's distribution scores answer token 1, answer token t's scores token t + 1
   const input = [...prompt, ...answer.slice(0, -1)] as Token[];
   const first = prompt.length - 1;
-  const contextSize = Math.ceil((input.length + 1) / ROUND) * ROUND;
+  const contextSize = Math.min(model.trainContextSize, Math.ceil((input.length + 1) / ROUND) * ROUND);
   const context = await model.createContext({ contextSize, threads: settings.threads, batchSize: settings.batchSize, sequences: 1 });
   try {
     const sequence = context.getSequence();

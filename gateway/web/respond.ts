@@ -23,6 +23,11 @@ export function sendHtml(res: ServerResponse, status: number, body: string, head
   sendBody(res, status, "text/html; charset=utf-8", body, { ...PAGE_HEADERS, ...headers });
 }
 
+/** A page's script or stylesheet: rebuilt when the gateway restarts (perhaps upgraded), so revalidated rather than kept. */
+export function sendPageAsset(res: ServerResponse, type: string, body: string): void {
+  sendBody(res, 200, type, body, { "cache-control": "no-cache", "x-content-type-options": "nosniff" });
+}
+
 export function sendErrorPage(req: IncomingMessage, res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
   dropUnreadBody(req, res);
   sendHtml(res, error.status, errorPage(error.message), { ...errorHeaders(error), ...headers });

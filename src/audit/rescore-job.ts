@@ -2,9 +2,12 @@
 // agent/, so the reference pass runs in an agent process that reads one JSON job per line on stdin and writes one
 // result per line on stdout. Parsed with zod on both sides: each side treats the other's bytes as a stranger's.
 import * as z from "zod";
+import { ReferencePositionSchema } from "./position.ts";
 
-const MAX_JOB_TOKENS = 32_768;
-const MAX_REQUEST_BASE64 = 8 * 1024 * 1024;
+export const MAX_JOB_TOKENS = 32_768;
+export const MAX_REQUEST_BASE64 = 8 * 1024 * 1024;
+/** The longest job line a rescorer reads: the largest request and token list with room to spare; a longer one is refused unread. */
+export const MAX_JOB_LINE_BYTES = MAX_REQUEST_BASE64 + 16 * MAX_JOB_TOKENS + 64 * 1024;
 
 export const RescoreJobSchema = z.strictObject({
   /** The auditor's id for this job; the result carries it back. */
@@ -20,11 +23,6 @@ export const RescoreJobSchema = z.strictObject({
 });
 export type RescoreJob = z.infer<typeof RescoreJobSchema>;
 
-const PositionSchema = z.strictObject({
-  id: z.number().int().min(0),
-  ref: z.number(),
-  top: z.array(z.tuple([z.number().int().min(0), z.number()])).max(20),
-});
 
 export const RescoreResultSchema = z.discriminatedUnion("ok", [
   z.strictObject({
@@ -32,7 +30,7 @@ export const RescoreResultSchema = z.discriminatedUnion("ok", [
     ok: z.literal(true),
     /** The prompt's length as the rescorer rendered it: compared with the receipt's usage.prompt_tokens. */
     prompt_tokens: z.number().int().min(0),
-    positions: z.array(PositionSchema).max(MAX_JOB_TOKENS),
+    positions: z.array(ReferencePositionSchema).max(MAX_JOB_TOKENS),
     /** Wall time of the reference pass, for the bench's CPU-per-audit figure. */
     ms: z.number().min(0),
   }),

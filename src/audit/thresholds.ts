@@ -11,6 +11,6 @@ export const AUDIT_FAIL_MEAN = 5e-3;
 
 export type AuditVerdict = "pass" | "fail";
 
-export function auditVerdict(statistic: AuditStatistic): AuditVerdict {
+export function auditVerdict(statistic: Pick<AuditStatistic, "mean">): AuditVerdict {
   return statistic.mean > AUDIT_FAIL_MEAN ? "fail" : "pass";
 }

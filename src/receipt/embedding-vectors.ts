@@ -1,5 +1,6 @@
 // The canonical form of an embeddings answer (RECEIPTS.md): what the agent sends, the receipt's response_sha256
 // covers and the gateway returns, as float or base64. Plain JavaScript (no Buffer), like the rest of the verifier.
+import { base64ToBytes, bytesToBase64 } from "./base64.ts";
 import { canonicalJson } from "./canonical-json.ts";
 
 /**
@@ -11,23 +12,18 @@ export function vectorBase64(vector: ArrayLike<number>): string {
   const bytes = new Uint8Array(vector.length * 4);
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i]!, true);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+  return bytesToBase64(bytes);
 }
 
 /** A canonical base64 vector back to its numbers; undefined when it is not `dimensions` float32 values. */
 export function vectorFromBase64(text: string, dimensions: number): number[] | undefined {
   if (text.length !== base64Length(dimensions)) return undefined;
-  let binary: string;
-  try {
-    binary = atob(text);
-  } catch {
-    return undefined;
-  }
-  const view = new DataView(Uint8Array.from(binary, (c) => c.charCodeAt(0)).buffer);
-  const vector = Array.from({ length: dimensions }, (_, i) => view.getFloat32(i * 4, true));
   // one byte form per vector: a non-canonical encoding (odd padding bits) must not pass as this one
+  const bytes = base64ToBytes(text);
+  if (bytes === undefined) return undefined;
+  const view = new DataView(bytes.buffer);
+  const vector = Array.from({ length: dimensions }, (_, i) => view.getFloat32(i * 4, true));
+  // and one vector per byte form: a NaN's payload bits are not kept by a number
   return vectorBase64(vector) === text ? vector : undefined;
 }
 

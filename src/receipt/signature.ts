@@ -11,6 +11,8 @@ export const SIGNATURE_DOMAINS = {
   release: "svc-release/v1",
   receipt: "svc-receipt/v1",
   fabric: "svc-fabric/v1",
+  /** An auditor's evidence of an audit of a provider's weights (src/audit/evidence.ts). */
+  audit: "svc-audit/v1",
 } as const;
 export type SignatureDomain = (typeof SIGNATURE_DOMAINS)[keyof typeof SIGNATURE_DOMAINS];
 

@@ -6,20 +6,21 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSealedFetch, verifyReceipt } from "../../client/index.ts";
+import { verifyReceipt } from "../../client/index.ts";
 import { fromBase64url, PAD_BYTES } from "../../src/blind/format.ts";
-import { startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
+import { sealedFetch, startBlindGateway, type BlindGateway } from "../fixtures/blind-gateway.ts";
+import { startAgent, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
 import { memoryHolds } from "../fixtures/process-memory.ts";
 import { startRelayProxy, type RelayProxy } from "../fixtures/relay-proxy.ts";
 
+let bg: BlindGateway;
 let gw: GatewayProcess;
 let proxy: RelayProxy;
-let catalog: unknown;
 
 beforeAll(async () => {
-  gw = await startGateway({ aliases: [{ alias: "qwen3-4b", seed: 1 }, { alias: "tiny-embed", seed: 3, kind: "embedding" }] });
+  bg = await startBlindGateway();
+  gw = bg.gw;
   proxy = await startRelayProxy(gw.url);
-  catalog = JSON.parse(readFileSync(gw.tiny.catalogPath, "utf8"));
 }, 120_000);
 afterAll(async () => {
   await proxy?.close();
@@ -28,20 +29,8 @@ afterAll(async () => {
 
 const normal = () => new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0 });
 /** The SDK as a caller switches it to blind mode: one option more. */
-const blind = (baseURL = gw.baseURL) => new OpenAI({ baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL, apiKey: gw.key, catalog }) });
+const blind = (baseURL = gw.baseURL) => new OpenAI({ baseURL, apiKey: gw.key, maxRetries: 0, fetch: sealedFetch(bg, { baseURL }).fetch });
 const ask = (content: string) => ({ model: "qwen3-4b", messages: [{ role: "user" as const, content }], max_tokens: 8, temperature: 0 });
-
-/** What the SDK threw, with the causes it wraps. */
-async function failure(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (err) {
-    const messages: string[] = [];
-    for (let e: unknown = err; e instanceof Error; e = e.cause) messages.push(e.message);
-    return messages.join(" <- ");
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<OpenAI.ChatCompletionChunk[]> {
   const chunks: OpenAI.ChatCompletionChunk[] = [];
@@ -196,45 +185,73 @@ describe("DESIGN §10 Gateway-blind: the gateway relays only sealed, padded fram
 });
 
 describe("DESIGN §10 Gateway-blind: the client catches a hostile gateway, each with a clear error", () => {
-  /** Runs `call` through the proxy with `rewrite` on the relayed lines, then restores it. */
-  async function through(rewrite: RelayProxy["rewrite"], call: (client: OpenAI) => Promise<unknown>): Promise<string> {
+  /**
+   * Runs `call` through the proxy with `rewrite` on the relayed lines, on an SDK that retries as shipped (twice):
+   * what it threw, and how many sealed requests reached the gateway.
+   */
+  async function through(rewrite: RelayProxy["rewrite"], call: (client: OpenAI) => Promise<unknown>): Promise<{ error: unknown; sent: number }> {
     proxy.rewrite = rewrite;
+    const before = proxy.answers.length;
     try {
-      return await failure(call(blind(proxy.baseURL)));
+      const retrying = new OpenAI({ baseURL: proxy.baseURL, apiKey: gw.key, fetch: sealedFetch(bg, { baseURL: proxy.baseURL }).fetch });
+      const error = await call(retrying).then(
+        () => new Error("expected the call to fail"),
+        (err: unknown) => err,
+      );
+      return { error, sent: proxy.answers.length - before };
     } finally {
       proxy.rewrite = (line) => [line];
     }
   }
+  /** The SDK's error for a refused answer: 502 sealed_answer_invalid, its message the client's reason, not retried. */
+  const refused = (reason: RegExp) => ({ status: 502, code: "sealed_answer_invalid", type: "api_error", message: expect.stringMatching(reason) });
 
-  it("a tampered frame does not open", async () => {
+  it("a tampered frame does not open: 502 sealed_answer_invalid, not retried", async () => {
     const flip = (line: string) => (/^[fF] /.test(line) ? [`${line.slice(0, 10)}${line[10] === "A" ? "B" : "A"}${line.slice(11)}`] : [line]);
-    expect(await through(flip, (c) => c.chat.completions.create(ask("Hi")))).toMatch(/an answer frame does not open: tampered/);
+    const { error, sent } = await through(flip, (c) => c.chat.completions.create(ask("Hi")));
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(error).toMatchObject(refused(/^502 svc sealed fetch: an answer frame does not open: tampered.*; the answer is refused$/));
+    expect(sent).toBe(1);
   });
 
-  it("a provider outside the candidates is refused", async () => {
+  it("a provider outside the candidates is refused: 502 sealed_answer_invalid naming it, not retried", async () => {
     const swap = (line: string) => (line.startsWith("p ") ? [`p ${"ab".repeat(32)}`] : [line]);
-    expect(await through(swap, (c) => c.chat.completions.create(ask("Hi")))).toMatch(/provider abab.* is not one of the request's candidates/);
+    const { error, sent } = await through(swap, (c) => c.chat.completions.create(ask("Hi")));
+    expect(error).toMatchObject(refused(/^502 svc sealed fetch: the gateway relayed an answer from provider (ab){32}, which is not one of the request's candidates; the answer is refused$/));
+    expect(sent).toBe(1);
   });
 
-  it("an old answer replayed onto a new request does not open", async () => {
+  it("an old answer replayed onto a new request does not open: 502 sealed_answer_invalid, not retried", async () => {
     const before = proxy.answers.length;
     await blind(proxy.baseURL).chat.completions.create(ask("First"));
     const old = proxy.answers[before]!;
     const replay = (line: string, i: number) => (i === 0 ? old : []);
-    expect(await through(replay, (c) => c.chat.completions.create(ask("Second")))).toMatch(/an answer frame does not open/);
+    const { error, sent } = await through(replay, (c) => c.chat.completions.create(ask("Second")));
+    expect(error).toMatchObject(refused(/^502 svc sealed fetch: an answer frame does not open: .*; the answer is refused$/));
+    expect(sent).toBe(1);
   });
 
-  it("a stream cut before its final frame is refused", async () => {
+  it("a stream cut before its final frame: the SDK's iteration throws the client's error, after the text that opened", async () => {
     const cut = (line: string) => (line.startsWith("F ") ? [] : [line]);
-    expect(await through(cut, async (c) => collect(await c.chat.completions.create({ ...ask("Hi"), stream: true })))).toMatch(/cut before its final frame/);
+    const seen: OpenAI.ChatCompletionChunk[] = [];
+    const { error, sent } = await through(cut, async (c) => {
+      for await (const chunk of await c.chat.completions.create({ ...ask("Hi"), stream: true })) seen.push(chunk);
+    });
+    // the head went out before the cut was seen, so the error is the stream's, not a status: the same envelope fields
+    expect(error).toMatchObject({ status: 502, code: "sealed_answer_invalid", message: "svc sealed fetch: the relayed answer was cut before its final frame; the answer is refused" });
+    expect(seen[0]!.choices[0]!.delta.role).toBe("assistant");
+    expect(sent).toBe(1);
   });
 
-  it("a provider listed at a higher rung than its evidence proves is never chosen", async () => {
+  it("a provider listed at a higher rung than its evidence proves is never chosen: 503 provider_unavailable naming it, nothing sent", async () => {
     proxy.listing = (providers) => providers.map((p) => ({ ...p, trust: "transparent" }));
     try {
-      const before = proxy.answers.length;
-      expect(await failure(blind(proxy.baseURL).chat.completions.create(ask("Hi")))).toMatch(/listed at transparent, but its evidence proves process.*nothing was sent/);
-      expect(proxy.answers.length).toBe(before);
+      const { error, sent } = await through((line) => [line], (c) => c.chat.completions.create(ask("Hi")));
+      expect(error).toMatchObject({
+        status: 503, code: "provider_unavailable",
+        message: expect.stringMatching(new RegExp(`^503 svc sealed fetch: no provider of qwen3-4b passed the caller's checks \\(${gw.providerId.slice(0, 12)}: listed at transparent, but its evidence proves process.*\\); nothing was sent$`)),
+      });
+      expect(sent).toBe(0);
     } finally {
       proxy.listing = (providers) => providers;
     }
@@ -258,7 +275,7 @@ describe("DESIGN §10 Gateway-blind: a provider's false receipt or own error is 
     await Promise.all([padding?.stop(), misquoting?.stop(), failing?.stop()]);
   });
   const pinned = (agent: AgentProcess) =>
-    new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: createSealedFetch({ baseURL: gw.baseURL, apiKey: gw.key, catalog, provider: agent.providerId }) });
+    new OpenAI({ baseURL: gw.baseURL, apiKey: gw.key, maxRetries: 0, fetch: sealedFetch(bg, { provider: agent.providerId }).fetch });
 
   it("a receipt whose usage was raised after signing: the gateway refuses it (it bills by it), charges the provider, and the caller gets 502 receipt_invalid", async () => {
     const error = await pinned(padding).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
@@ -273,8 +290,9 @@ describe("DESIGN §10 Gateway-blind: a provider's false receipt or own error is 
     await expect.poll(() => gw.stdout()).toContain(`provider ${failing.providerId} fault: it reported an error of its own (provider_error)`);
   });
 
-  it("a receipt signed over another answer: the gateway cannot see the answer and relays it; the client refuses it", async () => {
-    expect(await failure(pinned(misquoting).chat.completions.create(ask("Hi")))).toMatch(/did not verify \(response_sha256.*the answer is refused/);
+  it("a receipt signed over another answer: the gateway cannot see the answer and relays it; the client refuses it, 502 sealed_answer_invalid", async () => {
+    const error = await pinned(misquoting).chat.completions.create(ask("Hi")).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 502, code: "sealed_answer_invalid", message: expect.stringMatching(new RegExp(`^502 svc sealed fetch: the receipt from provider ${misquoting.providerId} did not verify \\(response_sha256.*; the answer is refused$`)) });
   });
 });
 

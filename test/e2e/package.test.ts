@@ -95,7 +95,7 @@ describe("npm pack", () => {
     const docs = ["api", "architecture", "configuration", "operator-guide", "provider-guide", "security", "troubleshooting", "verifying"].map((d) => `docs/${d}.md`);
     expect(outside).toEqual(["LICENSE", "README.md", "RECEIPTS.md", "SEALING.md", "bench/README.md", ...docs, "models.lock.json", "package.json"]);
     expect(packed).not.toContain(`dist/${STAMP_FILE}`);
-    expect(packed).toEqual(expect.arrayContaining(["dist/bin/svc-agent.js", "dist/bin/svc-gateway.js", "dist/index.js", "dist/index.d.ts", "dist/gateway/web/verify/client.js"]));
+    expect(packed).toEqual(expect.arrayContaining(["dist/bin/svc-agent.js", "dist/bin/svc-gateway.js", "dist/index.js", "dist/index.d.ts", "dist/gateway/web/verify/client.js", "dist/client/index.js", "dist/client/browser.js", "dist/client/public-types.d.ts"]));
     expect(packed.filter((p) => /^dist\/(test|bench|scripts|tiny-model)\//.test(p) || /\.test\.|\.tmp$|\.gguf$/.test(p))).toEqual([]);
   });
 
@@ -181,11 +181,11 @@ describe("the installed tarball", () => {
     expect(tsx.status).not.toBe(0);
   });
 
-  it("imports the receipt verifier from the package name", () => {
+  it("imports the client (createSealedFetch) and the receipt verifier from the package name", () => {
     const script = `import * as svc from "svc-agent"; console.log(JSON.stringify([Object.keys(svc).sort(), svc.verifyReceipt({}).status]));`;
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, encoding: "utf8" });
     expect(run.stderr).toBe("");
-    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "decodeSavedBytes", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
+    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "createSealedFetch", "decodeSavedBytes", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
   });
 
   it("SIGTERM, as a service manager sends it to `node BIN`, stops the gateway and the agent cleanly (exit 0)", async () => {

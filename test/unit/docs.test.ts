@@ -13,7 +13,7 @@ import { ERROR_CODES } from "../../src/errors.ts";
 import { missingBrowser } from "../fixtures/browser.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const PAGES = ["README.md", "RECEIPTS.md", "SEALING.md", "bench/README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const PAGES = ["README.md", "RECEIPTS.md", "SEALING.md", "bench/README.md", "client/README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
 
 /** Text without fenced code blocks and inline code, where `[x](y)` is not a link. */
 const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
@@ -86,11 +86,11 @@ function brokenLinks(page: string): string[] {
   return broken;
 }
 
-const SOURCE_DIRS = ["bin", "src", "agent", "gateway", "scripts", "harness", "bench", "tiny-model", "test"];
+const SOURCE_DIRS = ["bin", "client", "src", "agent", "gateway", "scripts", "harness", "bench", "tiny-model", "test"];
 const SOURCES = new Map(
   SOURCE_DIRS.flatMap((dir) =>
     readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })
-      .filter((f) => f.endsWith(".ts") && !f.includes("node_modules"))
+      .filter((f) => f.endsWith(".ts") && !f.includes("node_modules") && !f.startsWith("dist/"))
       .map((f) => [join(dir, f), readFileSync(join(ROOT, dir, f), "utf8")] as const),
   ),
 );

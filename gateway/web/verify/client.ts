@@ -1,37 +1,8 @@
 // The page /verify's script, run in the browser: reads the pasted, dropped or chosen file and shows the report.
 // The gateway bundles it with the verifier (bundle.ts); nothing here sends a request, and the page's CSP forbids it.
 import { decodeSavedBytes } from "../../../src/receipt/index.ts";
+import { byId, document, type FileLike } from "../page-dom.ts";
 import { unreadableReport, verificationReport, type ModelPin, type Report } from "./report.ts";
-
-// The project type-checks as node code (no DOM lib: its fetch and body types clash with node's for every other
-// file), so here are the few DOM members this script uses, as the browser has them.
-interface FileLike {
-  arrayBuffer(): Promise<ArrayBuffer>;
-}
-interface DomEvent {
-  preventDefault(): void;
-  inputType?: string;
-  dataTransfer?: { files: ArrayLike<FileLike>; getData(format: string): string } | null;
-}
-interface DomElement {
-  id: string;
-  hidden: boolean;
-  textContent: string | null;
-  value: string;
-  files?: ArrayLike<FileLike> | null;
-  dataset: Record<string, string | undefined>;
-  classList: { add(name: string): void; remove(name: string): void };
-  append(...nodes: (DomElement | string)[]): void;
-  replaceChildren(...nodes: DomElement[]): void;
-  addEventListener(type: string, listener: (event: DomEvent) => void): void;
-}
-const { document } = globalThis as unknown as { document: { getElementById(id: string): DomElement | null; createElement(tag: string): DomElement } };
-
-const byId = (id: string): DomElement => {
-  const element = document.getElementById(id);
-  if (element === null) throw new Error(`the page has no #${id}`);
-  return element;
-};
 
 const form = byId("verify-form");
 const saved = byId("saved");

@@ -3,20 +3,21 @@
 // send nothing: no fetch, no form post, so what is pasted never leaves the browser.
 import type { ServerResponse } from "node:http";
 import type { Catalog } from "../../../src/catalog.ts";
-import { sendBody } from "../../http/respond.ts";
 import { readable, Router } from "../../http/router.ts";
+import { besideSource, bundledOnce } from "../bundle.ts";
 import { html } from "../html.ts";
-import { sendHtml } from "../respond.ts";
+import { sendHtml, sendPageAsset } from "../respond.ts";
 import type { ResolvedPage } from "../routes.ts";
-import { verifierScript } from "./bundle.ts";
 import type { ModelPin } from "./report.ts";
 
 export const VERIFY_PATH = "/verify";
+// the page's script with the portable verifier: the page runs the verifier the gateway itself runs
+const verifierScript = bundledOnce(besideSource("./client", import.meta.url));
 const SCRIPT_PATH = "/verify/assets/verify.js";
 const STYLE_PATH = "/verify/assets/verify.css";
 
 // the settings pages' policy, less form posts: the page's only form is handled by its script, never sent
-const VERIFY_CSP =
+export const VERIFY_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
 
 const CSS = `#saved { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; }
@@ -36,8 +37,8 @@ export const isVerifyPath = (path: string): boolean => path === VERIFY_PATH || p
 type Serve = (res: ServerResponse, catalog: Catalog) => Promise<void>;
 
 const page: Serve = async (res, catalog) => sendHtml(res, 200, verifyPage(catalog), { "content-security-policy": VERIFY_CSP });
-const script: Serve = async (res) => sendAsset(res, "text/javascript; charset=utf-8", await verifierScript());
-const style: Serve = async (res) => sendAsset(res, "text/css; charset=utf-8", CSS);
+const script: Serve = async (res) => sendPageAsset(res, "text/javascript; charset=utf-8", (await verifierScript()).code);
+const style: Serve = async (res) => sendPageAsset(res, "text/css; charset=utf-8", CSS);
 
 /** The page, its script and its stylesheet, each read with GET or HEAD; anything else under /verify is a 404. */
 const VERIFY = new Router<Serve>(
@@ -56,11 +57,6 @@ export function resolveVerifyPage(catalog: Catalog, method: string, path: string
   return { name, serve: (_req, res) => handler(res, catalog) };
 }
 
-// the bundle is rebuilt when the gateway restarts (perhaps upgraded): revalidate rather than keep it for an hour
-function sendAsset(res: ServerResponse, type: string, body: string): void {
-  sendBody(res, 200, type, body, { "cache-control": "no-cache", "x-content-type-options": "nosniff" });
-}
-
 export function verifyPage(catalog: Catalog): string {
   const pins: ModelPin[] = catalog.models.map(({ alias, hub_id, revision, sha256 }) => ({ alias, hub_id, revision, sha256 }));
   return html`<!doctype html>
@@ -74,7 +70,7 @@ export function verifyPage(catalog: Catalog): string {
 <script src="${SCRIPT_PATH}" defer></script>
 </head>
 <body>
-<header><p><a href="${VERIFY_PATH}">svc</a> · Verify a receipt</p></header>
+<header><p><a href="${VERIFY_PATH}">svc</a> · Verify a receipt · <a href="/chat">Chat gateway-blind</a></p></header>
 <main id="main" data-pins="${JSON.stringify(pins)}">
 <h1>Verify a receipt</h1>
 <p>Paste or drop a response you saved from an svc gateway: a chat completion body (<code>curl … &gt; r.json</code>), a

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { browserBundle } from "../../../gateway/web/verify/bundle.ts";
+import { browserBundle } from "../../../gateway/web/bundle.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { FAKE_BASE, fakeBlindGateway } from "../../fixtures/fake-blind-gateway.ts";
 
@@ -15,7 +15,7 @@ const ENTRY = new URL("../../../client/index.ts", import.meta.url).pathname;
 /** Minified bytes the whole client graph may take: 729 KB when measured (1,084 KB with `import { z }`). */
 const MAX_BYTES = 800_000;
 
-describe("svc-client in a browser: the bundle", () => {
+describe("svc-agent-client in a browser: the bundle", () => {
   it(`bundles for the browser in under ${MAX_BYTES / 1000} KB minified, without zod's locales`, async () => {
     const { code, inputs } = await browserBundle(ENTRY, "esm");
     expect(inputs).toEqual(expect.arrayContaining(["client/index.ts", "client/sealed-fetch.ts", "src/blind/seal.ts", "src/openai/route-request.ts", "src/receipt/index.ts"]));

@@ -11,7 +11,7 @@ import { providerIdOf } from "../../../../src/receipt/provider-id.ts";
 import { nodeSha256Hex } from "../../../../src/crypto/sha256-node.ts";
 import { newReceiptId, payloadOf, reportedUsage, signReceipt, verifyReceipt, type Receipt, type ReceiptPayload } from "../../../../src/receipt/receipt.ts";
 import { SIGNATURE_DOMAINS, Signer, verifySignature, verifySignatureNative } from "../../../../src/crypto/signing.ts";
-import { browserBundle } from "../../../../gateway/web/verify/bundle.ts";
+import { browserBundle } from "../../../../gateway/web/bundle.ts";
 
 interface Vector {
   name: string;

@@ -1,0 +1,132 @@
+// Bench section "blind" (issue 42 item 6): gateway-blind requests beside the normal path in the same run, the same
+// chat completions through one gateway, its own coordinator process and one synthetic agent, in interleaved rounds at
+// concurrency 1: added latency of blind over normal, and CPU per request in the caller (this process), the gateway,
+// the coordinator and the agent. Then the client's first request to a new provider (its evidence checked) against
+// its later ones (the check cached).
+import type { Usage } from "../harness/process.ts";
+import { createSealedFetch } from "../client/index.ts";
+import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
+import { FetchClient, type RunResult, type Sample } from "./load.ts";
+import { OPERATOR_KEY, startAgent, startCoordinator, startGateway } from "./procs.ts";
+import { interleavedRounds, type Measurable, type RoundRow, type Side } from "./rounds.ts";
+import { summarize, type Table } from "./stats.ts";
+
+const TOKENS = 16;
+const BODY = { messages: [{ role: "user" as const, content: "Write one sentence about the sea." }], max_tokens: TOKENS, temperature: 0 };
+/** Later requests timed after each fresh client's first. */
+const LATER = 4;
+
+/** The bench process's own CPU: the caller's side of every request. */
+const caller: Measurable = {
+  usage: (): Usage => {
+    const { user, system } = process.cpuUsage();
+    return { rssMb: 0, peakMb: 0, cpuMs: (user + system) / 1000 };
+  },
+};
+
+export interface FirstLaterRow {
+  request: "first" | "later";
+  n: number;
+  p50Ms: number;
+  p99Ms: number;
+  callerCpuMsP50: number;
+  /** GETs (listing, evidence) the client sent per request. */
+  getsPerRequest: number;
+}
+
+export async function blindBench(dir: string, tiny: WrittenTinyCatalog, quick: boolean): Promise<{ rows: { rounds: RoundRow[]; firstLater: FirstLaterRow[] }; tables: Table[] }> {
+  const alias = tiny.catalog.default;
+  const coordinator = await startCoordinator(dir, tiny.catalogPath, "blind-coordinator");
+  const gateway = await startGateway(dir, { coordinator, catalogPath: tiny.catalogPath, name: "blind-gateway" });
+  const agent = await startAgent(dir, "blind-agent", coordinator.url, tiny, ["--engine", "synthetic", "--synthetic-tokens", String(TOKENS), "--synthetic-token-ms", "0"]);
+  try {
+    const target = { url: gateway.url, key: OPERATOR_KEY, model: alias };
+    const baseURL = `${gateway.url}/v1`;
+    const gets = { count: 0 };
+    const counted: typeof globalThis.fetch = (input, init) => {
+      if ((init?.method ?? "GET") === "GET") gets.count++;
+      return globalThis.fetch(input, init);
+    };
+    const sealedFetch = () => createSealedFetch({ baseURL, apiKey: OPERATOR_KEY, catalog: tiny.catalog, fetch: counted });
+    const normal = new FetchClient(target, globalThis.fetch);
+    const blind = new FetchClient(target, sealedFetch());
+    const procs = { caller, gateway: gateway.proc, coordinator: coordinator.proc, agent: agent.proc };
+    // warm both paths (JIT, connections, the blind client's evidence check) before anything is counted
+    for (let i = 0; i < 30; i++) for (const stream of [false, true]) for (const client of [normal, blind]) await okOrThrow(client.chat(BODY, stream));
+    const sides: Side[] = [
+      { path: "normal", procs, run: (concurrency, stream, durationMs) => normal.closedLoop(BODY, { concurrency, durationMs, stream }) },
+      { path: "blind", baseline: "normal", procs, run: (concurrency, stream, durationMs) => blind.closedLoop(BODY, { concurrency, durationMs, stream }) },
+      { path: "blind's GETs alone (listing + evidence)", procs, run: (_c, _s, durationMs) => listingAndEvidence(baseURL, agent.id, durationMs) },
+    ];
+    const rounds = await interleavedRounds(sides, { label: "blind", rounds: quick ? 2 : 6, concurrency: [1], streams: [false, true], roundMs: () => (quick ? 400 : 2_000) });
+    const firstLater = await firstAndLater(target, sealedFetch, gets, quick ? 6 : 40);
+    return { rows: { rounds, firstLater }, tables: tables(rounds, firstLater) };
+  } finally {
+    await agent.proc.stop();
+    await gateway.proc.stop();
+    await coordinator.proc.stop();
+  }
+}
+
+async function okOrThrow(sample: Promise<Sample>): Promise<void> {
+  if (!(await sample).ok) throw new Error("blind: a warm-up request failed; the processes' logs are in the bench's folder");
+}
+
+/** What a blind request asks besides its POST, alone: the listing and the one provider's evidence, one pair at a time. */
+async function listingAndEvidence(baseURL: string, provider: string, durationMs: number): Promise<RunResult> {
+  const headers = { authorization: `Bearer ${OPERATOR_KEY}` };
+  const samples: Sample[] = [];
+  const started = performance.now();
+  while (performance.now() < started + durationMs) {
+    const t = performance.now();
+    const ok = (await Promise.all([`${baseURL}/providers`, `${baseURL}/providers/${provider}/attestation`].map(async (url) => (await fetch(url, { headers })).ok)));
+    // sequential in the client; here the pair's CPU is what counts, so they overlap
+    samples.push({ ms: performance.now() - t, ok: ok.every(Boolean) });
+  }
+  return { samples, elapsedMs: performance.now() - started, errors: samples.filter((s) => !s.ok).length };
+}
+
+/**
+ * Fresh clients, each with no evidence checked yet: its first request (the evidence fetched and checked) and
+ * LATER more (the check cached by the evidence's digest), each with the caller's CPU around it.
+ */
+async function firstAndLater(target: { url: string; key: string; model: string }, sealedFetch: () => typeof globalThis.fetch, gets: { count: number }, trials: number): Promise<FirstLaterRow[]> {
+  const tally = { first: { ms: [] as number[], cpu: [] as number[], gets: 0 }, later: { ms: [] as number[], cpu: [] as number[], gets: 0 } };
+  for (let trial = 0; trial < trials; trial++) {
+    const client = new FetchClient(target, sealedFetch());
+    for (let i = 0; i <= LATER; i++) {
+      const t = i === 0 ? tally.first : tally.later;
+      const cpu = caller.usage().cpuMs;
+      const before = gets.count;
+      const sample = await client.chat(BODY, false, (why) => console.error(`blind: ${why}`));
+      if (!sample.ok) continue;
+      t.cpu.push(caller.usage().cpuMs - cpu);
+      t.ms.push(sample.ms);
+      t.gets += gets.count - before;
+    }
+  }
+  return (["first", "later"] as const).map((request) => {
+    const t = tally[request];
+    const ms = summarize(t.ms);
+    return { request, n: t.ms.length, p50Ms: ms.p50, p99Ms: ms.p99, callerCpuMsP50: summarize(t.cpu).p50, getsPerRequest: t.gets / Math.max(1, t.ms.length) };
+  });
+}
+
+function tables(rounds: RoundRow[], firstLater: FirstLaterRow[]): Table[] {
+  const cpu = (r: RoundRow, k: string) => r.cpuMsPerRequest[k] ?? Number.NaN;
+  const dash = (v: number | undefined) => v ?? "-";
+  return [
+    {
+      title: "Blind. Gateway-blind beside the normal path, concurrency 1, synthetic agent (16 tokens): latency (ms) and CPU per request (ms)",
+      columns: ["mode", "path", "n", "p50", "p99", "added p50", "added p99", "TTFT p50", "CPU caller", "CPU gateway", "CPU coordinator", "CPU agent"],
+      rows: rounds.map((r) => [r.mode, r.path, r.n, r.p50Ms, r.p99Ms, dash(r.addedP50Ms), dash(r.addedP99Ms), dash(r.ttftP50Ms), cpu(r, "caller"), cpu(r, "gateway"), cpu(r, "coordinator"), cpu(r, "agent")]),
+      note: "normal: fetch straight to the gateway, which seals. blind: the same fetch wrapped by createSealedFetch (client/), which seals in this process; each blind request also GETs the listing and the provider's evidence, whose cost alone is the last row (per pair). Added = blind − normal, in the same rounds. CPU from /proc/PID/stat for the gateway, coordinator and agent processes, process.cpuUsage() for the caller.",
+    },
+    {
+      title: "Blind. The client's first request to a new provider against its later ones (non-stream)",
+      columns: ["request", "n", "p50 ms", "p99 ms", "caller CPU p50 ms", "GETs per request"],
+      rows: firstLater.map((r) => [r.request, r.n, r.p50Ms, r.p99Ms, r.callerCpuMsP50, r.getsPerRequest]),
+      note: `first: a new createSealedFetch, whose first request fetches and checks the provider's evidence; later: the ${LATER} requests after it, the check cached by the evidence's digest.`,
+    },
+  ];
+}
