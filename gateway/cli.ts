@@ -63,6 +63,7 @@ interface ServeFlags extends CoordinatorFlags {
   auditFloor: number;
   auditThreads: number;
   auditRescorer?: string;
+  auditDelay: number;
 }
 
 
@@ -148,6 +149,7 @@ export function gatewayProgram(): Command {
       .option("--audit-corpus <file>", "the audits' prompts: the operator's own private JSONL, one {id, kind, route, body} a line (body: an OpenAI body without model)")
       .option("--audit-rate <n>", "audit a provider after one in this many of its ordinary sessions, at random", positiveInteger, DEFAULT_AUDIT_PACING.rate)
       .option("--audit-floor <duration>", "and at least once within this (30–60 min at 60m), at its next ordinary session", duration, DEFAULT_AUDIT_PACING.floorMs)
+      .option("--audit-delay <duration>", "the mean of the random (exponential) delay between the session that draws an audit and the audit", duration, DEFAULT_AUDIT_PACING.delayMeanMs)
       .option("--audit-threads <n>", "threads of the reference pass (recorded with each audit)", positiveInteger, 1)
       .option("--audit-rescorer <cmd>", "the reference pass's command instead of this package's own svc-agent rescore (it gets --model alias=PATH … --threads N and speaks JSON lines)"),
   ).action(async (flags: ServeFlags, command: Command) => {
@@ -202,9 +204,10 @@ export function gatewayProgram(): Command {
             auditor: {
               models: flags.auditModels,
               corpusPath: flags.auditCorpus,
-              pacing: { ...DEFAULT_AUDIT_PACING, rate: flags.auditRate, floorMs: flags.auditFloor },
+              pacing: { rate: flags.auditRate, floorMs: flags.auditFloor, delayMeanMs: flags.auditDelay },
               threads: flags.auditThreads,
               rescorer: flags.auditRescorer,
+              catalogPath: flags.catalog,
             },
           }),
       heartbeatMs: flags.heartbeatMs,

@@ -22,6 +22,8 @@ export interface RescorerOptions {
   command: readonly string[];
   models: ReadonlyMap<string, string>;
   threads: number;
+  /** The gateway's `--catalog`, which the rescorer checks the models' pins against (else its bundled one). */
+  catalogPath?: string | undefined;
   timeoutMs?: number;
 }
 
@@ -74,7 +76,8 @@ export class RescoreWorker {
   private spawn(): ChildProcess {
     const [program, ...args] = this.options.command;
     const models = [...this.options.models].flatMap(([alias, path]) => ["--model", `${alias}=${path}`]);
-    const child = spawn(program!, [...args, ...models, "--threads", String(this.options.threads)], { stdio: ["pipe", "pipe", "ignore"] });
+    const catalog = this.options.catalogPath === undefined ? [] : ["--catalog", this.options.catalogPath];
+    const child = spawn(program!, [...args, ...models, ...catalog, "--threads", String(this.options.threads)], { stdio: ["pipe", "pipe", "ignore"] });
     this.child = child;
     this.buffered = [];
     this.bufferedBytes = 0;

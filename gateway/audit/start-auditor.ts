@@ -19,6 +19,8 @@ export interface AuditorSettings {
   threads: number;
   /** `--audit-rescorer`: a command line instead of the package's own `svc-agent rescore`. */
   rescorer?: string | undefined;
+  /** The gateway's `--catalog`, handed to the rescorer. */
+  catalogPath?: string | undefined;
 }
 
 export interface CheckedAuditor {
@@ -51,7 +53,7 @@ export function startAuditor(
   { settings, corpus }: CheckedAuditor,
   log: Logger,
 ): NonNullable<Gateway["audits"]> & { close(): Promise<void> } {
-  const worker = new RescoreWorker({ command: settings.rescorer === undefined ? ownRescorer() : parseRescorerCommand(settings.rescorer), models: settings.models, threads: settings.threads });
+  const worker = new RescoreWorker({ command: settings.rescorer === undefined ? ownRescorer() : parseRescorerCommand(settings.rescorer), models: settings.models, threads: settings.threads, catalogPath: settings.catalogPath });
   const records = new AuditRecords();
   const auditor = new Auditor({
     send: sendThrough(gateway),

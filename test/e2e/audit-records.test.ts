@@ -1,7 +1,7 @@
-// Issue 43 item 2 §5, the auditor as `svc-gateway serve --audit-models` runs it, before any audit: the reference
-// copy's SHA-256 is accepted when it is the catalog's, requests are complete, and GET /v1/providers and the
-// attestation record carry each provider's audit record and in_rotation. (The audits themselves need
-// `svc-agent rescore`, which is built apart; here the floor puts the first one 30 min away.)
+// Issue 43 item 2 §4–§5, the auditor as `svc-gateway serve --audit-models` runs it: the reference copy's SHA-256 is
+// accepted when it is the catalog's, requests are complete, GET /v1/providers and the attestation record carry each
+// provider's audit record and in_rotation; and with every placement drawn, an honest agent's audits, re-scored by
+// the package's own `svc-agent rescore` on the same GGUF, pass and leave it in rotation.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,5 +33,39 @@ describe("§5 Records: an auditing gateway's listings", () => {
     expect(providers.map((p) => [p.id, p.audits, p.in_rotation])).toEqual([[gw.providerId, { passed: 0, failed: 0, last: null }, true]]);
     const record = (await (await get(`/v1/providers/${gw.providerId}/attestation`)).json()) as Record<string, unknown>;
     expect([record.object, record.audits, record.in_rotation]).toEqual(["provider.attestation", { passed: 0, failed: 0, last: null }, true]);
+  });
+});
+
+describe("§4 Audits of an honest provider", () => {
+  let audited: GatewayProcess;
+  beforeAll(async () => {
+    const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+    const corpus = join(tiny.dir, "corpus.jsonl");
+    const items = [
+      { id: "chat", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 8 } },
+      { id: "legacy", kind: "chat", route: "completions", body: { prompt: "Once upon a time", max_tokens: 8, temperature: 0 } },
+      { id: "responses", kind: "chat", route: "responses", body: { input: "Name three rivers.", max_output_tokens: 8, stream: true } },
+    ];
+    writeFileSync(corpus, items.map((i) => JSON.stringify(i)).join("\n"));
+    audited = await startGateway({ tiny, args: ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1", "--audit-delay", "10ms"] });
+  });
+  afterAll(async () => {
+    await audited?.stop();
+    audited?.tiny.cleanup();
+  });
+
+  it("each ordinary session draws an audit (rate 1); the re-scored answers pass, and the provider stays in rotation", { timeout: 360_000 }, async () => {
+    const N = 4;
+    for (let i = 0; i < N; i++) {
+      const res = await post(audited, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: `hello ${i}` }], max_tokens: 4 });
+      expect(res.status).toBe(200);
+    }
+    // the audits' verdicts, as the log says them: every one passes (each placement drew one; the audits draw none)
+    const verdictsNow = () => audited.logs().filter((l) => typeof l.msg === "string" && l.msg.startsWith("audit aud_")).map((l) => l.verdict);
+    for (const until = Date.now() + 300_000; verdictsNow().length < N && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 200));
+    const verdicts = verdictsNow();
+    expect(verdicts).toEqual(Array(N).fill("pass"));
+    const listed = (await (await fetch(`${audited.url}/v1/providers`, { headers: { authorization: `Bearer ${audited.key}` } })).json()) as { audits: { passed: number; failed: number; last: { verdict: string } }; in_rotation: boolean }[];
+    expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([N, 0, "pass", true]);
   });
 });

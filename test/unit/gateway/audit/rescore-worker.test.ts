@@ -29,14 +29,14 @@ for await (const line of createInterface({ input: process.stdin })) {
 `);
 
 const job = (id: string, alias = "honest"): RescoreJob => ({ id, alias, request_b64: Buffer.from("{}").toString("base64"), tokens: [5, 6, 7], settings: { threads: 1, batch_size: 512 } });
-const worker = (timeoutMs = 60_000) => new RescoreWorker({ command: [process.execPath, script], models: new Map([["qwen3-4b", "/models/a.gguf"]]), threads: 2, timeoutMs });
+const worker = (timeoutMs = 60_000) => new RescoreWorker({ command: [process.execPath, script], models: new Map([["qwen3-4b", "/models/a.gguf"]]), threads: 2, catalogPath: "/etc/svc/catalog.json", timeoutMs });
 
 describe("§6 The rescore worker", () => {
-  it("sends each job as a line with the models and threads on the command line, and reads its result back, split across writes", async () => {
+  it("sends each job as a line with the models, the gateway's catalog and the threads on the command line, and reads its result back, split across writes", async () => {
     const w = worker();
     const results = await Promise.all([w.score(job("a1")), w.score(job("a2"))]);
     expect(results.map((r) => [r.id, r.ok, r.ok ? r.positions.map((p) => p.id) : []])).toEqual([["a1", true, [5, 6, 7]], ["a2", true, [5, 6, 7]]]);
-    expect(JSON.parse(readFileSync(argsFile, "utf8"))).toEqual(["--model", "qwen3-4b=/models/a.gguf", "--threads", "2"]);
+    expect(JSON.parse(readFileSync(argsFile, "utf8"))).toEqual(["--model", "qwen3-4b=/models/a.gguf", "--catalog", "/etc/svc/catalog.json", "--threads", "2"]);
     await w.close();
   });
 
