@@ -69,3 +69,34 @@ describe("§4 Audits of an honest provider", () => {
     expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([N, 0, "pass", true]);
   });
 });
+
+describe("§5 A provider whose signed logprobs are made up", () => {
+  let audited: GatewayProcess;
+  beforeAll(async () => {
+    const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+    const corpus = join(tiny.dir, "corpus.jsonl");
+    writeFileSync(corpus, JSON.stringify({ id: "chat", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 8 } }));
+    // its receipts verify (it signs the values it sends), each logprob 0.1 nats below the model's: a Q4-sized lie
+    audited = await startGateway({ tiny, agentArgs: ["--test-fault", "logprob-shift=100"], args: ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1", "--audit-delay", "10ms"] });
+  });
+  afterAll(async () => {
+    await audited?.stop();
+    audited?.tiny.cleanup();
+  });
+
+  it("its first audit fails: it leaves rotation at once, a pin to it is 503 naming the audit, and the listing shows the failure", { timeout: 360_000 }, async () => {
+    const ask = (extra: Record<string, unknown> = {}) => post(audited, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: "hello" }], max_tokens: 4, ...extra });
+    // the caller's own answer is served: its receipt is sound, only a re-score can tell
+    expect((await ask()).status).toBe(200);
+    const line = await audited.waitForLog((l) => typeof l.msg === "string" && l.msg.startsWith("audit aud_"), 300_000);
+    expect(line.verdict).toBe("fail");
+    const listed = (await (await fetch(`${audited.url}/v1/providers`, { headers: { authorization: `Bearer ${audited.key}` } })).json()) as { audits: { passed: number; failed: number; last: { id: string; verdict: string } }; in_rotation: boolean }[];
+    expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([0, 1, "fail", false]);
+    // no one else is left, and still it is not taken; pinned, the refusal names the audit
+    const unpinned = await ask();
+    expect([unpinned.status, ((await unpinned.json()) as { error: { code: string } }).error.code]).toEqual([503, "provider_unavailable"]);
+    const pinned = await ask({ provider: audited.providerId });
+    const error = ((await pinned.json()) as { error: { code: string; message: string } }).error;
+    expect([pinned.status, error.code, error.message]).toEqual([503, "provider_unavailable", expect.stringContaining(`failed audit ${listed[0]!.audits.last.id}`)]);
+  });
+});
