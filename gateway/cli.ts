@@ -19,6 +19,8 @@ import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
 import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
+import { auditModels, duration } from "./audit/audit-flags.ts";
+import { DEFAULT_AUDIT_PACING } from "./audit/scheduler.ts";
 
 interface ServeFlags extends CoordinatorFlags {
   port: number;
@@ -54,6 +56,14 @@ interface ServeFlags extends CoordinatorFlags {
   faultRestMs: number;
   maxUnreadMb: number;
   maxHeldMb: number;
+  audit?: boolean;
+  auditModels?: Map<string, string>;
+  auditCorpus?: string;
+  auditRate: number;
+  auditFloor: number;
+  auditThreads: number;
+  auditRescorer?: string;
+  auditDelay: number;
 }
 
 
@@ -133,7 +143,15 @@ export function gatewayProgram(): Command {
       .option("--user-tpm <n>", "each user's limit on tokens per minute over all their keys, from receipts (default: unlimited)", positiveInteger)
       .option("--max-keys-per-user <n>", "live API keys one user may hold; past it, creating one is refused", positiveInteger, DEFAULT_MAX_KEYS_PER_USER)
       .option("--auth-failures-per-minute <n>", "failed authentications a client address may make per minute before 429s", positiveInteger, DEFAULT_AUTH_FAILURES_PER_MINUTE)
-      .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it"),
+      .option("--trust-proxy", "client address from the last X-Forwarded-For entry: only behind one proxy that appends it")
+      .option("--audit", "seal every request complete: top_logprobs (the caller's, else 0) and a seed (the caller's, else a fresh one), so every receipt commits to every token's logprob and audits look like callers' requests; logprobs are shown only to callers who ask")
+      .option("--audit-models <list>", "audit providers of these aliases against the operator's reference copies, alias=PATH,… (each file's SHA-256 checked against the catalog); implies --audit and needs --audit-corpus", auditModels)
+      .option("--audit-corpus <file>", "the audits' prompts: the operator's own private JSONL, one {id, kind, route, body} a line (body: an OpenAI body without model)")
+      .option("--audit-rate <n>", "audit a provider after one in this many of its ordinary sessions, at random", positiveInteger, DEFAULT_AUDIT_PACING.rate)
+      .option("--audit-floor <duration>", "and at least once within this (30–60 min at 60m), at its next ordinary session", duration, DEFAULT_AUDIT_PACING.floorMs)
+      .option("--audit-delay <duration>", "the mean of the random (exponential) delay between the session that draws an audit and the audit", duration, DEFAULT_AUDIT_PACING.delayMeanMs)
+      .option("--audit-threads <n>", "threads of the reference pass (recorded with each audit)", positiveInteger, 1)
+      .option("--audit-rescorer <cmd>", "the reference pass's command instead of this package's own svc-agent rescore (it gets --model alias=PATH … --threads N and speaks JSON lines)"),
   ).action(async (flags: ServeFlags, command: Command) => {
     const [{ serve }, { oidcSettings }, { redactNats }] = await Promise.all([import("./start.ts"), import("./web/oidc.ts"), import("../src/link/nats.ts")]);
     const gatewaySecret = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
@@ -179,6 +197,19 @@ export function gatewayProgram(): Command {
       sessionDeadlines: { firstTokenMs: flags.firstTokenTimeoutMs, idleMs: flags.idleTimeoutMs, totalMs: flags.sessionTimeoutMs },
       faultPolicy: { threshold: flags.faultThreshold, windowMs: flags.faultWindowMs, restMs: flags.faultRestMs },
       heldLimits: { unreadPerSession: Math.round(flags.maxUnreadMb * MIB), total: Math.round(flags.maxHeldMb * MIB) },
+      audit: flags.audit === true || flags.auditModels !== undefined,
+      ...(flags.auditModels === undefined
+        ? {}
+        : {
+            auditor: {
+              models: flags.auditModels,
+              corpusPath: flags.auditCorpus,
+              pacing: { rate: flags.auditRate, floorMs: flags.auditFloor, delayMeanMs: flags.auditDelay },
+              threads: flags.auditThreads,
+              rescorer: flags.auditRescorer,
+              catalogPath: flags.catalog,
+            },
+          }),
       heartbeatMs: flags.heartbeatMs,
       rechallengeMs: flags.rechallengeMs,
       logger: await newLogger(),

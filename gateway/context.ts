@@ -15,6 +15,8 @@ import type { RequestParser } from "./openai/request-parser.ts";
 import type { SignIn } from "./web/routes.ts";
 import type { UserKeys } from "./keys/user-keys.ts";
 import type { OwnerOf, ScopeOf } from "./keys/cache-scope.ts";
+import type { Auditor } from "./audit/auditor.ts";
+import type { AuditRecords } from "./audit/records.ts";
 
 export interface Gateway {
   catalog: Catalog;
@@ -40,6 +42,10 @@ export interface Gateway {
   ownerOf: OwnerOf;
   /** Parses every OpenAI route's body, off the event loop where it costs. */
   parser: RequestParser;
+  /** `--audit`: every request is sealed complete, with logprobs and a seed (src/openai/chat-request.ts Completion). */
+  completeRequests: boolean;
+  /** `--audit-models`: the auditor, told of each ordinary placement, and the audit records the listings show. */
+  audits?: { auditor: Auditor; records: AuditRecords; barOf: (provider: string) => string | undefined };
 }
 
 export interface RouteContext {

@@ -44,6 +44,8 @@ import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
 import { loadCookieSecret, Sessions } from "./web/session.ts";
 import { cacheOwners, cacheScopes, scopeSecret } from "./keys/cache-scope.ts";
+import { checkAuditor, startAuditor, type AuditorSettings } from "./audit/start-auditor.ts";
+import type { Gateway } from "./context.ts";
 
 export interface ServeOptions {
   host: string;
@@ -104,6 +106,10 @@ export interface ServeOptions {
   faultPolicy?: FaultPolicy;
   /** What the gateway holds for sessions in flight: unread per session, and in all (default: DEFAULT_HELD_LIMITS). */
   heldLimits?: HeldLimits;
+  /** `--audit`: every request sealed complete (logprobs and a seed), so every receipt commits to every token's logprob. */
+  audit?: boolean;
+  /** `--audit-models` and the flags beside it: the auditor (gateway/audit/). */
+  auditor?: AuditorSettings;
   logger: Logger;
 }
 
@@ -184,6 +190,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
 
 async function serveOnReserved(options: ServeOptions, reserved: NetServer): Promise<RunningGateway> {
   const catalog = loadCatalog(options.catalogPath);
+  // the reference copies hashed and the corpus read before anything listens: a bad one is the flag's error
+  const checkedAuditor = options.auditor && (await checkAuditor(options.auditor, catalog));
   const anchors = trustAnchors(options.releaseKeysPath, options.rootsDir);
   makePrivateDataDir(options.dataDir, (line) => options.logger.warn(line));
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -254,31 +262,32 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
   const auth = new Authenticator(new OperatorKeys(options.operatorKeys), users);
   const reasoningFormat = options.reasoningFormat ?? "none";
   const parser = new RequestParser(catalog, reasoningFormat);
-  const { server: gatewayServer, drain } = createGatewayServer(
-    {
-      catalog,
-      directory,
-      metrics,
-      floor: options.floor,
-      anchors,
-      auth,
-      limiter,
-      signIn,
-      users,
-      keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
-      reasoningFormat,
-      bodyLimitBytes: BODY_LIMIT_BYTES,
-      scopeOf: cacheScopes(scopeKey),
-      ownerOf: cacheOwners(scopeKey),
-      parser,
-    },
-    options.logger,
-    options.httpTimeouts,
-  );
+  const gateway: Gateway = {
+    catalog,
+    directory,
+    metrics,
+    floor: options.floor,
+    anchors,
+    auth,
+    limiter,
+    signIn,
+    users,
+    keepaliveMs: options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+    reasoningFormat,
+    bodyLimitBytes: BODY_LIMIT_BYTES,
+    scopeOf: cacheScopes(scopeKey),
+    ownerOf: cacheOwners(scopeKey),
+    parser,
+    completeRequests: options.audit === true || options.auditor !== undefined,
+  };
+  const audits = checkedAuditor && startAuditor(gateway, directory, checkedAuditor, options.logger.child({ role: "auditor" }));
+  if (audits) gateway.audits = audits;
+  const { server: gatewayServer, drain } = createGatewayServer(gateway, options.logger, options.httpTimeouts);
   const shutdown = async (graceMs = 0) => {
     await drain(graceMs);
     await closeServer(gatewayServer);
     await parser.close();
+    await audits?.close();
     await directory.close();
     await coordinator?.close();
     await nats?.close();

@@ -34,6 +34,8 @@ interface Faults {
   blockMs?: number;
   /** Never finish: after the answer, send deltas of this many characters until cancelled. */
   endlessChars?: number;
+  /** Sign each token's logprob this many millinats lower than the engine read it: made-up values an audit must catch. */
+  logprobShift?: number;
   /** Begin the answer with a call to this tool, offered or not. */
   toolCall?: string;
   /** Answer with an error frame of this code and text of the provider's own. */
@@ -48,7 +50,7 @@ interface Faults {
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, logprob-shift=MILLINATS, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 function parseFaults(spec: string): Faults {
@@ -75,6 +77,7 @@ function parseFaults(spec: string): Faults {
     else if (name === "block-ms") faults.blockMs = value;
     else if (name === "endless") faults.endlessChars = value;
     else if (name === "schema-steps") faults.schemaSteps = value;
+    else if (name === "logprob-shift") faults.logprobShift = value;
     else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
   }
   return faults;
@@ -127,7 +130,11 @@ async function* faultyEvents(events: AsyncIterable<GenerateEvent>, faults: Fault
       }
     }
     if (event.type === "done") yield event;
-    else yield* piece(event);
+    else if (event.type === "logprobs" && faults.logprobShift) {
+      // a liar's values, signed as its own: the receipt covers them, only a re-score shows them false
+      const shift = faults.logprobShift / 1000;
+      yield* piece({ ...event, logprobs: event.logprobs.map((entry) => ({ ...entry, logprob: entry.logprob - shift })) });
+    } else yield* piece(event);
   }
 }
 

@@ -271,19 +271,38 @@ export class CoordinatorClient implements Directory, BlindHost {
   /**
    * Runs `choose` with the providers resting after repeated faults skipped beside `exclude` (an unpinned request
    * only: a pin names its machine whatever it did), or, with nothing else eligible, without them: a resting
-   * provider still serves rather than no one. Returns what was skipped.
+   * provider still serves rather than no one. A provider barred by a failed audit is always skipped, and a pin to
+   * one is refused, naming the audit. Returns what was skipped.
    */
   private skipping(request: AdmissionRequest, exclude: readonly string[], choose: (skip: readonly string[]) => void): readonly string[] {
-    const resting = request.pin === undefined ? this.faults.resting(Date.now()).filter((p) => !exclude.includes(p)) : [];
-    const skip = [...exclude, ...resting].slice(0, MAX_EXCLUDED);
+    const barred = this.faults.barred();
+    const { pin } = request;
+    for (const [id, audit] of pin === undefined ? [] : barred) {
+      if (id.startsWith(pin!)) throw new ApiError("provider_unavailable", `Provider ${id} is out of rotation: it failed audit ${audit} of the weights it serves; send the request without a pin.`);
+    }
+    const always = [...exclude, ...[...barred.keys()].filter((p) => !exclude.includes(p))].slice(0, MAX_EXCLUDED);
+    const resting = pin === undefined ? this.faults.resting(Date.now()).filter((p) => !always.includes(p)) : [];
+    const skip = [...always, ...resting].slice(0, MAX_EXCLUDED);
     try {
       choose(skip);
       return skip;
     } catch (err) {
       if (resting.length === 0 || !(err instanceof ApiError) || err.code !== "provider_unavailable") throw err;
-      choose(exclude);
-      return exclude;
+      choose(always);
+      return always;
     }
+  }
+
+  /** The failed audit that bars provider `id`, if any. */
+  barOf(id: string): string | undefined {
+    return this.faults.barOf(id);
+  }
+
+  /** Takes provider `id` out of rotation for the failed audit `auditId` (gateway/audit/), charged as faults are. */
+  bar(id: string, auditId: string): void {
+    const subject = this.faults.subjectOf(id);
+    this.faults.bar(subject, auditId);
+    this.log.warn({ provider: id, enrollment: subject.enrollment, audit: auditId }, `provider ${id} is out of rotation: it failed audit ${auditId}`);
   }
 
   /** Chooses a provider from the copy, seals the request to its attested key and places it there in one message. */

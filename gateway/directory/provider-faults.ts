@@ -3,7 +3,8 @@
 // cannot make anew (issue 41): the enrollment the coordinator admitted it under and, at the hardware rung, its device,
 // never only its key, so a rested machine that reconnects with fresh keys stays rested. After `threshold` of them
 // within `windowMs` those rest out of rotation for `restMs`, with every provider that carries them: unpinned requests
-// go elsewhere. Plain bookkeeping on a given clock.
+// go elsewhere. A failed audit (issue 43, gateway/audit/) bars them instead: out of rotation until an operator
+// clears it, pinned or not, charged the same way. Plain bookkeeping on a given clock.
 import type { DirectoryEntry } from "../../src/wire/gateway.ts";
 
 /** What the provider did wrong, for the fault metric: its answer's size, its time, its tools, its word, its frames. */
@@ -39,6 +40,8 @@ export class ProviderFaults {
   /** The providers the directory lists now under each identity, and each one as it was listed. */
   private readonly providersOf = new Map<string, Set<string>>();
   private readonly listedAs = new Map<string, FaultSubject>();
+  /** Identities barred by a failed audit, each with that audit's id. */
+  private readonly bars = new Map<string, string>();
 
   constructor(readonly policy: FaultPolicy = DEFAULT_FAULT_POLICY) {}
 
@@ -58,6 +61,27 @@ export class ProviderFaults {
       rested = Math.max(rested ?? 0, times.length);
     }
     return rested;
+  }
+
+  /** Bars the provider's identities for the failed audit `auditId`: permanent, so fresh keys on the same enrollment or device do not help. */
+  bar(provider: FaultSubject, auditId: string): void {
+    for (const identity of faultIdentities(provider)) if (!this.bars.has(identity)) this.bars.set(identity, auditId);
+  }
+
+  /** The failed audit that bars provider `id` (as listed, else by its id alone), if any. */
+  barOf(id: string): string | undefined {
+    for (const identity of faultIdentities(this.subjectOf(id))) {
+      const audit = this.bars.get(identity);
+      if (audit !== undefined) return audit;
+    }
+    return undefined;
+  }
+
+  /** Every listed provider a failed audit bars, with that audit's id. */
+  barred(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [identity, audit] of this.bars) for (const id of this.providersOf.get(identity) ?? []) if (!out.has(id)) out.set(id, audit);
+    return out;
   }
 
   /** The providers resting at `now`: every one the directory lists under a resting identity (rests that are over are forgotten). */

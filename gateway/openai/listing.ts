@@ -5,7 +5,8 @@ import { qualified, type TrustLevel } from "../../src/receipt/rungs.ts";
 import type { ProviderRecord } from "../../src/wire/gateway.ts";
 import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
-import type { RouteContext } from "../context.ts";
+import type { Gateway, RouteContext } from "../context.ts";
+import type { AuditRecord } from "../audit/records.ts";
 
 /** SPEC §2.5 `owned_by`: one neutral label for every alias. */
 export const OWNED_BY = "svc";
@@ -46,6 +47,12 @@ export async function retrieveModel(ctx: RouteContext, id: string): Promise<void
   sendJson(ctx.res, 200, modelObject(entry));
 }
 
+/** Issue 43: where the gateway audits, each provider's audit record here, and whether a failed audit took it out of rotation. */
+export function auditFields(gateway: Gateway, id: string): { audits?: AuditRecord; in_rotation?: boolean } {
+  if (gateway.audits === undefined) return {};
+  return { audits: gateway.audits.records.of(id), in_rotation: gateway.audits.barOf(id) === undefined };
+}
+
 export async function listProviders(ctx: RouteContext): Promise<void> {
   const records = qualified(await readDirectory(ctx.gateway.directory), ctx.gateway.floor).map((p) => ({
     id: p.id,
@@ -57,6 +64,7 @@ export async function listProviders(ctx: RouteContext): Promise<void> {
     ...(p.trust === "hardware" && p.serial !== undefined ? { serial: p.serial } : {}),
     // what GET /v1/providers/{id}/attestation serves as `evidence` digests to this, so a caller refetches it only when it changes
     evidence_sha256: p.evidence_sha256,
+    ...auditFields(ctx.gateway, p.id),
   }));
   sendJson(ctx.res, 200, records);
 }

@@ -1,14 +1,10 @@
 // Every OpenAI route as one recipe (issue 41, DESIGN §10). Before this runs, gateway/routes.ts has authenticated the
 // key and admitted it under its rate limits. Then: the body read within its size limit, admitted to the queues and
-// parsed (off the event loop where it costs: request-parser.ts), sealed and relayed through the directory, and the
+// parsed (off the event loop where it costs: request-parser.ts; the parse and the session open in session-for.ts, which the auditor shares), sealed and relayed through the directory, and the
 // verified answer shaped by the route's shaper (src/openai/answer-shaper.ts) into one JSON body or an SSE stream.
 // A body the caller sealed itself (application/svc-sealed+json) is relayed unread instead (blind-route.ts).
-import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
 import { shaperOf, type AnswerShaper, type SseEvent, type StreamEnd, type StreamShaper } from "../../src/openai/answer-shaper.ts";
-import type { CacheInputs } from "../../src/openai/cache-fields.ts";
-import { RECEIPT_NONCE_HEADER } from "../../src/openai/chat-request.ts";
-import type { RoutePeek, RouteRequest } from "../../src/openai/route-request.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import { verdictHeaders, verdictOf } from "../../src/openai/shapes.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
@@ -19,11 +15,8 @@ import { SEALED_REQUEST_TYPE } from "../../src/blind/format.ts";
 import { mediaTypeOf, readBodyBytes } from "../http/body.ts";
 import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
-import type { Principal } from "../keys/auth.ts";
-import { affinityKey } from "../keys/cache-scope.ts";
 import { blindRoute } from "./blind-route.ts";
-import { admitBeforeWork } from "./pre-admission.ts";
-import type { Tenant } from "./request-parser.ts";
+import { sessionFor } from "./session-for.ts";
 import { SseWriter } from "./sse.ts";
 
 /** The handler of the route that serves `kind`. */
@@ -32,37 +25,13 @@ export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<voi
     // a gateway-blind request: sealed by the caller, relayed unread (DESIGN §10)
     if (mediaTypeOf(ctx.req.headers["content-type"]) === SEALED_REQUEST_TYPE) return blindRoute(ctx, kind);
     const bytes = await readBodyBytes(ctx.req, ctx.gateway.bodyLimitBytes);
-    const inputs = { nonce: randomBytes(16).toString("hex"), receiptNonce: ctx.req.headers[RECEIPT_NONCE_HEADER] };
-    const request = await ctx.gateway.parser.parse(kind, bytes, inputs, tenantOf(ctx.principal), (peek) => admit(ctx, kind, peek), ctx.signal);
+    const { request, open } = await sessionFor(ctx, kind, bytes, ctx.req.headers);
     ctx.log.model = request.entry.alias;
     ctx.log.stream = request.stream;
     const shaper = shaperOf(request);
-    const session = () => open(ctx, request);
-    if (request.stream && shaper.stream !== undefined) await streamed(ctx, shaper, shaper.stream, session);
-    else await whole(ctx, shaper, session);
+    if (request.stream && shaper.stream !== undefined) await streamed(ctx, shaper, shaper.stream, open);
+    else await whole(ctx, shaper, open);
   };
-}
-
-/** A key's bodies wait their turn as their user's (an operator key is a tenant of its own). */
-export const tenantOf = (principal: Principal): Tenant => ({ key: principal.keyId, user: principal.kind === "user" ? `user:${principal.userId}` : principal.keyId });
-
-/** The queues' 503 before the costly parse, then the caller's prompt-cache scope for the body's key and its owner (DESIGN §9). */
-function admit(ctx: RouteContext, kind: RouteKind, peek: RoutePeek): CacheInputs {
-  admitBeforeWork(kind, peek, ctx.gateway);
-  if (kind === "embeddings") return {};
-  const { keyId } = ctx.principal;
-  return { cacheScope: ctx.gateway.scopeOf(keyId, peek.promptCacheKey), cacheOwner: ctx.gateway.ownerOf(keyId) };
-}
-
-/** The session a parsed request opens: the directory carries the parsed body whole, beside what it needs to route
- * the session and check its receipt. */
-function open(ctx: RouteContext, request: RouteRequest): AsyncIterable<SessionEvent> {
-  const { directory, floor } = ctx.gateway;
-  const { entry, pin, cacheScope } = request;
-  // the conversation's way back to the provider that may hold its prompt cache (DESIGN §9); none when the caller
-  // asked that nothing be kept
-  const affinity = cacheScope === undefined ? undefined : affinityKey(entry.alias, cacheScope);
-  return directory.open({ body: request.body, entry, pin, affinity, floor, requestId: ctx.requestId, whole: !request.stream, timing: ctx.timing, hangUp: ctx.hangUp }, ctx.signal);
 }
 
 /** Runs a session to its end, handing each piece of the answer to `onPiece`; returns the verified receipt and the answer it covers. */
@@ -70,6 +39,8 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPie
   for await (const event of events) {
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
+      // an ordinary placement: the auditor may audit this provider after it (gateway/audit/scheduler.ts)
+      if (ctx.log.model !== undefined) ctx.gateway.audits?.auditor.placed(event.provider.id, ctx.log.model);
       continue;
     }
     if (event.type !== "done") {

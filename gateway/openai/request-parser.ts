@@ -9,6 +9,7 @@ import type { Catalog } from "../../src/catalog.ts";
 import { ApiError, type ErrorCode } from "../../src/errors.ts";
 import { startWorker } from "../../src/process/worker.ts";
 import type { CacheInputs } from "../../src/openai/cache-fields.ts";
+import type { Completion } from "../../src/openai/chat-request.ts";
 import { readJsonBody } from "../../src/openai/json-body.ts";
 import { carriesSchema, parseRoute, peekRoute, type RoutePeek, type RouteRequest } from "../../src/openai/route-request.ts";
 import { type RouteKind } from "../../src/openai/route-kinds.ts";
@@ -38,6 +39,8 @@ export interface Tenant {
 export interface ParseInputs {
   nonce: string;
   receiptNonce: string | string[] | undefined;
+  /** With `--audit`: the fresh seed a complete request seals where the caller set none. */
+  complete?: Completion | undefined;
 }
 
 /** Admission before the costly parse: throws to refuse (503 overloaded), else returns the cache's names to seal. */

@@ -49,8 +49,10 @@ const same = (err: ApiError) => err;
 
 /** The shaper for one request; `now` stamps its ids' `created`. */
 export function shaperOf(request: RouteRequest, now = Date.now()): AnswerShaper {
-  // the sealed request says whether logprobs were asked for (issue 43), whatever the route called the field
-  const logprobs = request.kind !== "embeddings" && request.body.top_logprobs !== undefined;
+  // the parse says whether the caller asked for logprobs (issue 43), whatever the route called the field: a complete
+  // request (svc-gateway serve --audit) seals them always, and they are checked, but shown only to who asked
+  const logprobs = request.kind !== "embeddings" && request.logprobs;
+  const hidden = (piece: AnswerPiece) => piece.type === "logprobs" && !logprobs;
   switch (request.kind) {
     case "chat": {
       const meta = newCompletionMeta(request.echo, now);
@@ -60,7 +62,7 @@ export function shaperOf(request: RouteRequest, now = Date.now()): AnswerShaper 
         error: same,
         stream: {
           opening: () => [{ data: roleChunk(meta) }],
-          piece: (piece) => chunks.piece(piece).map((data) => ({ data })),
+          piece: (piece) => (hidden(piece) ? [] : chunks.piece(piece).map((data) => ({ data }))),
           closing: (receipt, extra) => ({ events: [...chunks.rest().map((data) => ({ data })), { data: { ...stopChunk(meta, receipt), ...extra } }], done: true }),
           failing: failed,
         },
@@ -75,7 +77,7 @@ export function shaperOf(request: RouteRequest, now = Date.now()): AnswerShaper 
         stream: {
           opening: () => [],
           piece: (piece) => {
-            if (piece.type === "logprobs") events.logprobs(piece.logprobs);
+            if (piece.type === "logprobs" && !hidden(piece)) events.logprobs(piece.logprobs);
             return piece.type === "delta" ? [{ data: events.text(piece.text) }] : [];
           },
           closing: (receipt, extra) => ({ events: [...events.rest().map((data) => ({ data })), { data: { ...stopEvent(meta, receipt), ...extra } }], done: true }),

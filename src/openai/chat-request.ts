@@ -5,7 +5,7 @@ import { resolveModel, type Catalog, type CatalogEntry } from "../catalog.ts";
 import { ApiError } from "../errors.ts";
 import { SchemaBudget } from "../schema/bounds.ts";
 import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
-import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema, type Sampling } from "../session/sampling.ts";
+import { MAX_STOP_LENGTH, MAX_STOPS, RANDOM_SEED, SamplingSchema, type Sampling } from "../session/sampling.ts";
 import { crossFieldFault, type ChatMessage, type SessionPlaintext } from "../session/sealed-request.ts";
 import { firstIssue, issueMessage, fieldPath, type Issue } from "../validation.ts";
 import { MAX_CALL_ID_LENGTH } from "../session/tools.ts";
@@ -15,7 +15,7 @@ import { refuseUnsupported } from "./unsupported-fields.ts";
 import { CacheFields, cacheOf, type CacheInputs } from "./cache-fields.ts";
 import { loneSurrogateAt } from "./well-formed.ts";
 import { MAX_TOP_LOGPROBS } from "../receipt/logprobs.ts";
-import { logprobsFault } from "../session/logprobs.ts";
+import { logprobsFault, logprobTokenCap } from "../session/logprobs.ts";
 
 export const MAX_MESSAGES = 100;
 /** SPEC §8: 256 KiB of content characters (Unicode code points) over all messages. */
@@ -110,6 +110,17 @@ export interface ChatRequest {
   pin: string | undefined;
   /** The caller's prompt-cache scope, as sealed (undefined under `cache_prompt: false`); routing may keep a scope where its cache is. */
   cacheScope: string | undefined;
+  /** Whether the caller asked for logprobs: a complete request (below) seals them always and shows them only then. */
+  logprobs: boolean;
+}
+
+/**
+ * A complete request (issue 43, `svc-gateway serve --audit`): every request seals `top_logprobs` (the caller's, else 0)
+ * and a seed (the caller's, else this one, fresh and uniform over 32 bits), so every receipt commits to every token's
+ * logprob and an audit, which needs them, looks like any caller's request.
+ */
+export interface Completion {
+  seed: number;
 }
 
 /** What a request is read against: the catalog its `model` resolves in, the gateway's defaults, and its nonces. */
@@ -119,6 +130,8 @@ export interface ChatContext extends ToolingDefaults, CacheInputs {
   nonce: string;
   /** The `x-svc-receipt-nonce` header as received, if any. */
   receiptNonce?: string | string[] | undefined;
+  /** Present when the gateway completes every request (see Completion). */
+  complete?: Completion | undefined;
 }
 
 export const RECEIPT_NONCE_HEADER = "x-svc-receipt-nonce";
@@ -152,8 +165,9 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
   const provider = pinOf(b);
   // one budget for all the request's schemas (src/schema/bounds.ts): 128 tools cost no more than one
   const budget = new SchemaBudget();
-  const controls = { ...samplingOf(b, budget), ...toolingOf(b, messages, context, budget), ...logprobsOf(b) };
-  const fault = crossFieldFault(controls) ?? logprobsFault({ ...controls, ...maxTokensOf(b) }, b.max_tokens == null ? "max_completion_tokens" : "max_tokens");
+  const asked = logprobsOf(b);
+  const controls = { ...completed(samplingOf(b, budget), asked, context.complete, maxTokensOf(b).max_tokens), ...toolingOf(b, messages, context, budget) };
+  const fault = crossFieldFault(controls) ?? logprobsFault({ ...asked, ...maxTokensOf(b) }, b.max_tokens == null ? "max_completion_tokens" : "max_tokens");
   if (fault) throw fault;
   const clientNonce = parseReceiptNonce(context.receiptNonce);
   const { catalog } = context;
@@ -177,7 +191,21 @@ export function parseChatRequest(body: unknown, context: ChatContext): ChatReque
     stream: b.stream ?? false,
     pin: provider,
     cacheScope: cache.cacheScope,
+    logprobs: asked.top_logprobs !== undefined,
   };
+}
+
+/**
+ * The sampling controls and logprobs a request seals: as the caller set them or, when the gateway completes requests,
+ * with `top_logprobs` 0 and a fresh seed where the caller set none (a seed of -1, llama-server's "random", is none).
+ * A `max_tokens` past what one answer's logprobs may hold (65,536 tokens) keeps the caller's request as it is: a
+ * caller who asked for none is not refused for them.
+ */
+export function completed<T extends { seed?: number }>(sampling: T, asked: { top_logprobs?: number }, complete: Completion | undefined, maxTokens: number | undefined): T & { top_logprobs?: number } {
+  if (complete === undefined) return { ...sampling, ...asked };
+  const seed = sampling.seed === undefined || sampling.seed === RANDOM_SEED ? complete.seed : sampling.seed;
+  const top = asked.top_logprobs ?? (maxTokens !== undefined && maxTokens > logprobTokenCap(0) ? undefined : 0);
+  return { ...sampling, seed, ...(top === undefined ? {} : { top_logprobs: top }) };
 }
 
 /** SPEC §8's 256 KiB of content over all messages (reasoning sent back included), as the 400 that says so; undefined within it. */

@@ -5,7 +5,7 @@ import { resolveModel, type Catalog } from "../catalog.ts";
 import { ApiError } from "../errors.ts";
 import { MAX_STOP_LENGTH, MAX_STOPS, SamplingSchema } from "../session/sampling.ts";
 import { firstIssue } from "../validation.ts";
-import { DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest } from "./chat-request.ts";
+import { completed, DEFAULT_TEMPERATURE, issueError, MAX_CONTENT_CHARS, parseReceiptNonce, pinOf, Text, type ChatRequest, type Completion } from "./chat-request.ts";
 import { CacheFields, cacheOf, type CacheInputs } from "./cache-fields.ts";
 import { MAX_LEGACY_LOGPROBS } from "../receipt/logprobs.ts";
 import { logprobsFault } from "../session/logprobs.ts";
@@ -53,6 +53,7 @@ interface LegacyContext extends CacheInputs {
   catalog: Catalog;
   nonce: string;
   receiptNonce?: string | string[] | undefined;
+  complete?: Completion | undefined;
 }
 
 /** A prompt past the chat limit's 256 KiB, as the 400 that says so; undefined within it. */
@@ -81,9 +82,10 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
   const stop = typeof b.stop === "string" ? [b.stop] : b.stop;
   const cache = cacheOf(b.cache_prompt, context);
   const maxTokens = b.max_tokens ?? LEGACY_DEFAULT_MAX_TOKENS;
-  const logprobs = b.logprobs == null ? {} : { top_logprobs: b.logprobs };
-  const fault = logprobsFault({ ...logprobs, max_tokens: maxTokens });
+  const asked = b.logprobs == null ? {} : { top_logprobs: b.logprobs };
+  const fault = logprobsFault({ ...asked, max_tokens: maxTokens });
   if (fault) throw fault;
+  const controls = completed(b.seed != null ? { seed: b.seed } : {}, asked, context.complete, maxTokens);
   return {
     body: {
       model: entry.alias,
@@ -92,12 +94,12 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
       max_tokens: maxTokens,
       temperature: b.temperature ?? DEFAULT_TEMPERATURE,
       ...(b.top_p != null ? { top_p: b.top_p } : {}),
-      ...(b.seed != null ? { seed: b.seed } : {}),
+      ...(controls.seed !== undefined ? { seed: controls.seed } : {}),
       ...(b.presence_penalty != null ? { presence_penalty: b.presence_penalty } : {}),
       ...(b.frequency_penalty != null ? { frequency_penalty: b.frequency_penalty } : {}),
       ...(b.logit_bias != null && Object.keys(b.logit_bias).length > 0 ? { logit_bias: b.logit_bias } : {}),
       ...(stop != null && stop.length > 0 ? { stop } : {}),
-      ...logprobs,
+      ...(controls.top_logprobs !== undefined ? { top_logprobs: controls.top_logprobs } : {}),
       nonce: context.nonce,
       client_nonce: clientNonce,
       ...cache.sealed,
@@ -107,5 +109,6 @@ export function parseLegacyRequest(body: unknown, context: LegacyContext): Legac
     stream: b.stream ?? false,
     pin,
     cacheScope: cache.cacheScope,
+    logprobs: asked.top_logprobs !== undefined,
   };
 }

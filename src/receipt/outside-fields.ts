@@ -57,8 +57,8 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
   {
     fields: ["choices[].logprobs"],
     where: "a chat answer; openai-node's `chat.completions.stream().finalChatCompletion()` and openai-python's `model_dump_json()` write it `null` when no logprobs were asked for",
-    rule: "null",
-    check: "absent or `null` under a receipt older than v4; under v4, `{content, refusal: null}`, its `content` what `logprobs_sha256` covers",
+    rule: "optional",
+    check: "absent or `null`: not shown (a v4 receipt then covers logprobs the answer does not show, as a gateway run with `--audit` seals them on every request: the verifier says \"committed, not shown\"); else `{content, refusal: null}` under a v4 receipt, its `content` what `logprobs_sha256` covers",
   },
   {
     fields: ["choices[].logprobs.refusal"],
@@ -100,6 +100,12 @@ export const OUTSIDE_THE_RECEIPT: readonly OutsideField[] = [
     where: "a Responses response saved from the openai SDK",
     rule: "optional",
     check: "absent, or every `output_text` of the message items joined",
+  },
+  {
+    fields: ["output[].content[].logprobs"],
+    where: "a Responses answer's `output_text` parts",
+    rule: "optional",
+    check: "absent on every part: not shown (\"committed, not shown\" under a v4 receipt, as for `choices[].logprobs`); else the parts' lists, joined, are what `content_logprobs_sha256` covers",
   },
   {
     fields: ["output[].content[].parsed"],

@@ -65,8 +65,8 @@ export const statusOf = (finish: FinishReason): "completed" | "incomplete" => (f
 /** What the items say the receipt covers: content, tool calls and reasoning, and the finish reason. */
 export interface ItemsAnswer {
   content: string;
-  /** Every `output_text`'s logprobs, joined in order. */
-  contentLogprobs: TokenLogprob[];
+  /** Every `output_text`'s logprobs, joined in order; undefined when no `output_text` shows them (not asked for). */
+  contentLogprobs: TokenLogprob[] | undefined;
   toolCalls: ToolCall[];
   reasoning: string | null;
   finishReason: FinishReason;
@@ -82,6 +82,7 @@ export function answerOfItems(items: readonly OutputItem[], status: "completed" 
   let reasoning: string | null = null;
   const toolCalls: ToolCall[] = [];
   const contentLogprobs: TokenLogprob[] = [];
+  let shown = false;
   for (const [i, item] of items.entries()) {
     const last = i === items.length - 1;
     if (item.status !== (last ? status : "completed")) return { problem: `output[${i}].status is ${item.status}, expected ${last ? status : "completed"}` };
@@ -93,6 +94,7 @@ export function answerOfItems(items: readonly OutputItem[], status: "completed" 
       const text = item.content[0].text;
       if (text === "" && (!last || content !== "" || toolCalls.length > 0)) return { problem: `output[${i}] is an empty message beside other answer items` };
       content += text;
+      shown ||= item.content[0].logprobs !== undefined;
       const logprobs = item.content[0].logprobs ?? [];
       // the entries before a text are claimed by it, so an empty text has none
       if (text === "" && logprobs.length > 0) return { problem: `output[${i}] has logprobs but no text` };
@@ -102,5 +104,5 @@ export function answerOfItems(items: readonly OutputItem[], status: "completed" 
   if (!items.some((item) => item.type !== "reasoning")) return { problem: "output has no message and no function call" };
   if (toolCalls.length > MAX_TOOL_CALLS) return { problem: `more than ${MAX_TOOL_CALLS} function calls` };
   const finishReason: FinishReason = status === "incomplete" ? "length" : toolCalls.length > 0 ? "tool_calls" : "stop";
-  return { content, contentLogprobs, toolCalls, reasoning, finishReason };
+  return { content, contentLogprobs: shown ? contentLogprobs : undefined, toolCalls, reasoning, finishReason };
 }

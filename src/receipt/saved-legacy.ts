@@ -61,7 +61,7 @@ export function fromLegacyBody(json: Json): SavedResponse {
   const { logprobs } = choices[0];
   const derived = logprobs === null ? undefined : derivedProblem(json, logprobs, 0);
   if (derived !== undefined) problems.push(derived);
-  return { kind: "completion", receipt: svc_receipt, content: choices[0].text, ...plain, logprobs: logprobs?.content ?? [], usage, finishReason: choices[0].finish_reason, problems };
+  return { kind: "completion", receipt: svc_receipt, content: choices[0].text, ...plain, logprobs: logprobs?.content, usage, finishReason: choices[0].finish_reason, problems };
 }
 
 /** A saved legacy stream: text chunks, one last chunk with the finish reason, usage and receipt, then `data: [DONE]`. */
@@ -73,6 +73,8 @@ export function fromLegacyStream(text: string): SavedResponse {
   let stop: Chunk | undefined;
   let content = "";
   const logprobs: TokenLogprob[] = [];
+  // whether any event showed logprobs: none means not shown, not an answer without them
+  let shownAny = false;
   let broken = false;
   let done = false;
   for (const [i, raw] of data.entries()) {
@@ -100,11 +102,14 @@ export function fromLegacyStream(text: string): SavedResponse {
     }
     if ("svc_receipt" in json) stop = chunk;
     else content += chunk!.choices[0].text;
-    if (shown !== null) logprobs.push(...shown.content);
+    if (shown !== null) {
+      shownAny = true;
+      logprobs.push(...shown.content);
+    }
   }
   if (stop === undefined) problems.push("no chunk carries svc_receipt");
   else if (!done) problems.push("the transcript ends without data: [DONE]");
-  const answer = broken ? {} : { content, ...plain, logprobs };
+  const answer = broken ? {} : { content, ...plain, logprobs: shownAny ? logprobs : undefined };
   return { kind: "completion-stream", receipt: stop?.svc_receipt, ...answer, usage: stop?.usage, finishReason: stop?.choices[0].finish_reason ?? null, problems };
 }
 

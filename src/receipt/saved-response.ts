@@ -1,7 +1,7 @@
 // Reads what a caller saved from the gateway — a non-stream response body, a receipt alone, or an SSE
 // transcript — and checks its receipt offline against the content in the same file (`svc-agent verify`, the
 // page /verify). Portable: part of the verifier in src/receipt/index.ts, so no node: modules here.
-import { RECEIPT_VERSION, verifyReceipt } from "./receipt.ts";
+import { RECEIPT_VERSION, RECEIPT_VERSION_LOGPROBS, verifyReceipt } from "./receipt.ts";
 import { describeError, isJsonOf, isObject, parseJson } from "./saved-json.ts";
 import { BodySchema, readShape, reportedUsageOf, stopFieldsProblem, type Body } from "./saved-shapes.ts";
 import { fromStream } from "./saved-stream.ts";
@@ -50,6 +50,10 @@ export function checkSavedResponse(saved: SavedResponse, expect: SavedExpectatio
     ...(saved.finishReason === undefined ? {} : { finishReason: saved.finishReason }),
   };
   const verdict = verifyReceipt(saved.receipt, { ...expect, ...fromFile });
+  // a gateway that completes every request (--audit) has each receipt commit to logprobs it shows only to who asked
+  if (verdict.receipt?.version === RECEIPT_VERSION_LOGPROBS && saved.logprobs === undefined && saved.contentLogprobs === undefined && saved.kind !== "receipt") {
+    verdict.checks.push({ check: "logprobs", ok: true, detail: "logprobs committed, not shown: the receipt covers every token's logprobs (logprobs_sha256), and the answer shows none" });
+  }
   const problems = [...saved.problems, ...verdict.problems];
   // each token's string is a function of its bytes: an answer whose strings are not is not what a gateway relays
   const strings = tokenStringProblem([...(saved.logprobs ?? []), ...(saved.contentLogprobs ?? [])] as TokenLogprob[]);
@@ -94,7 +98,8 @@ function fromJson(json: unknown): SavedResponse {
     kind: "response",
     receipt: body.svc_receipt,
     content: message.content ?? "",
-    logprobs: body.choices[0].logprobs?.content ?? [],
+    // null or absent: not shown (a complete request's receipt commits to them all the same)
+    logprobs: body.choices[0].logprobs?.content,
     // the receipt covers each call as the gateway sent it, without what a client added
     toolCalls: calls.map(({ id, type, function: { name, arguments: args } }) => ({ id, type, function: { name, arguments: args } })),
     reasoning: message.reasoning_content ?? null,

@@ -39,7 +39,7 @@ export function fromStream(text: string): SavedResponse {
   if (!stop) problems.push("no chunk carries svc_receipt");
   else if (!done) problems.push("the transcript ends without data: [DONE]");
   const choice = stop ? firstChoice(stop) : {};
-  const answer = rebuild.broken ? {} : { content: rebuild.answer.content, toolCalls: rebuild.answer.toolCalls, reasoning: rebuild.answer.reasoning, logprobs: rebuild.answer.logprobs };
+  const answer = rebuild.broken ? {} : { content: rebuild.answer.content, toolCalls: rebuild.answer.toolCalls, reasoning: rebuild.answer.reasoning, logprobs: rebuild.shownLogprobs ? rebuild.answer.logprobs : undefined };
   return {
     kind: "stream",
     receipt: stop?.svc_receipt,
@@ -54,6 +54,8 @@ export function fromStream(text: string): SavedResponse {
 class Rebuild {
   readonly answer = new AnswerRecord();
   broken = false;
+  /** Whether any chunk showed logprobs; none means not shown (a complete request's receipt commits to them all the same). */
+  shownLogprobs = false;
   private first: Chunk | undefined;
 
   /** Takes one chunk; returns what is wrong with it, if anything. After the first fault, chunks are not read. */
@@ -89,7 +91,10 @@ class Rebuild {
   private take(chunk: Chunk): string | undefined {
     const { delta, logprobs } = chunk.choices[0];
     // the logprobs come before the text they made, as the gateway received them
-    if (logprobs !== undefined) this.answer.add({ type: "logprobs", logprobs: logprobs.content });
+    if (logprobs !== undefined) {
+      this.shownLogprobs = true;
+      this.answer.add({ type: "logprobs", logprobs: logprobs.content });
+    }
     if (delta.content !== undefined) this.answer.add({ type: "delta", text: delta.content });
     if (delta.reasoning_content !== undefined) this.answer.add({ type: "reasoning", text: delta.reasoning_content });
     for (const call of delta.tool_calls ?? []) {

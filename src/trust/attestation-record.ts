@@ -22,6 +22,18 @@ export const AttestationRecordSchema = z
      * only the hardware rung discloses. The signature covers it, so such a record cannot be re-checked.
      */
     chain_withheld: z.literal(true).optional(),
+    /**
+     * Where the gateway serving the record audits its providers (issue 43): its own record of this provider's audits
+     * and whether a failed one took it out of rotation. The gateway's word, outside the signed evidence.
+     */
+    audits: z
+      .strictObject({
+        passed: z.int().min(0),
+        failed: z.int().min(0),
+        last: z.strictObject({ id: z.string(), at: z.int().min(0), verdict: z.enum(["pass", "fail"]) }).nullable(),
+      })
+      .optional(),
+    in_rotation: z.boolean().optional(),
   })
   .superRefine((record, ctx) => {
     if (record.rung === "hardware") {

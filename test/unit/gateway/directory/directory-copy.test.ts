@@ -1,16 +1,9 @@
 // DESIGN §7, a gateway's copy of the directory: what the coordinator's deltas say, and its own choices counted
 // until the coordinator counts them, so concurrent requests at one gateway spread as SPEC §4.1 spreads them.
-import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Fabric, FabricHandlers } from "../../../../gateway/fabric/fabric.ts";
-import { CoordinatorClient } from "../../../../gateway/directory/coordinator-client.ts";
 import { DirectoryCopy } from "../../../../gateway/directory/directory-copy.ts";
-import type { DirectoryEntry, FromGateway } from "../../../../src/wire/gateway.ts";
-import { randomBytes } from "node:crypto";
-import { sealingKeyPair } from "../../../../src/crypto/seal.ts";
-import { Signer } from "../../../../src/crypto/signing.ts";
-import { providerIdOf } from "../../../../src/receipt/provider-id.ts";
-import { evidenceDigest, signEvidence } from "../../../../src/trust/attestation.ts";
+import { fakeCoordinatorClient, fakeProviders } from "../../../fixtures/fake-coordinator.ts";
+import type { DirectoryEntry } from "../../../../src/wire/gateway.ts";
 
 const hex = (c: string) => c.repeat(64);
 const entry = (c: string, over: Partial<DirectoryEntry> = {}): DirectoryEntry => ({
@@ -163,28 +156,11 @@ describe("§4.1 Affinity: a conversation goes back to the provider that last ser
 describe("DESIGN §7 The gateway's coordinator client and its copy", () => {
   it("a listing asked for before the whole directory arrived waits for it and its providers' checks, and answers from it", async () => {
     // two providers with real evidence, which the fake coordinator hands over when the gateway asks (DESIGN §11)
-    const providers = await Promise.all(["a", "b"].map(async () => {
-      const signer = Signer.fromSeed(randomBytes(32));
-      const sealing = (await sealingKeyPair(randomBytes(32))).publicKey;
-      const evidence = signEvidence(signer, { nonce: randomBytes(32).toString("hex"), signing_key: signer.publicKey, sealing_key: sealing });
-      return { id: providerIdOf(signer.publicKey), evidence, entry: (over: Partial<DirectoryEntry> = {}) => entry("0", { id: providerIdOf(signer.publicKey), signing_key: signer.publicKey, sealing_key: sealing, evidence_sha256: evidenceDigest(evidence), ...over }) };
-    }));
-    let handlers: FabricHandlers | undefined;
-    const fabric: Fabric = {
-      where: "fake",
-      connect(h) {
-        handlers = h;
-        const send = (message: FromGateway) => {
-          if (message.t === "attestation") queueMicrotask(() => h.message({ t: "attestation", rid: message.rid, evidence: providers.find((p) => p.id === message.id)!.evidence }));
-          return true;
-        };
-        return { connected: true, send, close: async () => undefined };
-      },
-    };
-    const client = new CoordinatorClient(fabric, pino({ level: "silent" }), { releaseKeys: new Set(), roots: [] });
+    const providers = await fakeProviders(2, entry("0"));
+    const { client, deliver } = fakeCoordinatorClient(providers);
     const listing = client.list();
-    handlers!.message({ t: "directory", reset: true, more: true, put: [providers[0]!.entry()], gone: [] });
-    handlers!.message({ t: "directory", put: [providers[1]!.entry({ busy: true })], gone: [] });
+    deliver({ t: "directory", reset: true, more: true, put: [providers[0]!.entry()], gone: [] });
+    deliver({ t: "directory", put: [providers[1]!.entry({ busy: true })], gone: [] });
     expect((await listing).map((p) => [p.id, p.busy])).toEqual([[providers[0]!.id, false], [providers[1]!.id, true]]);
   });
 });

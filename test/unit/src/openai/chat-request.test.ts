@@ -17,6 +17,7 @@ describe("§2.1 Chat completion request", () => {
       echo: "qwen3-4b",
       stream: false,
       pin: undefined,
+      logprobs: false,
     });
   });
 

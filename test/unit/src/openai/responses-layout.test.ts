@@ -63,8 +63,8 @@ describe("Responses: output items", () => {
   it("reading the items back gives the answer the receipt covers, and refuses a layout the gateway never makes", () => {
     const items = itemsOfAnswer(record(CALLS), "completed", { newId: ids() });
     const answer = record(CALLS);
-    expect(answerOfItems(items, "completed")).toEqual({ content: answer.content, contentLogprobs: [], toolCalls: answer.toolCalls, reasoning: answer.reasoning, finishReason: "tool_calls" });
-    expect(answerOfItems(itemsOfAnswer(record([]), "completed", { newId: ids() }), "completed")).toEqual({ content: "", contentLogprobs: [], toolCalls: [], reasoning: null, finishReason: "stop" });
+    expect(answerOfItems(items, "completed")).toEqual({ content: answer.content, contentLogprobs: undefined, toolCalls: answer.toolCalls, reasoning: answer.reasoning, finishReason: "tool_calls" });
+    expect(answerOfItems(itemsOfAnswer(record([]), "completed", { newId: ids() }), "completed")).toEqual({ content: "", contentLogprobs: undefined, toolCalls: [], reasoning: null, finishReason: "stop" });
     const [reasoning, message, call] = items;
     expect(answerOfItems([message!, message!], "completed")).toEqual({ problem: "output[1] is a second message item in a row" });
     expect(answerOfItems([reasoning!], "completed")).toEqual({ problem: "output has no message and no function call" });

@@ -24,7 +24,7 @@ const errorEvent: SavedEvent = { error: { code: "provider_error", message: "gone
 
 describe("svc-agent verify: what it reads", () => {
   it("a non-stream body: its receipt, content, usage and finish reason", () => {
-    expect(readSavedResponse(body())).toEqual({ kind: "response", receipt, content, toolCalls: [], reasoning: null, logprobs: [], usage, finishReason: "stop", problems: [] });
+    expect(readSavedResponse(body())).toEqual({ kind: "response", receipt, content, toolCalls: [], reasoning: null, logprobs: undefined, usage, finishReason: "stop", problems: [] });
     expect(verifySavedResponse(body(), trusted)).toMatchObject({ status: "valid", valid: true });
   });
 
@@ -41,7 +41,7 @@ describe("svc-agent verify: what it reads", () => {
   });
 
   it("an SSE transcript: the deltas joined in order are the content", () => {
-    expect(readSavedResponse(transcript())).toEqual({ kind: "stream", receipt, content, toolCalls: [], reasoning: null, logprobs: [], usage, finishReason: "stop", problems: [] });
+    expect(readSavedResponse(transcript())).toEqual({ kind: "stream", receipt, content, toolCalls: [], reasoning: null, logprobs: undefined, usage, finishReason: "stop", problems: [] });
     expect(verifySavedResponse(transcript(), trusted).valid).toBe(true);
     expect(verifySavedResponse(transcript(["Hel", " ✓", "lo"])).problems).toEqual([expect.stringMatching(/^response_sha256/)]);
   });

@@ -1,0 +1,29 @@
+// How an audit reaches a provider: the ordinary path (gateway/openai/session-for.ts), under the auditor's own
+// principal, pinned, run to the verified receipt within a deadline. No side door: what the provider is sent is what
+// a caller's same body would seal.
+import { randomBytes } from "node:crypto";
+import { ApiError } from "../../src/errors.ts";
+import type { Gateway } from "../context.ts";
+import type { Principal } from "../keys/auth.ts";
+import { sessionFor } from "../openai/session-for.ts";
+import type { SendAudit } from "./auditor.ts";
+
+/** The auditor's principal: its own tenant in the parse queues and its own cache scope, like any key. */
+export const AUDITOR_PRINCIPAL: Principal = { kind: "operator", keyId: "svc-auditor" };
+
+/** An audit's session ends within this, whatever the provider does. */
+export const AUDIT_SESSION_DEADLINE_MS = 10 * 60_000;
+
+export function sendThrough(gateway: Gateway, principal: Principal = AUDITOR_PRINCIPAL): SendAudit {
+  return async (kind, bytes, pin) => {
+    const signal = AbortSignal.timeout(AUDIT_SESSION_DEADLINE_MS);
+    const requestId = `audit_${randomBytes(8).toString("hex")}`;
+    const { request, open } = await sessionFor({ gateway, principal, signal, requestId }, kind, bytes, {}, { pin });
+    let provider: string | undefined;
+    for await (const event of open()) {
+      if (event.type === "provider") provider = event.provider.id;
+      else if (event.type === "done") return { provider, request, receipt: event.receipt, answer: event.answer };
+    }
+    throw new ApiError("provider_error", "The provider ended the audit's session without a result.");
+  };
+}

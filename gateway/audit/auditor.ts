@@ -1,0 +1,118 @@
+// The auditor (issue 43 item 2, design §4–§5): after ordinary placements on a provider (scheduler.ts), it sends one
+// of the operator's corpus prompts as OpenAI body bytes through the ordinary path (session-for.ts), pinned to that
+// provider, and hands the sealed request and the provider's answer tokens to the reference pass (rescore-worker.ts).
+// The provider's signed logprobs against the reference's give the statistic and verdict (src/audit); a fail bars
+// the provider at once. An audit that cannot be judged (an error, the provider gone, no rescorer) has no verdict and
+// is never charged; a prompt the rescorer renders to another length is a mismatch, logged and not charged.
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { RescoreJob, RescoreResult } from "../../src/audit/rescore-job.ts";
+import { auditStatistic } from "../../src/audit/statistic.ts";
+import { auditVerdict } from "../../src/audit/thresholds.ts";
+import type { RouteKind } from "../../src/openai/route-kinds.ts";
+import type { RouteRequest } from "../../src/openai/route-request.ts";
+import type { AnswerRecord } from "../../src/receipt/answer-record.ts";
+import { canonicalJson } from "../../src/receipt/canonical-json.ts";
+import { RECEIPT_VERSION_LOGPROBS, type Receipt } from "../../src/receipt/receipt.ts";
+import type { CorpusItem } from "./corpus.ts";
+import type { AuditRecords } from "./records.ts";
+import type { AuditScheduler, Dice } from "./scheduler.ts";
+
+/** The reference pass's batch: fixed, and recorded in each job, so anyone re-running it reads the same logits. */
+export const AUDIT_BATCH_SIZE = 512;
+
+/** One audit's session, run to its verified receipt. */
+export interface AuditSession {
+  /** The provider that took it (the pin's). */
+  provider: string | undefined;
+  request: RouteRequest;
+  receipt: Receipt;
+  answer: AnswerRecord;
+}
+
+/** Sends an audit's body bytes through the ordinary path, pinned; throws as a caller's request would fail. */
+export type SendAudit = (kind: Exclude<RouteKind, "embeddings">, bytes: Uint8Array, pin: string) => Promise<AuditSession>;
+
+export interface AuditorParts {
+  send: SendAudit;
+  score: (job: RescoreJob) => Promise<RescoreResult>;
+  /** Takes the provider out of rotation for the failed audit. */
+  bar: (provider: string, auditId: string) => void;
+  records: AuditRecords;
+  scheduler: AuditScheduler;
+  corpus: readonly CorpusItem[];
+  /** The aliases the auditor holds a reference copy of (`--audit-models`). */
+  aliases: ReadonlySet<string>;
+  threads: number;
+  dice: Dice;
+  log: Logger;
+}
+
+export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
+
+export class Auditor {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(private readonly parts: AuditorParts) {}
+
+  /** An ordinary session was placed on `provider` for `alias`: maybe audit it, after the scheduler's delay. */
+  placed(provider: string, alias: string): void {
+    if (this.closed || !this.parts.aliases.has(alias)) return;
+    const delay = this.parts.scheduler.placed(provider);
+    if (delay === undefined) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.audit(provider, alias);
+    }, delay);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  /** Audits `provider` on `alias` now, with a corpus prompt drawn at random; never throws. */
+  async audit(provider: string, alias: string): Promise<AuditResult> {
+    const id = `aud_${randomBytes(12).toString("hex")}`;
+    const { corpus, dice, log } = this.parts;
+    const item = corpus[Math.floor(dice.random() * corpus.length)]!;
+    const result = await this.judge(id, provider, alias, item).catch((err: unknown): AuditResult => ({ id, verdict: "no verdict", why: (err as Error).message }));
+    if ("mean" in result) {
+      this.parts.records.note(provider, id, result.verdict, Math.floor(dice.now() / 1000));
+      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean }, `audit ${id} of provider ${provider}: ${result.verdict}`);
+      if (result.verdict === "fail") this.parts.bar(provider, id);
+    } else {
+      this.parts.records.noVerdict++;
+      log.warn({ provider, alias, audit: id, item: item.id, verdict: result.verdict, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict} (${result.why})`);
+    }
+    return result;
+  }
+
+  private async judge(id: string, provider: string, alias: string, item: CorpusItem): Promise<AuditResult> {
+    const bytes = Buffer.from(JSON.stringify({ ...item.body, model: alias }));
+    const session = await this.parts.send(item.route, bytes, provider);
+    const none = (why: string): AuditResult => ({ id, verdict: "no verdict", why });
+    if (session.provider !== provider) return none(`provider ${session.provider ?? "none"} took the audit, not the pinned one`);
+    const { receipt, answer, request } = session;
+    // the gateway checked the v4 receipt against every entry before it answered; without them there is nothing to judge
+    if (receipt.version !== RECEIPT_VERSION_LOGPROBS || request.kind === "embeddings") return none("the answer carries no logprobs (was the gateway run with --audit?)");
+    const entries = answer.logprobs;
+    const result = await this.parts.score({
+      id,
+      alias,
+      request_b64: Buffer.from(canonicalJson(request.body)).toString("base64"),
+      tokens: entries.map((e) => e.id),
+      settings: { threads: this.parts.threads, batch_size: AUDIT_BATCH_SIZE },
+    });
+    if (!result.ok) return none(`the rescorer: ${result.error}`);
+    if (result.prompt_tokens !== receipt.usage.prompt_tokens) {
+      return { id, verdict: "mismatch", why: `the reference renders ${result.prompt_tokens} prompt tokens, the receipt counts ${receipt.usage.prompt_tokens}` };
+    }
+    const statistic = auditStatistic(entries, result.positions);
+    return { id, verdict: auditVerdict(statistic), mean: statistic.mean };
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,102 @@
+// Issue 43 item 2 §4–§5, the auditor as `svc-gateway serve --audit-models` runs it: the reference copy's SHA-256 is
+// accepted when it is the catalog's, requests are complete, GET /v1/providers and the attestation record carry each
+// provider's audit record and in_rotation; and with every placement drawn, an honest agent's audits, re-scored by
+// the package's own `svc-agent rescore` on the same GGUF, pass and leave it in rotation.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Receipt } from "../../src/receipt/receipt.ts";
+import { post, startGateway, type GatewayProcess } from "../fixtures/gateway.ts";
+import { makeTinyCatalog } from "../fixtures/tiny-catalog.ts";
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+  const corpus = join(tiny.dir, "corpus.jsonl");
+  writeFileSync(corpus, `${JSON.stringify({ id: "c1", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 4 } })}\n`);
+  gw = await startGateway({ tiny, args: ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1000000", "--audit-floor", "60m"] });
+});
+afterAll(async () => {
+  await gw?.stop();
+  gw?.tiny.cleanup();
+});
+
+const get = (path: string) => fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } });
+
+describe("§5 Records: an auditing gateway's listings", () => {
+  it("GET /v1/providers adds audits {passed, failed, last} and in_rotation to each record; the attestation record too", async () => {
+    const res = await post(gw, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+    expect(res.status).toBe(200);
+    // --audit-models implies complete requests
+    expect(((await res.json()) as { svc_receipt: Receipt }).svc_receipt.version).toBe(4);
+    const providers = (await (await get("/v1/providers")).json()) as Record<string, unknown>[];
+    expect(providers.map((p) => [p.id, p.audits, p.in_rotation])).toEqual([[gw.providerId, { passed: 0, failed: 0, last: null }, true]]);
+    const record = (await (await get(`/v1/providers/${gw.providerId}/attestation`)).json()) as Record<string, unknown>;
+    expect([record.object, record.audits, record.in_rotation]).toEqual(["provider.attestation", { passed: 0, failed: 0, last: null }, true]);
+  });
+});
+
+describe("§4 Audits of an honest provider", () => {
+  let audited: GatewayProcess;
+  beforeAll(async () => {
+    const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+    const corpus = join(tiny.dir, "corpus.jsonl");
+    const items = [
+      { id: "chat", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 8 } },
+      { id: "legacy", kind: "chat", route: "completions", body: { prompt: "Once upon a time", max_tokens: 8, temperature: 0 } },
+      { id: "responses", kind: "chat", route: "responses", body: { input: "Name three rivers.", max_output_tokens: 8, stream: true } },
+    ];
+    writeFileSync(corpus, items.map((i) => JSON.stringify(i)).join("\n"));
+    audited = await startGateway({ tiny, args: ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1", "--audit-delay", "10ms"] });
+  });
+  afterAll(async () => {
+    await audited?.stop();
+    audited?.tiny.cleanup();
+  });
+
+  it("each ordinary session draws an audit (rate 1); the re-scored answers pass, and the provider stays in rotation", { timeout: 360_000 }, async () => {
+    const N = 4;
+    for (let i = 0; i < N; i++) {
+      const res = await post(audited, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: `hello ${i}` }], max_tokens: 4 });
+      expect(res.status).toBe(200);
+    }
+    // the audits' verdicts, as the log says them: every one passes (each placement drew one; the audits draw none)
+    const verdictsNow = () => audited.logs().filter((l) => typeof l.msg === "string" && l.msg.startsWith("audit aud_")).map((l) => l.verdict);
+    for (const until = Date.now() + 300_000; verdictsNow().length < N && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 200));
+    const verdicts = verdictsNow();
+    expect(verdicts).toEqual(Array(N).fill("pass"));
+    const listed = (await (await fetch(`${audited.url}/v1/providers`, { headers: { authorization: `Bearer ${audited.key}` } })).json()) as { audits: { passed: number; failed: number; last: { verdict: string } }; in_rotation: boolean }[];
+    expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([N, 0, "pass", true]);
+  });
+});
+
+describe("§5 A provider whose signed logprobs are made up", () => {
+  let audited: GatewayProcess;
+  beforeAll(async () => {
+    const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
+    const corpus = join(tiny.dir, "corpus.jsonl");
+    writeFileSync(corpus, JSON.stringify({ id: "chat", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 8 } }));
+    // its receipts verify (it signs the values it sends), each logprob 0.1 nats below the model's: a Q4-sized lie
+    audited = await startGateway({ tiny, agentArgs: ["--test-fault", "logprob-shift=100"], args: ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1", "--audit-delay", "10ms"] });
+  });
+  afterAll(async () => {
+    await audited?.stop();
+    audited?.tiny.cleanup();
+  });
+
+  it("its first audit fails: it leaves rotation at once, a pin to it is 503 naming the audit, and the listing shows the failure", { timeout: 360_000 }, async () => {
+    const ask = (extra: Record<string, unknown> = {}) => post(audited, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: "hello" }], max_tokens: 4, ...extra });
+    // the caller's own answer is served: its receipt is sound, only a re-score can tell
+    expect((await ask()).status).toBe(200);
+    const line = await audited.waitForLog((l) => typeof l.msg === "string" && l.msg.startsWith("audit aud_"), 300_000);
+    expect(line.verdict).toBe("fail");
+    const listed = (await (await fetch(`${audited.url}/v1/providers`, { headers: { authorization: `Bearer ${audited.key}` } })).json()) as { audits: { passed: number; failed: number; last: { id: string; verdict: string } }; in_rotation: boolean }[];
+    expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([0, 1, "fail", false]);
+    // no one else is left, and still it is not taken; pinned, the refusal names the audit
+    const unpinned = await ask();
+    expect([unpinned.status, ((await unpinned.json()) as { error: { code: string } }).error.code]).toEqual([503, "provider_unavailable"]);
+    const pinned = await ask({ provider: audited.providerId });
+    const error = ((await pinned.json()) as { error: { code: string; message: string } }).error;
+    expect([pinned.status, error.code, error.message]).toEqual([503, "provider_unavailable", expect.stringContaining(`failed audit ${listed[0]!.audits.last.id}`)]);
+  });
+});

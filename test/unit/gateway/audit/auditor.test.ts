@@ -1,0 +1,116 @@
+// Design §4–§5, the auditor on fakes of its edges: what it sends (a corpus body any caller could send, pinned), what
+// it asks the reference pass (the sealed bytes and the provider's tokens), and what each outcome does: a pass is
+// counted, a fail is counted and bars the provider, and a mismatch or an audit without a verdict charges no one.
+import pino from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Auditor, type AuditSession, type SendAudit } from "../../../../gateway/audit/auditor.ts";
+import type { CorpusItem } from "../../../../gateway/audit/corpus.ts";
+import { AuditRecords } from "../../../../gateway/audit/records.ts";
+import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
+import type { RescoreJob, RescoreResult } from "../../../../src/audit/rescore-job.ts";
+import { parseRoute } from "../../../../src/openai/route-request.ts";
+import { AnswerRecord } from "../../../../src/receipt/answer-record.ts";
+import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
+import { tokenString, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
+import type { Receipt } from "../../../../src/receipt/receipt.ts";
+import { CATALOG, NONCE } from "../../../fixtures/chat-request.ts";
+
+const P = "ab".repeat(32);
+const ITEM: CorpusItem = { id: "c1", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 3 } };
+const entry = (id: number, logprob: number): TokenLogprob => ({ id, token: tokenString([65 + id]), bytes: [65 + id], logprob, top_logprobs: [] });
+const ENTRIES = [entry(1, -0.5), entry(2, -1.25), entry(3, -2)];
+
+interface Fakes {
+  sent: { kind: string; bytes: Uint8Array; pin: string }[];
+  jobs: RescoreJob[];
+  bars: [string, string][];
+}
+
+function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; dice?: Dice; scheduler?: AuditScheduler } = {}) {
+  const fakes: Fakes = { sent: [], jobs: [], bars: [] };
+  const send: SendAudit = async (kind, bytes, pin) => {
+    fakes.sent.push({ kind, bytes, pin });
+    if (options.sendError) throw options.sendError;
+    const request = parseRoute(kind, JSON.parse(Buffer.from(bytes).toString("utf8")), { catalog: CATALOG, nonce: NONCE, complete: { seed: 5 } });
+    const answer = new AnswerRecord();
+    for (const e of ENTRIES) {
+      answer.add({ type: "logprobs", logprobs: [e] });
+      answer.add({ type: "delta", text: e.token });
+    }
+    const receipt = { version: 4, usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } } as unknown as Receipt;
+    return { provider: options.provider ?? pin, request, receipt, answer } satisfies AuditSession;
+  };
+  const score = async (job: RescoreJob): Promise<RescoreResult> => {
+    fakes.jobs.push(job);
+    if (options.scoreError) return { id: job.id, ok: false, error: options.scoreError };
+    const positions = job.tokens.map((id, i) => ({ id, ref: ENTRIES[i]!.logprob - (options.shift ?? 1e-5), top: [[id, ENTRIES[i]!.logprob]] as [number, number][] }));
+    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1 };
+  };
+  const records = new AuditRecords();
+  const dice = options.dice ?? { now: () => 1_795_305_600_000, random: () => 0.5 };
+  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
+  return { a, fakes, records };
+}
+
+describe("§4 What an audit sends", () => {
+  it("the corpus body with the alias as model, pinned apart, through the route the item names; the job holds the sealed bytes and the provider's tokens", async () => {
+    const { a, fakes } = auditor();
+    await a.audit(P, "qwen3-4b");
+    expect(fakes.sent).toHaveLength(1);
+    const { kind, bytes, pin } = fakes.sent[0]!;
+    const body = JSON.parse(Buffer.from(bytes).toString("utf8"));
+    expect([kind, pin, body]).toEqual(["chat", P, { ...ITEM.body, model: "qwen3-4b" }]);
+    // a body any caller could send: it passes the route's parser as it is, and names no pin
+    expect(parseRoute("chat", body, { catalog: CATALOG, nonce: NONCE }).pin).toBeUndefined();
+    const job = fakes.jobs[0]!;
+    const sealed = parseRoute("chat", body, { catalog: CATALOG, nonce: NONCE, complete: { seed: 5 } }).body;
+    expect(Buffer.from(job.request_b64, "base64").toString("utf8")).toBe(canonicalJson(sealed));
+    expect([job.alias, job.tokens, job.settings]).toEqual(["qwen3-4b", [1, 2, 3], { threads: 2, batch_size: 512 }]);
+  });
+});
+
+describe("§5 What each outcome does", () => {
+  it("an honest answer passes: counted, no bar", async () => {
+    const { a, fakes, records } = auditor({ shift: 1e-5 });
+    expect((await a.audit(P, "qwen3-4b")).verdict).toBe("pass");
+    expect(records.of(P)).toMatchObject({ passed: 1, failed: 0, last: { verdict: "pass", at: 1_795_305_600 } });
+    expect(fakes.bars).toEqual([]);
+  });
+
+  it("logprobs off by a Q4-sized 0.1 nats fail: counted, and the provider is barred for that audit", async () => {
+    const { a, fakes, records } = auditor({ shift: 0.1 });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(result.verdict).toBe("fail");
+    expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, last: { id: result.id, verdict: "fail" } });
+    expect(fakes.bars).toEqual([[P, result.id]]);
+  });
+
+  it.each([
+    ["a prompt the reference renders to another length is a mismatch", { shift: 0.1, promptTokens: 12 }, "mismatch"],
+    ["a session that fails has no verdict", { sendError: new Error("provider_unavailable") }, "no verdict"],
+    ["another provider than the pinned one has no verdict", { shift: 0.1, provider: "cd".repeat(32) }, "no verdict"],
+    ["a rescorer that fails has no verdict", { scoreError: "the rescorer exited" }, "no verdict"],
+  ] as const)("%s: nothing counted, no one charged", async (_name, options, verdict) => {
+    const { a, fakes, records } = auditor(options);
+    expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
+    expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, last: null }, 1, []]);
+  });
+});
+
+describe("§4 After ordinary placements", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("a placement the scheduler draws is audited after its delay; an alias without a reference copy never is", async () => {
+    vi.useFakeTimers();
+    const dice = { now: () => Date.now(), random: () => 0.5 };
+    const { a, fakes } = auditor({ dice, scheduler: new AuditScheduler({ rate: 1, floorMs: 3_600_000, delayMeanMs: 1_000 }, dice) });
+    a.placed(P, "qwen3-8b");
+    a.placed(P, "qwen3-4b");
+    await vi.advanceTimersByTimeAsync(600);
+    expect(fakes.sent).toHaveLength(0);
+    // -ln(0.5) × 1 s
+    await vi.advanceTimersByTimeAsync(200);
+    expect(fakes.sent.map((s) => s.pin)).toEqual([P]);
+    a.close();
+  });
+});
