@@ -33,6 +33,8 @@ const ListingSchema = z.array(
     id: z.string(), model_ids: z.array(z.string()), trust: z.enum(TRUST_LEVELS), busy: z.boolean(), waiting: z.number(),
     // absent from a gateway older than the digest: its evidence is then fetched on every request, as before
     evidence_sha256: Hex32.optional(),
+    // false on an auditing gateway once a failed audit barred the provider (issue 43): it would refuse to place there
+    in_rotation: z.boolean().optional(),
   }),
 );
 type Listed = z.infer<typeof ListingSchema>[number] & { lastAssigned: number };
@@ -94,6 +96,9 @@ export class CandidateChooser {
     // in the gateway's own order, over what the listing says (its rungs are only claims: each is checked below, and
     // the floor is the evidence's to meet, so every listed rung is taken here); one refused, the next in that order
     const want = pin === undefined ? MAX_CANDIDATES : 1;
+    // a barred provider is no candidate: the gateway places nothing there, so choosing it would only waste a seat (a
+    // pin to one is left to the gateway, whose refusal names the audit)
+    if (pin === undefined) listed = listed.filter((p) => p.in_rotation !== false);
     const chosen: Candidate[] = [];
     const refused: string[] = [];
     const tried = new Set<string>();

@@ -30,12 +30,12 @@ type Provider = Awaited<ReturnType<typeof provider>>;
  * A gateway that lists `providers` as it is told (each with its evidence's digest, or `digest` when it lies about it,
  * or none, as a gateway older than the digest), and serves their evidence; `got` is every path it was asked for.
  */
-function gateway(providers: Provider[], digest: (p: Provider) => string | undefined = (p) => evidenceDigest(p.evidence)) {
+function gateway(providers: Provider[], digest: (p: Provider) => string | undefined = (p) => evidenceDigest(p.evidence), barred: ReadonlySet<string> = new Set()) {
   const got: string[] = [];
   const get = async (path: string): Promise<Response> => {
     got.push(path);
     if (path === "/providers") {
-      return Response.json(providers.map((p) => ({ id: p.id, model_ids: ["qwen3-4b"], trust: p.trust, busy: p.busy, waiting: p.waiting, ...(digest(p) === undefined ? {} : { evidence_sha256: digest(p) }) })));
+      return Response.json(providers.map((p) => ({ id: p.id, model_ids: ["qwen3-4b"], trust: p.trust, busy: p.busy, waiting: p.waiting, ...(digest(p) === undefined ? {} : { evidence_sha256: digest(p) }), ...(barred.has(p.id) ? { in_rotation: false } : {}) })));
     }
     const p = providers.find((q) => path === `/providers/${q.id}/attestation`);
     if (p === undefined) return new Response("{}", { status: 404 });
@@ -68,6 +68,13 @@ describe("DESIGN §10 Gateway-blind: the caller chooses its candidates by its ow
     expect(chosen[0]).toMatchObject({ signing_key: ps[1]!.signing, trust: "transparent" });
     expect(Buffer.from(chosen[0]!.sealingKey).toString("hex")).toBe(ps[1]!.sealing);
     expect((await c.choose(gateway(ps), "qwen3-4b", ps[0]!.id.slice(0, 12))).map((p) => p.id)).toEqual([ps[0]!.id]);
+  });
+
+  it("never one an auditing gateway lists out of rotation (a failed audit), unless the caller pins it", async () => {
+    const ps = await Promise.all([provider(), provider(true), provider(true, 1)]);
+    const gw = gateway(ps, (p) => evidenceDigest(p.evidence), new Set([ps[0]!.id]));
+    expect((await chooser().c.choose(gw, "qwen3-4b", undefined)).map((p) => p.id)).toEqual([ps[1]!.id, ps[2]!.id]);
+    expect((await chooser().c.choose(gw, "qwen3-4b", ps[0]!.id)).map((p) => p.id)).toEqual([ps[0]!.id]);
   });
 
   it("in the gateway's order (src/routing/choose.ts): the next one takes a refused one's place, and an ambiguous pin is refused as the gateway would", async () => {
