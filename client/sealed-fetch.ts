@@ -20,43 +20,18 @@ import { parseRoute, type RouteRequest } from "../src/openai/route-request.ts";
 import { ROUTE_PATHS, type RouteKind } from "../src/openai/route-kinds.ts";
 import { verdictHeaders, verdictOf } from "../src/openai/shapes.ts";
 import { DONE_LINE, sseEvent } from "../src/openai/sse-text.ts";
-import type { ReasoningFormat } from "../src/openai/tools-request.ts";
 import { canonicalJson } from "../src/receipt/canonical-json.ts";
 import type { AnswerPiece, AnswerRecord } from "../src/receipt/answer-record.ts";
 import type { Receipt } from "../src/receipt/receipt.ts";
-import type { TrustLevel } from "../src/receipt/rungs.ts";
 import { AnswerReader, providerFault } from "../src/session/answer-reader.ts";
 import { answerTokenCap } from "../src/session/sealed-request.ts";
 import { anchorsFrom } from "../src/trust/anchors.ts";
 import { BUNDLED_CATALOG } from "./bundled-catalog.ts";
 import { CandidateChooser, GatewayAnswered, type Candidate } from "./candidates.ts";
+import type { SealedFetchOptions } from "./public-types.js";
 
-export interface SealedFetchOptions {
-  /** The gateway's API base, as the OpenAI SDKs take it (`https://host/v1`). */
-  baseURL: string;
-  apiKey?: string;
-  /** The lowest rung a provider's evidence must prove to the caller (default process). */
-  floor?: TrustLevel;
-  /** A provider id (or a prefix of at least 8 hex digits): only that provider is sealed to. */
-  provider?: string;
-  /** Attestation roots the caller trusts, for the hardware rung: PEM text, each holding one certificate or more. */
-  trustedRoots?: string[];
-  /** Release keys (hex) the caller trusts, for the transparent rung. */
-  releaseKeys?: Iterable<string>;
-  /** Provider id → signing key (hex) known before: a provider presenting another is refused. */
-  knownKeys?: Record<string, string>;
-  /** The model catalog whose pins a receipt must match, parsed or as JSON (default: svc's models.lock.json, bundled). */
-  catalog?: Catalog | unknown;
-  /** What a request that names no reasoning_format gets, as the gateway's `--reasoning-format` (default none). */
-  reasoningFormat?: ReasoningFormat;
-  /**
-   * How long the provider listing is reused, in ms (default 2000; 0 lists for every request). The evidence behind it
-   * is fetched only when the listing names new evidence; a request whose candidates fail lists afresh next time.
-   */
-  listingMaxAgeMs?: number;
-  /** The fetch that carries the sealed bytes (default globalThis.fetch). */
-  fetch?: typeof globalThis.fetch;
-}
+// the options are declared once, in the package's public types (no zod or src/ type in a caller's view)
+export type { SealedFetchOptions };
 
 const KINDS = new Map<string, RouteKind>(Object.entries(ROUTE_PATHS).map(([kind, path]) => [path.replace(/^\/v1/, ""), kind as RouteKind]));
 const suite = blindSuite();
