@@ -3,13 +3,14 @@
 // model included, and an agent whose event loop is held for seconds finishes its session; a dead agent (killed,
 // stopped, or its event loop stuck for good) is still dropped within the documented bounds. The busy loops run only
 // over what each test watches (not while its gateway starts), so they starve the rest of the suite no longer than
-// that. The production heartbeat is in force: no fixture sets another.
+// that: the synthetic-engine scenarios run side by side under one busy loop per core (each is mostly waiting for a
+// bound), the real llama.cpp one alone after them. The production heartbeat is in force: no fixture sets another.
 import { availableParallelism } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deadPeerBoundMs, DEFAULT_HEARTBEAT_MS, idlePeerBoundMs } from "../../src/link/heartbeat.ts";
 import { MAIN_STALL_ALLOWED_MS } from "../../agent/daemon/link-thread.ts";
 import { listProviders, post, startAgent, startGateway, waitForProvider, type AgentProcess, type GatewayProcess } from "../fixtures/gateway.ts";
-import { startProcess } from "../../harness/process.ts";
+import { startProcess, type Proc } from "../../harness/process.ts";
 import { followSse, readSse } from "../../harness/sse.ts";
 
 /** Long enough for several busy heartbeat intervals (2 s) and their allowed silence (4 s) to pass under load (idle: 4.5 s and 9 s). */
@@ -23,13 +24,18 @@ const SLACK_MS = 4_000;
 const synthetic = (tokens: number, ms: number) => ["--engine", "synthetic", "--synthetic-tokens", String(tokens), "--synthetic-token-ms", String(ms)];
 const chat = { messages: [{ role: "user", content: "hi" }], max_tokens: 8 };
 
-/** Runs `work` with a busy loop on every core, stopped whatever `work` does. */
+let hogs: Proc[] = [];
+let loaded = 0;
+/**
+ * Runs `work` with a busy loop on every core, stopped whatever `work` does. Tests that run at the same time share
+ * one loop per core: each sees every core busy, none sees more hogs than cores.
+ */
 async function underLoad<T>(work: () => Promise<T>): Promise<T> {
-  const hogs = Array.from({ length: availableParallelism() }, () => startProcess("-e", ["for (;;) {}"], { name: "cpu hog" }));
+  if (loaded++ === 0) hogs = Array.from({ length: availableParallelism() }, () => startProcess("-e", ["for (;;) {}"], { name: "cpu hog" }));
   try {
     return await work();
   } finally {
-    await Promise.all(hogs.map((hog) => hog.kill("SIGKILL")));
+    if (--loaded === 0) await Promise.all(hogs.map((hog) => hog.kill("SIGKILL")));
   }
 }
 
@@ -38,11 +44,46 @@ const drops = (gw: GatewayProcess) => gw.logs().filter((l) => l.msg === "agent d
 const loggedAt = async (gw: GatewayProcess, msg: string, provider: string, timeoutMs: number) =>
   Date.parse(String((await gw.waitForLog((l) => l.msg === msg && l.provider === provider, timeoutMs)).time));
 
-describe("Faults: a loaded machine drops no live agent", () => {
+/** The gateways of the three scenarios that run side by side: all started, side by side, before any busy loop. */
+let live: GatewayProcess | undefined;
+let holding: GatewayProcess | undefined;
+let dying: GatewayProcess | undefined;
+
+/** A gateway with two agents that hold their event loop on their next session: one for 6 s, one past the allowance. */
+async function holdingGateway(): Promise<GatewayProcess> {
+  const gw = await startGateway({ agents: 0 });
+  try {
+    gw.agents.push(
+      ...(await Promise.all([
+        startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic(8, 20), "--test-fault", "block-ms=6000"] }),
+        startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic(8, 20), "--test-fault", `block-ms=${MAIN_STALL_ALLOWED_MS + 10_000}`] }),
+      ])),
+    );
+    for (const agent of gw.agents) await waitForProvider(gw, agent.providerId);
+  } catch (err) {
+    await gw.stop();
+    throw err;
+  }
+  return gw;
+}
+
+beforeAll(async () => {
+  const started = await Promise.allSettled([
+    startGateway({ agents: 2, agentArgs: synthetic(8, 20) }),
+    holdingGateway(),
+    // answers of 100 s: a stream is still running whenever the test, itself starved, gets round to stopping its agent
+    startGateway({ agents: 3, agentArgs: synthetic(2_000, 50) }),
+  ]);
+  [live, holding, dying] = started.map((r) => (r.status === "fulfilled" ? r.value : undefined));
+  const failed = started.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+}, 120_000);
+// each scenario stops its own when it is done; this is for a start that failed half way
+afterAll(() => Promise.all([live, holding, dying].map((gw) => gw?.stop())));
+
+describe.concurrent("Faults: a loaded machine drops no live agent", () => {
   let gw: GatewayProcess;
-  beforeAll(async () => {
-    gw = await startGateway({ agents: 2, agentArgs: synthetic(8, 20) });
-  }, 60_000);
+  beforeAll(() => void (gw = live!));
   afterAll(() => gw?.stop());
 
   it(`with every core busy for ${LOADED_MS / 1000} s, every request is answered and no agent disconnects`, async () => {
@@ -66,60 +107,9 @@ describe("Faults: a loaded machine drops no live agent", () => {
   }, 60_000);
 });
 
-describe("Faults: real llama.cpp agents on a loaded machine stay listed, their first session (the model's load) included", () => {
+describe.concurrent("Faults: an agent whose event loop is held", () => {
   let gw: GatewayProcess;
-  beforeAll(async () => {
-    // fresh agents: the first session of each loads the model, whose chat template node-llama-cpp resolves in one
-    // synchronous call of seconds on this machine
-    gw = await startGateway({ agents: 2 });
-  }, 60_000);
-  afterAll(() => gw?.stop());
-
-  it(`three callers for ${LOADED_MS / 1000} s (plain, streamed, json_schema): every request answered, no agent dropped`, async () => {
-    const failures: string[] = [];
-    let answered = 0;
-    let deadline = 0;
-    const caller = async (c: number) => {
-      for (let i = 0; Date.now() < deadline; i++) {
-        const schema = { type: "object", properties: { [`k${c}_${i}`]: { type: "string", maxLength: 12 } }, required: [`k${c}_${i}`] };
-        const body =
-          i % 3 === 2
-            ? { ...chat, max_tokens: 48, response_format: { type: "json_schema", json_schema: { name: "x", schema } } }
-            : { messages: [{ role: "user", content: `hello ${"word ".repeat(40 * (i % 3))}` }], max_tokens: 48, stream: i % 3 === 1 };
-        const res = await post(gw, "/v1/chat/completions", body);
-        const text = await res.text();
-        // a stream that failed after its head carries the error in its data
-        if (res.status !== 200 || text.includes('"error"')) failures.push(`caller ${c} request ${i}: ${res.status} ${text.slice(0, 300)}`);
-        else answered++;
-        if (i % 4 === 3) await new Promise((resolve) => setTimeout(resolve, 2_000 * (c + 1)));
-      }
-    };
-    await underLoad(async () => {
-      deadline = Date.now() + LOADED_MS;
-      await Promise.all([0, 1, 2].map(caller));
-    });
-    expect(failures).toEqual([]);
-    expect(answered).toBeGreaterThan(3);
-    for (const agent of gw.agents) {
-      expect(agent.stdout()).toMatch(/loaded qwen3-4b/);
-      expect(agent.stdout()).not.toContain("disconnected");
-    }
-    expect(drops(gw)).toEqual([]);
-  }, 120_000);
-});
-
-describe("Faults: an agent whose event loop is held", () => {
-  let gw: GatewayProcess;
-  beforeAll(async () => {
-    gw = await startGateway({ agents: 0 });
-    gw.agents.push(
-      ...(await Promise.all([
-        startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic(8, 20), "--test-fault", "block-ms=6000"] }),
-        startAgent(gw.coordinatorUrl, gw.tiny, { args: [...synthetic(8, 20), "--test-fault", `block-ms=${MAIN_STALL_ALLOWED_MS + 10_000}`] }),
-      ])),
-    );
-    for (const agent of gw.agents) await waitForProvider(gw, agent.providerId);
-  }, 60_000);
+  beforeAll(() => void (gw = holding!));
   afterAll(() => gw?.stop());
 
   it(`for 6 s in one call (longer than the busy allowance, ${deadPeerBoundMs(DEFAULT_HEARTBEAT_MS)} ms) stays listed and finishes its session; past ${MAIN_STALL_ALLOWED_MS / 1000} s it is dropped within that and the busy bound, and its pinned request gets 503 provider_unavailable`, async () => {
@@ -157,12 +147,9 @@ describe("Faults: an agent whose event loop is held", () => {
   }, 120_000);
 });
 
-describe("Faults: a dead agent is still found on a loaded machine, within the documented bounds", () => {
+describe.concurrent("Faults: a dead agent is still found on a loaded machine, within the documented bounds", () => {
   let gw: GatewayProcess;
-  beforeAll(async () => {
-    // answers of 100 s: a stream is still running whenever the test, itself starved, gets round to stopping its agent
-    gw = await startGateway({ agents: 3, agentArgs: synthetic(2_000, 50) });
-  }, 60_000);
+  beforeAll(() => void (gw = dying!));
   afterAll(async () => {
     for (const agent of gw?.agents ?? []) agent.child.kill("SIGCONT");
     await gw?.stop();
@@ -208,4 +195,46 @@ describe("Faults: a dead agent is still found on a loaded machine, within the do
       expect(gone - killed).toBeLessThan(deadPeerBoundMs(DEFAULT_HEARTBEAT_MS) + SLACK_MS);
       expect(JSON.parse((await done).data.at(-1)!)).toMatchObject({ error: { code: "provider_error" } });
     }), 30_000);
+});
+
+describe("Faults: real llama.cpp agents on a loaded machine stay listed, their first session (the model's load) included", () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    // fresh agents: the first session of each loads the model, whose chat template node-llama-cpp resolves in one
+    // synchronous call of seconds on this machine
+    gw = await startGateway({ agents: 2 });
+  }, 60_000);
+  afterAll(() => gw?.stop());
+
+  it(`three callers for ${LOADED_MS / 1000} s (plain, streamed, json_schema): every request answered, no agent dropped`, async () => {
+    const failures: string[] = [];
+    let answered = 0;
+    let deadline = 0;
+    const caller = async (c: number) => {
+      for (let i = 0; Date.now() < deadline; i++) {
+        const schema = { type: "object", properties: { [`k${c}_${i}`]: { type: "string", maxLength: 12 } }, required: [`k${c}_${i}`] };
+        const body =
+          i % 3 === 2
+            ? { ...chat, max_tokens: 48, response_format: { type: "json_schema", json_schema: { name: "x", schema } } }
+            : { messages: [{ role: "user", content: `hello ${"word ".repeat(40 * (i % 3))}` }], max_tokens: 48, stream: i % 3 === 1 };
+        const res = await post(gw, "/v1/chat/completions", body);
+        const text = await res.text();
+        // a stream that failed after its head carries the error in its data
+        if (res.status !== 200 || text.includes('"error"')) failures.push(`caller ${c} request ${i}: ${res.status} ${text.slice(0, 300)}`);
+        else answered++;
+        if (i % 4 === 3) await new Promise((resolve) => setTimeout(resolve, 2_000 * (c + 1)));
+      }
+    };
+    await underLoad(async () => {
+      deadline = Date.now() + LOADED_MS;
+      await Promise.all([0, 1, 2].map(caller));
+    });
+    expect(failures).toEqual([]);
+    expect(answered).toBeGreaterThan(3);
+    for (const agent of gw.agents) {
+      expect(agent.stdout()).toMatch(/loaded qwen3-4b/);
+      expect(agent.stdout()).not.toContain("disconnected");
+    }
+    expect(drops(gw)).toEqual([]);
+  }, 120_000);
 });
