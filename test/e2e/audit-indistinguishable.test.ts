@@ -65,6 +65,8 @@ const fixedPart = (plaintext: Record<string, unknown>) => canonicalJson(Object.f
 
 /** A caller's session and an audit's, of each item. */
 const pairs = new Map<Item, { caller: Seen; audit: Seen }>();
+/** Every audit's cache owner. */
+const auditOwners: string[] = [];
 
 describe("§4 An audit as the provider sees it", () => {
   beforeAll(async () => {
@@ -87,9 +89,16 @@ describe("§4 An audit as the provider sees it", () => {
         (callerShas.has(sha256(seen.plaintext)) ? callers : audits).set(item, seen);
       }
     }
+    for (const seen of readSeen()) if (!callerShas.has(sha256(seen.plaintext))) auditOwners.push((JSON.parse(seen.plaintext) as { cache_owner: string }).cache_owner);
     for (const name of NAMES) if (callers.has(name) && audits.has(name)) pairs.set(name, { caller: callers.get(name)!, audit: audits.get(name)! });
     expect([...pairs.keys()].sort()).toEqual([...NAMES].sort());
   }, 300_000);
+
+  it("audits come under several cache owners, as callers' keys do, not the auditor's one (design §4 point 2: 16 identities)", () => {
+    // at least 4 audits, each under one of 16 identities at random: all under one is 16^-3 at most
+    expect(auditOwners.length).toBeGreaterThanOrEqual(NAMES.length);
+    expect(new Set(auditOwners).size).toBeGreaterThan(1);
+  });
 
   describe.each(NAMES)("%s", (name) => {
     it("(a) the plaintexts have the same keys, and the same values on every key but the fresh ones, which have the same formats", () => {
