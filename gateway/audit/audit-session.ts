@@ -16,11 +16,11 @@ export const AUDIT_SESSION_DEADLINE_MS = 10 * 60_000;
  * own tenant in the parse queues, and the cache scope and owner a caller's key would have.
  */
 export function sendThrough(gateway: Gateway, identities: { pick(): Promise<Principal> }): SendAudit {
-  return async (kind, bytes, pin) => {
+  return async (kind, bytes, pin, headers = {}) => {
     const principal = await identities.pick();
     const signal = AbortSignal.timeout(AUDIT_SESSION_DEADLINE_MS);
     const requestId = `audit_${randomBytes(8).toString("hex")}`;
-    const { request, open } = await sessionFor({ gateway, principal, signal, requestId }, kind, bytes, {}, { pin });
+    const { request, open } = await sessionFor({ gateway, principal, signal, requestId }, kind, bytes, headers, { pin });
     let provider: string | undefined;
     for await (const event of open()) {
       if (event.type === "provider") provider = event.provider.id;

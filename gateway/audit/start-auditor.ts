@@ -7,6 +7,7 @@ import type { Gateway } from "../context.ts";
 import { sendThrough } from "./audit-session.ts";
 import { Auditor } from "./auditor.ts";
 import type { AuditIdentities } from "./identities.ts";
+import { CorpusIndex, draftAudit, TrafficShapes } from "./traffic-shape.ts";
 import { readCorpus, type CorpusItem } from "./corpus.ts";
 import { AuditRecords } from "./records.ts";
 import { ownRescorer, parseRescorerCommand, RescoreWorker } from "./rescore-worker.ts";
@@ -59,6 +60,8 @@ export function startAuditor(
 ): NonNullable<Gateway["audits"]> & { close(): Promise<void> } {
   const worker = new RescoreWorker({ command: settings.rescorer === undefined ? ownRescorer() : parseRescorerCommand(settings.rescorer), models: settings.models, threads: settings.threads, catalogPath: settings.catalogPath });
   const records = new AuditRecords();
+  const shapes = new TrafficShapes(REAL_DICE);
+  const index = new CorpusIndex(corpus);
   const auditor = new Auditor({
     send: sendThrough(gateway, identities),
     score: (job) => worker.score(job),
@@ -66,6 +69,7 @@ export function startAuditor(
     records,
     scheduler: new AuditScheduler(settings.pacing, REAL_DICE),
     corpus,
+    draft: () => draftAudit(index, shapes, REAL_DICE),
     aliases: new Set(settings.models.keys()),
     threads: settings.threads,
     dice: REAL_DICE,
@@ -75,6 +79,7 @@ export function startAuditor(
     auditor,
     records,
     barOf: (id) => directory.barOf(id),
+    shapes,
     close: async () => {
       auditor.close();
       await worker.close();

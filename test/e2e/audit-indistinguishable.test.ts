@@ -1,8 +1,9 @@
 // Issue 43 item 2, design §4 "The test": what a provider sees of an audit is what it sees of a caller's request. An
 // agent run with the test fault `record=DIR` writes, for every session, the session message's clear fields, when it
-// came and the plaintext it opened to. A caller sends each corpus item's body over HTTP; the auditor (rate 1: every
-// ordinary session draws an audit) sends the items through its own path. Each audit is set beside the caller's
-// session of the same item, and the two must differ only in the values that are fresh for every request.
+// came and the plaintext it opened to. A caller sends corpus item X's body over HTTP plain, with logprobs and
+// streamed, and T's (a tool call); the auditor (rate 1: every ordinary session draws an audit) sends X or T in a
+// shape drawn from those callers sent (gateway/audit/traffic-shape.ts). Each audit is set beside the caller's
+// session of the same case, and the two must differ only in the values that are fresh for every request.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,19 +24,23 @@ interface Seen {
 const FRESH = ["nonce", "seed", "cache_scope", "cache_owner", "client_nonce"] as const;
 
 const WEATHER = { type: "object", properties: { city: { type: "string", maxLength: 12 } }, required: ["city"], additionalProperties: false };
-/** The corpus: one item per shape the audit can take, each with its own text so a session shows which item it is. */
-const ITEMS = {
-  plain: { kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 6 } },
-  logprobs: { kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Name a river." }], max_tokens: 6, logprobs: true, top_logprobs: 3 } },
-  tools: {
-    kind: "tools",
-    route: "chat",
-    body: { messages: [{ role: "user", content: "What is the weather in Paris?" }], tools: [{ type: "function", function: { name: "get_weather", parameters: WEATHER } }], tool_choice: "required", max_tokens: 40, temperature: 1 },
-  },
-  stream: { kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Say hello." }], max_tokens: 6, stream: true } },
+/** The corpus: X, a chat prompt, and T, one with a tool. The auditor sends them in the shapes callers sent lately
+ * (gateway/audit/traffic-shape.ts), so X goes plain, with logprobs or streamed as a caller's X did. */
+const X = { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 6 };
+const T = { messages: [{ role: "user", content: "What is the weather in Paris?" }], tools: [{ type: "function", function: { name: "get_weather", parameters: WEATHER } }], tool_choice: "required", max_tokens: 40, temperature: 1 };
+const CORPUS = [
+  { id: "X", kind: "chat", route: "chat", body: X },
+  { id: "T", kind: "tools", route: "chat", body: T },
+];
+/** What the caller sends: each shape the audit can take. */
+const CASES = {
+  plain: X,
+  logprobs: { ...X, logprobs: true, top_logprobs: 3 },
+  tools: T,
+  stream: { ...X, stream: true },
 } as const;
-type Item = keyof typeof ITEMS;
-const NAMES = Object.keys(ITEMS) as Item[];
+type Case = keyof typeof CASES;
+const NAMES = Object.keys(CASES) as Case[];
 
 let gw: GatewayProcess;
 let dir: string;
@@ -43,7 +48,7 @@ beforeAll(async () => {
   const tiny = makeTinyCatalog([{ alias: "qwen3-4b", seed: 1 }]);
   dir = join(tiny.dir, "seen");
   const corpus = join(tiny.dir, "corpus.jsonl");
-  writeFileSync(corpus, NAMES.map((id) => JSON.stringify({ id, ...ITEMS[id] })).join("\n"));
+  writeFileSync(corpus, CORPUS.map((item) => JSON.stringify(item)).join("\n"));
   const audit = ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1", "--audit-delay", "10ms"];
   gw = await startGateway({ tiny, args: audit, agentArgs: ["--test-fault", `record=${dir}`] });
 });
@@ -53,42 +58,45 @@ afterAll(async () => {
 });
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-const itemOf = (plaintext: Record<string, unknown>): Item => {
-  const text = (plaintext.messages as { content: string }[])[0]!.content;
-  const found = NAMES.find((name) => text === ITEMS[name].body.messages[0].content);
-  if (found === undefined) throw new Error(`a session of no corpus item: ${text}`);
-  return found;
+/** Which case an audit's session is, by what the provider sees of it: its tools, logprobs and whole. */
+const caseOf = (seen: Seen): Case => {
+  const plaintext = JSON.parse(seen.plaintext) as Record<string, unknown>;
+  if (plaintext.tools !== undefined) return "tools";
+  if (plaintext.top_logprobs === 3) return "logprobs";
+  return seen.clear.whole === true ? "plain" : "stream";
 };
 const readSeen = (): Seen[] => readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Seen);
 /** The plaintext without its fresh values: what must be byte for byte the same. */
 const fixedPart = (plaintext: Record<string, unknown>) => canonicalJson(Object.fromEntries(Object.entries(plaintext).filter(([k]) => !(FRESH as readonly string[]).includes(k))));
 
 /** A caller's session and an audit's, of each item. */
-const pairs = new Map<Item, { caller: Seen; audit: Seen }>();
+const pairs = new Map<Case, { caller: Seen; audit: Seen }>();
 /** Every audit's cache owner. */
 const auditOwners: string[] = [];
 
 describe("§4 An audit as the provider sees it", () => {
   beforeAll(async () => {
-    const callerShas = new Set<string>();
-    const callers = new Map<Item, Seen>();
-    const audits = new Map<Item, Seen>();
-    // each caller session draws one audit of an item chosen at random: send rounds until every item has had one
+    const callerCases = new Map<string, Case>();
+    const callers = new Map<Case, Seen>();
+    const audits = new Map<Case, Seen>();
+    // each caller session draws one audit, in a shape drawn from those sent: send rounds until every case has had one
     for (let round = 0; round < 12 && audits.size < NAMES.length; round++) {
       for (const name of NAMES) {
-        const res = await post(gw, "/v1/chat/completions", { model: "qwen3-4b", ...ITEMS[name].body });
+        const res = await post(gw, "/v1/chat/completions", { model: "qwen3-4b", ...CASES[name] });
         const text = await res.text();
         expect(res.status, text).toBe(200);
         // the receipt names the sealed bytes' hash: so the test tells the caller's sessions from the audits'
-        callerShas.add(/"request_sha256":"([0-9a-f]{64})"/.exec(text)![1]!);
+        callerCases.set(/"request_sha256":"([0-9a-f]{64})"/.exec(text)![1]!, name);
       }
-      const sessions = callerShas.size * 2;
+      const sessions = callerCases.size * 2;
       for (const until = Date.now() + 120_000; readSeen().length < sessions && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
       for (const seen of readSeen()) {
-        const item = itemOf(JSON.parse(seen.plaintext) as Record<string, unknown>);
-        (callerShas.has(sha256(seen.plaintext)) ? callers : audits).set(item, seen);
+        const caller = callerCases.get(sha256(seen.plaintext));
+        if (caller !== undefined) callers.set(caller, seen);
+        else audits.set(caseOf(seen), seen);
       }
     }
+    const callerShas = new Set(callerCases.keys());
     for (const seen of readSeen()) if (!callerShas.has(sha256(seen.plaintext))) auditOwners.push((JSON.parse(seen.plaintext) as { cache_owner: string }).cache_owner);
     for (const name of NAMES) if (callers.has(name) && audits.has(name)) pairs.set(name, { caller: callers.get(name)!, audit: audits.get(name)! });
     expect([...pairs.keys()].sort()).toEqual([...NAMES].sort());
