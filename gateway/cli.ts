@@ -19,7 +19,8 @@ import { onShutdownSignal } from "../src/process/shutdown.ts";
 import { readyLine } from "../src/process/ready-line.ts";
 import { secretFileOption, takeSecret } from "../src/process/secret-option.ts";
 import { TRUST_LEVELS, type TrustLevel } from "../src/receipt/rungs.ts";
-import { auditModels, duration } from "./audit/audit-flags.ts";
+import { auditIdentities, auditModels, duration } from "./audit/audit-flags.ts";
+import { DEFAULT_AUDIT_IDENTITIES } from "./audit/identities.ts";
 import { DEFAULT_AUDIT_PACING } from "./audit/scheduler.ts";
 
 interface ServeFlags extends CoordinatorFlags {
@@ -62,6 +63,7 @@ interface ServeFlags extends CoordinatorFlags {
   auditRate: number;
   auditFloor: number;
   auditThreads: number;
+  auditIdentities: number;
   auditRescorer?: string;
   auditDelay: number;
 }
@@ -150,6 +152,7 @@ export function gatewayProgram(): Command {
       .option("--audit-rate <n>", "audit a provider after one in this many of its ordinary sessions, at random", positiveInteger, DEFAULT_AUDIT_PACING.rate)
       .option("--audit-floor <duration>", "and at least once within this (30–60 min at 60m), at its next ordinary session", duration, DEFAULT_AUDIT_PACING.floorMs)
       .option("--audit-delay <duration>", "the mean of the random (exponential) delay between the session that draws an audit and the audit", duration, DEFAULT_AUDIT_PACING.delayMeanMs)
+      .option("--audit-identities <n>", "send audits under this many keys of a store user svc-auditor, one at random per audit, each retired after 1–14 days: a cache owner as varied as callers'", auditIdentities, DEFAULT_AUDIT_IDENTITIES)
       .option("--audit-threads <n>", "threads of the reference pass (recorded with each audit)", positiveInteger, 1)
       .option("--audit-rescorer <cmd>", "the reference pass's command instead of this package's own svc-agent rescore (it gets --model alias=PATH … --threads N and speaks JSON lines)"),
   ).action(async (flags: ServeFlags, command: Command) => {
@@ -206,6 +209,7 @@ export function gatewayProgram(): Command {
               corpusPath: flags.auditCorpus,
               pacing: { rate: flags.auditRate, floorMs: flags.auditFloor, delayMeanMs: flags.auditDelay },
               threads: flags.auditThreads,
+              identities: flags.auditIdentities,
               rescorer: flags.auditRescorer,
               catalogPath: flags.catalog,
             },

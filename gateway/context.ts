@@ -17,6 +17,7 @@ import type { UserKeys } from "./keys/user-keys.ts";
 import type { OwnerOf, ScopeOf } from "./keys/cache-scope.ts";
 import type { Auditor } from "./audit/auditor.ts";
 import type { AuditRecords } from "./audit/records.ts";
+import type { TrafficShapes } from "./audit/traffic-shape.ts";
 
 export interface Gateway {
   catalog: Catalog;
@@ -45,7 +46,7 @@ export interface Gateway {
   /** `--audit`: every request is sealed complete, with logprobs and a seed (src/openai/chat-request.ts Completion). */
   completeRequests: boolean;
   /** `--audit-models`: the auditor, told of each ordinary placement, and the audit records the listings show. */
-  audits?: { auditor: Auditor; records: AuditRecords; barOf: (provider: string) => string | undefined };
+  audits?: { auditor: Auditor; records: AuditRecords; barOf: (provider: string) => string | undefined; shapes: TrafficShapes };
 }
 
 export interface RouteContext {

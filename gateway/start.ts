@@ -44,6 +44,8 @@ import { OidcClient, type OidcSettings } from "./web/oidc.ts";
 import type { SignIn } from "./web/routes.ts";
 import { loadCookieSecret, Sessions } from "./web/session.ts";
 import { cacheOwners, cacheScopes, scopeSecret } from "./keys/cache-scope.ts";
+import { AuditIdentities } from "./audit/identities.ts";
+import { REAL_DICE } from "./audit/scheduler.ts";
 import { checkAuditor, startAuditor, type AuditorSettings } from "./audit/start-auditor.ts";
 import type { Gateway } from "./context.ts";
 
@@ -280,7 +282,9 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
     parser,
     completeRequests: options.audit === true || options.auditor !== undefined,
   };
-  const audits = checkedAuditor && startAuditor(gateway, directory, checkedAuditor, options.logger.child({ role: "auditor" }));
+  // the audits' identities: keys of the store's svc-auditor user, as a caller's are its own
+  const identities = checkedAuditor && (await AuditIdentities.open(store, checkedAuditor.settings.identities, REAL_DICE));
+  const audits = checkedAuditor && identities && startAuditor(gateway, directory, checkedAuditor, identities, options.logger.child({ role: "auditor" }));
   if (audits) gateway.audits = audits;
   const { server: gatewayServer, drain } = createGatewayServer(gateway, options.logger, options.httpTimeouts);
   const shutdown = async (graceMs = 0) => {

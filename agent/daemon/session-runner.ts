@@ -33,6 +33,8 @@ export interface FaultInjection {
   events(events: AsyncIterable<GenerateEvent>, signal: AbortSignal): AsyncIterable<GenerateEvent>;
   /** What it sends in place of its honest receipt. */
   receipt(honest: Receipt, signer: Signer): unknown;
+  /** The session message as it arrived at `at` (ms since the epoch), and the plaintext it opened to. */
+  opened?(message: SessionMessage, plaintext: Uint8Array, at: number): void;
 }
 
 export interface SessionContext {
@@ -63,6 +65,7 @@ export async function runSession(message: SessionMessage, ctx: SessionContext, s
   ctx.log(`session ${id} start (${message.alias}${"blind" in message ? ", sealed by the caller" : ""})`);
   try {
     channel = await openChannel(message, ctx.keys, ctx.send, ctx.log);
+    ctx.faults?.opened?.(message, channel.plaintext, started);
     if (!ctx.advertised.includes(message.alias)) throw new ApiError("provider_error", `This provider does not serve ${message.alias}.`);
     const request = channel.request(ctx.store.entry(message.alias));
     if (request.model !== message.alias) throw new ApiError("provider_error", `This provider does not serve ${request.model}.`);

@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { GenerateEvent } from "../engine/inference.ts";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
 import { payloadOf, signReceipt, type Receipt } from "../../src/receipt/receipt.ts";
@@ -45,12 +46,14 @@ interface Faults {
   /** Spend at most this many steps on a session's schemas, grammar work included: what the gateway let through, it refuses. */
   schemaSteps?: number;
   receipt?: ReceiptFault;
+  /** Write what this provider sees of each session into this directory: audits must look like callers. */
+  recordDir?: string;
 }
 
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, logprob-shift=MILLINATS, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, logprob-shift=MILLINATS, record=DIR, receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 function parseFaults(spec: string): Faults {
@@ -60,6 +63,11 @@ function parseFaults(spec: string): Faults {
     const [name, raw] = eq === -1 ? [part, ""] : [part.slice(0, eq), part.slice(eq + 1)];
     if (name === "receipt") {
       faults.receipt = parseReceiptFault(raw, part);
+      continue;
+    }
+    if (name === "record") {
+      if (raw === "") throw new Error(`--test-fault ${part}: expected record=DIR`);
+      faults.recordDir = raw;
       continue;
     }
     if (name === "tool-call" || name === "error" || name === "error-param") {
@@ -97,6 +105,7 @@ export function faultInjection(spec: string): FaultInjection {
     schemaSteps: faults.schemaSteps,
     events: (events, signal) => faultyEvents(events, faults, signal),
     receipt: (honest, signer) => (faults.receipt ? faultyReceipt(honest, signer, faults.receipt) : honest),
+    ...(faults.recordDir === undefined ? {} : { opened: recordSession(faults.recordDir) }),
   };
 }
 
@@ -136,6 +145,20 @@ async function* faultyEvents(events: AsyncIterable<GenerateEvent>, faults: Fault
       yield* piece({ ...event, logprobs: event.logprobs.map((entry) => ({ ...entry, logprob: entry.logprob - shift })) });
     } else yield* piece(event);
   }
+}
+
+/**
+ * `record=DIR`: one file per session, `ID.json`, holding all a provider sees of it: when it arrived, the session
+ * message's clear fields (its keys, id, alias, whole, and the sealed parts' lengths) and the plaintext JSON it opened to, as sent.
+ */
+function recordSession(dir: string): NonNullable<FaultInjection["opened"]> {
+  mkdirSync(dir, { recursive: true });
+  return (message, plaintext, at) => {
+    const clear: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(message)) clear[key] = key === "enc" || key === "ct" ? { length: (value as string).length } : value;
+    const seen = { at, keys: Object.keys(message).sort(), clear, plaintext: Buffer.from(plaintext).toString("utf8") };
+    writeFileSync(join(dir, `${message.id}.json`), JSON.stringify(seen));
+  };
 }
 
 /** What the faulty provider sends in place of its honest receipt. */

@@ -1,5 +1,7 @@
 // `svc-gateway serve`'s audit flags as values (issue 43 item 2): each bad one a usage error naming the flag.
 import { InvalidArgumentError } from "commander";
+import { positiveInteger } from "../../src/process/cli-options.ts";
+import { MAX_AUDIT_IDENTITIES } from "./identities.ts";
 
 /** `--audit-models alias=PATH,…`: the reference copies, alias to GGUF path. */
 export function auditModels(value: string): Map<string, string> {
@@ -23,4 +25,11 @@ export function duration(value: string): number {
   const ms = match === null ? NaN : Number(match[1]) * UNITS[match[2]!]!;
   if (!(ms > 0) || !Number.isFinite(ms)) throw new InvalidArgumentError("a duration such as 60m, 90s or 2h");
   return Math.round(ms);
+}
+
+/** `--audit-identities 16`: the pool's size, 1 to MAX_AUDIT_IDENTITIES keys. */
+export function auditIdentities(value: string): number {
+  const n = positiveInteger(value);
+  if (n > MAX_AUDIT_IDENTITIES) throw new InvalidArgumentError(`at most ${MAX_AUDIT_IDENTITIES}`);
+  return n;
 }

@@ -8,17 +8,19 @@ import type { Principal } from "../keys/auth.ts";
 import { sessionFor } from "../openai/session-for.ts";
 import type { SendAudit } from "./auditor.ts";
 
-/** The auditor's principal: its own tenant in the parse queues and its own cache scope, like any key. */
-export const AUDITOR_PRINCIPAL: Principal = { kind: "operator", keyId: "svc-auditor" };
-
 /** An audit's session ends within this, whatever the provider does. */
 export const AUDIT_SESSION_DEADLINE_MS = 10 * 60_000;
 
-export function sendThrough(gateway: Gateway, principal: Principal = AUDITOR_PRINCIPAL): SendAudit {
-  return async (kind, bytes, pin) => {
+/**
+ * Each audit goes under one of the auditor's identities (identities.ts), as a caller's request goes under its key: its
+ * own tenant in the parse queues, and the cache scope and owner a caller's key would have.
+ */
+export function sendThrough(gateway: Gateway, identities: { pick(): Promise<Principal> }): SendAudit {
+  return async (kind, bytes, pin, headers = {}) => {
+    const principal = await identities.pick();
     const signal = AbortSignal.timeout(AUDIT_SESSION_DEADLINE_MS);
     const requestId = `audit_${randomBytes(8).toString("hex")}`;
-    const { request, open } = await sessionFor({ gateway, principal, signal, requestId }, kind, bytes, {}, { pin });
+    const { request, open } = await sessionFor({ gateway, principal, signal, requestId }, kind, bytes, headers, { pin });
     let provider: string | undefined;
     for await (const event of open()) {
       if (event.type === "provider") provider = event.provider.id;

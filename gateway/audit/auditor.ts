@@ -31,7 +31,7 @@ export interface AuditSession {
 }
 
 /** Sends an audit's body bytes through the ordinary path, pinned; throws as a caller's request would fail. */
-export type SendAudit = (kind: Exclude<RouteKind, "embeddings">, bytes: Uint8Array, pin: string) => Promise<AuditSession>;
+export type SendAudit = (kind: Exclude<RouteKind, "embeddings">, bytes: Uint8Array, pin: string, headers?: Record<string, string>) => Promise<AuditSession>;
 
 export interface AuditorParts {
   send: SendAudit;
@@ -41,6 +41,8 @@ export interface AuditorParts {
   records: AuditRecords;
   scheduler: AuditScheduler;
   corpus: readonly CorpusItem[];
+  /** Draws an audit's item in the shape of callers' traffic, with its headers (traffic-shape.ts); without it, an item as the corpus holds it. */
+  draft?: () => { item: CorpusItem; headers: Record<string, string> };
   /** The aliases the auditor holds a reference copy of (`--audit-models`). */
   aliases: ReadonlySet<string>;
   threads: number;
@@ -73,8 +75,8 @@ export class Auditor {
   async audit(provider: string, alias: string): Promise<AuditResult> {
     const id = `aud_${randomBytes(12).toString("hex")}`;
     const { corpus, dice, log } = this.parts;
-    const item = corpus[Math.floor(dice.random() * corpus.length)]!;
-    const result = await this.judge(id, provider, alias, item).catch((err: unknown): AuditResult => ({ id, verdict: "no verdict", why: (err as Error).message }));
+    const { item, headers } = this.parts.draft?.() ?? { item: corpus[Math.floor(dice.random() * corpus.length)]!, headers: {} };
+    const result = await this.judge(id, provider, alias, item, headers).catch((err: unknown): AuditResult => ({ id, verdict: "no verdict", why: (err as Error).message }));
     if ("mean" in result) {
       this.parts.records.note(provider, id, result.verdict, Math.floor(dice.now() / 1000));
       log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean }, `audit ${id} of provider ${provider}: ${result.verdict}`);
@@ -86,9 +88,9 @@ export class Auditor {
     return result;
   }
 
-  private async judge(id: string, provider: string, alias: string, item: CorpusItem): Promise<AuditResult> {
+  private async judge(id: string, provider: string, alias: string, item: CorpusItem, headers: Record<string, string>): Promise<AuditResult> {
     const bytes = Buffer.from(JSON.stringify({ ...item.body, model: alias }));
-    const session = await this.parts.send(item.route, bytes, provider);
+    const session = await this.parts.send(item.route, bytes, provider, headers);
     const none = (why: string): AuditResult => ({ id, verdict: "no verdict", why });
     if (session.provider !== provider) return none(`provider ${session.provider ?? "none"} took the audit, not the pinned one`);
     const { receipt, answer, request } = session;

@@ -11,7 +11,9 @@ export const CorpusItemSchema = z.strictObject({
   id: z.string().min(1).max(128),
   kind: z.enum(["chat", "tools", "json", "long", "conversation"]),
   route: z.enum(["chat", "responses", "completions"]),
-  /** An OpenAI body for the route, without `model` (the auditor names the alias it audits) and without a pin. */
+  /** An OpenAI body for the route, without `model` (the auditor names the alias it audits) and without a pin. Its
+   *  stream, max_tokens, temperature, sampling numbers, logprobs and cache_prompt give way to a shape of callers'
+   *  traffic when one fits the item (traffic-shape.ts): its content, tools, stop and format are its own. */
   body: z.record(z.string(), z.unknown()).refine((b) => !("model" in b) && !("provider" in b) && !("provider_key_id" in b), "the body names no model and no provider: the auditor sets them"),
   /** User turns appended after the provider's answers (design §4); read, not yet sent. */
   then: z.array(z.string()).max(16).optional(),

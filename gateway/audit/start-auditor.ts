@@ -6,6 +6,8 @@ import { sha256File } from "../../src/crypto/sha256-node.ts";
 import type { Gateway } from "../context.ts";
 import { sendThrough } from "./audit-session.ts";
 import { Auditor } from "./auditor.ts";
+import type { AuditIdentities } from "./identities.ts";
+import { CorpusIndex, draftAudit, TrafficShapes } from "./traffic-shape.ts";
 import { readCorpus, type CorpusItem } from "./corpus.ts";
 import { AuditRecords } from "./records.ts";
 import { ownRescorer, parseRescorerCommand, RescoreWorker } from "./rescore-worker.ts";
@@ -17,6 +19,8 @@ export interface AuditorSettings {
   corpusPath: string | undefined;
   pacing: AuditPacing;
   threads: number;
+  /** `--audit-identities`: how many keys of the svc-auditor user the audits are sent under (identities.ts). */
+  identities: number;
   /** `--audit-rescorer`: a command line instead of the package's own `svc-agent rescore`. */
   rescorer?: string | undefined;
   /** The gateway's `--catalog`, handed to the rescorer. */
@@ -51,17 +55,21 @@ export function startAuditor(
   gateway: Gateway,
   directory: { bar(id: string, auditId: string): void; barOf(id: string): string | undefined },
   { settings, corpus }: CheckedAuditor,
+  identities: AuditIdentities,
   log: Logger,
 ): NonNullable<Gateway["audits"]> & { close(): Promise<void> } {
   const worker = new RescoreWorker({ command: settings.rescorer === undefined ? ownRescorer() : parseRescorerCommand(settings.rescorer), models: settings.models, threads: settings.threads, catalogPath: settings.catalogPath });
   const records = new AuditRecords();
+  const shapes = new TrafficShapes(REAL_DICE);
+  const index = new CorpusIndex(corpus);
   const auditor = new Auditor({
-    send: sendThrough(gateway),
+    send: sendThrough(gateway, identities),
     score: (job) => worker.score(job),
     bar: (id, auditId) => directory.bar(id, auditId),
     records,
     scheduler: new AuditScheduler(settings.pacing, REAL_DICE),
     corpus,
+    draft: () => draftAudit(index, shapes, REAL_DICE),
     aliases: new Set(settings.models.keys()),
     threads: settings.threads,
     dice: REAL_DICE,
@@ -71,6 +79,7 @@ export function startAuditor(
     auditor,
     records,
     barOf: (id) => directory.barOf(id),
+    shapes,
     close: async () => {
       auditor.close();
       await worker.close();

@@ -16,6 +16,7 @@ import { mediaTypeOf, readBodyBytes } from "../http/body.ts";
 import { CallerGone } from "../http/caller-gone.ts";
 import { asApiError, sendJson } from "../http/respond.ts";
 import { blindRoute } from "./blind-route.ts";
+import { shapeOf } from "../audit/traffic-shape.ts";
 import { sessionFor } from "./session-for.ts";
 import { SseWriter } from "./sse.ts";
 
@@ -25,7 +26,9 @@ export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<voi
     // a gateway-blind request: sealed by the caller, relayed unread (DESIGN §10)
     if (mediaTypeOf(ctx.req.headers["content-type"]) === SEALED_REQUEST_TYPE) return blindRoute(ctx, kind);
     const bytes = await readBodyBytes(ctx.req, ctx.gateway.bodyLimitBytes);
-    const { request, open } = await sessionFor(ctx, kind, bytes, ctx.req.headers);
+    const { request, open, completion } = await sessionFor(ctx, kind, bytes, ctx.req.headers);
+    // what callers send, so audits look the same (gateway/audit/traffic-shape.ts): the shape, never the content
+    ctx.gateway.audits?.shapes.note(shapeOf(request, completion?.seed));
     ctx.log.model = request.entry.alias;
     ctx.log.stream = request.stream;
     const shaper = shaperOf(request);

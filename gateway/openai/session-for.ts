@@ -26,6 +26,8 @@ export interface OpenableSession {
   request: RouteRequest;
   /** Opens the session: its events, provider first, answer pieces, then the verified receipt. */
   open(): AsyncIterable<SessionEvent>;
+  /** What completed the request (`--audit`): so a seed the gateway drew is not taken for the caller's. */
+  completion: Completion | undefined;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function sessionFor(source: SessionSource, kind: RouteKind, bytes: 
   const inputs = { nonce: randomBytes(16).toString("hex"), receiptNonce: headers[RECEIPT_NONCE_HEADER], complete: completionOf(gateway) };
   const parsed = await gateway.parser.parse(kind, bytes, inputs, tenantOf(source.principal), (peek) => admit(source, kind, peek), source.signal);
   const request = options.pin === undefined ? parsed : { ...parsed, pin: options.pin };
-  return { request, open: () => open(source, request) };
+  return { request, open: () => open(source, request), completion: inputs.complete };
 }
 
 /** With `--audit`, what completes a request: a seed uniform over llama.cpp's 32 bits, as an agent draws its own. */

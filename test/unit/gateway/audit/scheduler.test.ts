@@ -2,25 +2,8 @@
 // ordinary placements (never every rate-th), a floor of one audit per U(floor/2, floor) taken only at an ordinary
 // placement, and an exponential delay before each audit is sent.
 import { describe, expect, it } from "vitest";
-import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
-
-/** A fake clock and mulberry32 dice: the same sequence every run. */
-function fakeDice(seed = 1): Dice & { t: number } {
-  let state = seed >>> 0;
-  return {
-    t: 0,
-    now() {
-      return this.t;
-    },
-    random() {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let z = state;
-      z = Math.imul(z ^ (z >>> 15), z | 1);
-      z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-      return ((z ^ (z >>> 14)) >>> 0) / 2 ** 32;
-    },
-  };
-}
+import { AuditScheduler } from "../../../../gateway/audit/scheduler.ts";
+import { fakeDice } from "../../../fixtures/fake-dice.ts";
 
 const HOUR = 3_600_000;
 
