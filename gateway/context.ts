@@ -17,6 +17,7 @@ import type { UserKeys } from "./keys/user-keys.ts";
 import type { OwnerOf, ScopeOf } from "./keys/cache-scope.ts";
 import type { Auditor } from "./audit/auditor.ts";
 import type { AuditRecords } from "./audit/records.ts";
+import type { AuditStore } from "./keys/audit-store.ts";
 
 export interface Gateway {
   catalog: Catalog;
@@ -44,8 +45,17 @@ export interface Gateway {
   parser: RequestParser;
   /** `--audit`: every request is sealed complete, with logprobs and a seed (src/openai/chat-request.ts Completion). */
   completeRequests: boolean;
-  /** `--audit-models`: the auditor, told of each ordinary placement, and the audit records the listings show. */
-  audits?: { auditor: Auditor; records: AuditRecords; barOf: (provider: string) => string | undefined };
+  /** `--audit` or `--audit-models`: the audit records the listings show, the audit key and failures' evidence; with `--audit-models`, the auditor, told of each ordinary placement. */
+  audits?: Audits;
+}
+
+export interface Audits {
+  auditor?: Auditor;
+  records: AuditRecords;
+  barOf: (provider: string) => string | undefined;
+  /** The audit key's public half (hex), which signs every failure's evidence. */
+  key: string;
+  store: AuditStore;
 }
 
 export interface RouteContext {

@@ -40,7 +40,7 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPie
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
       // an ordinary placement: the auditor may audit this provider after it (gateway/audit/scheduler.ts)
-      if (ctx.log.model !== undefined) ctx.gateway.audits?.auditor.placed(event.provider.id, ctx.log.model);
+      if (ctx.log.model !== undefined) ctx.gateway.audits?.auditor?.placed(event.provider.id, ctx.log.model);
       continue;
     }
     if (event.type !== "done") {
