@@ -1,7 +1,8 @@
 // Issue 43 item 4, AUDIT-DESIGN §5 "Replicas", with real processes on a real nats-server and a real PostgreSQL:
 // replica A audits (`--audit-models`), gateway B beside it only reads (`--audit`). A failure A finds is a row of the
 // shared `audits` table that bars the provider on B within its poll (sooner on A's NATS hint); B lists the same record
-// and serves the same evidence, signed with the one audit key every replica shares. A forged hint bars no one.
+// and serves the same evidence, signed with the one audit key every replica shares. A forged hint bars no one. An
+// operator's `svc-gateway audit clear ID --database` lifts the bar on both.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -78,5 +79,20 @@ describe("§5 Replicas: the bars and records are the store's", () => {
     expect([await key(b), (JSON.parse(fromB) as { auditor: { key: string } }).auditor.key]).toEqual([keyA, keyA]);
     const printed = await runCli("svc-gateway", ["audit-key", "--data-dir", b.dataDir, "--database", database]);
     expect(printed.stdout.trim()).toBe(keyA);
+  });
+
+  it("svc-gateway audit clear ID lifts the bar on every replica; a bad or unknown id is one line naming it", async () => {
+    const bad = await runCli("svc-gateway", ["audit", "clear", "aud_nope", "--database", database]);
+    expect([bad.code, bad.stderr.trim()]).toEqual([1, "svc-gateway: audit clear aud_nope: not an audit id (aud_ and 24 hex digits)"]);
+    const unknown = await runCli("svc-gateway", ["audit", "clear", `aud_${"0".repeat(24)}`, "--database", database]);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, `svc-gateway: audit clear aud_${"0".repeat(24)}: no failed audit has that id on this store`]);
+    const cleared = await runCli("svc-gateway", ["audit", "clear", auditId, "--database", database, "--json"]);
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(JSON.parse(cleared.stdout)).toEqual({ id: auditId, provider: agent.providerId, cleared_at: expect.any(String) });
+    await vi.waitFor(async () => expect([(await listed(a)).in_rotation, (await listed(b)).in_rotation]).toEqual([true, true]), { timeout: 10_000, interval: 100 });
+    // the record and the evidence stay
+    expect((await listed(b)).audits.failed).toBe(1);
+    expect((await fetch(`${b.url}/v1/audits/${auditId}`)).status).toBe(200);
+    expect((await chat(b)).status).toBe(200);
   });
 });
