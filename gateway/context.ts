@@ -18,6 +18,7 @@ import type { OwnerOf, ScopeOf } from "./keys/cache-scope.ts";
 import type { Auditor } from "./audit/auditor.ts";
 import type { AuditRecords } from "./audit/records.ts";
 import type { TrafficShapes } from "./audit/traffic-shape.ts";
+import type { AuditStore } from "./keys/audit-store.ts";
 
 export interface Gateway {
   catalog: Catalog;
@@ -45,8 +46,19 @@ export interface Gateway {
   parser: RequestParser;
   /** `--audit`: every request is sealed complete, with logprobs and a seed (src/openai/chat-request.ts Completion). */
   completeRequests: boolean;
-  /** `--audit-models`: the auditor, told of each ordinary placement, and the audit records the listings show. */
-  audits?: { auditor: Auditor; records: AuditRecords; barOf: (provider: string) => string | undefined; shapes: TrafficShapes };
+  /** `--audit` or `--audit-models`: the audit records the listings show, the audit key and failures' evidence; with `--audit-models`, the auditor, told of each ordinary placement. */
+  audits?: Audits;
+}
+
+export interface Audits {
+  auditor?: Auditor;
+  /** With the auditor: the sketch of callers' request shapes its audits take (traffic-shape.ts). */
+  shapes?: TrafficShapes;
+  records: AuditRecords;
+  barOf: (provider: string) => string | undefined;
+  /** The audit key's public half (hex), which signs every failure's evidence. */
+  key: string;
+  store: AuditStore;
 }
 
 export interface RouteContext {

@@ -22,6 +22,7 @@ import { sendErrorPage } from "./web/respond.ts";
 import { isPagePath, resolvePage } from "./web/routes.ts";
 import { isChatPath, resolveChatPage } from "./web/chat/page.ts";
 import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
+import { isAuditPath, resolveAuditRoute } from "./audit/routes.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
@@ -70,6 +71,11 @@ async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, l
       const { name, handler } = ops.resolve(method, path, res);
       routeName = name;
       await handler(res);
+    } else if (isAuditPath(path)) {
+      // failed audits' evidence and the key that signs it are public: anyone re-checks them without a key here
+      const resolved = resolveAuditRoute(gateway, method, path, res);
+      routeName = resolved.name;
+      await resolved.serve();
     } else if (page) {
       // /verify and /chat are public: no sign-in, no key (/chat's requests carry the key the user types)
       const resolved = isVerifyPath(path)

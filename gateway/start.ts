@@ -16,7 +16,11 @@ import { WebSocketFabric } from "./fabric/websocket.ts";
 import { NatsFabric } from "./fabric/nats.ts";
 import { CoordinatorKeys } from "./fabric/coordinator-keys.ts";
 import { directoryKey } from "./coordinator/directory-key.ts";
-import { USAGE_EXIT } from "../src/process/cli-options.ts";
+import { packageVersion, USAGE_EXIT } from "../src/process/cli-options.ts";
+import { auditKey } from "./audit/audit-key.ts";
+import type { Signer } from "../src/crypto/signing.ts";
+import { pollAudits } from "./audit/audit-poll.ts";
+import { AuditRecords } from "./audit/records.ts";
 import { connectNats, redactNats, type NatsAccess } from "../src/link/nats.ts";
 import { CoordinatorClient } from "./directory/coordinator-client.ts";
 import type { SessionDeadlines } from "./directory/deadlines.ts";
@@ -210,8 +214,11 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
     options.logger.warn({ floor: options.floor }, "open enrollment with a trust floor below hardware: any machine that reaches the coordinator can serve this gateway's requests and read their prompts; set --trust-floor hardware");
   }
   let scopeKey: string;
+  // the key that signs failed audits' evidence: every replica on one store has the same
+  let signer: Signer | undefined;
   try {
     scopeKey = await scopeSecret(store, gatewaySecret);
+    if (options.audit === true || options.auditor !== undefined) signer = await auditKey(options.dataDir, store);
     if (options.coordinatorUrl === undefined && !options.noCoordinator) {
       coordinator = await startCoordinator({
         host: options.coordinatorHost ?? "127.0.0.1",
@@ -282,15 +289,24 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
     parser,
     completeRequests: options.audit === true || options.auditor !== undefined,
   };
+  // every gateway reads the audits on the store, so a failure any replica found bars the provider here too
+  const auditRecords = new AuditRecords();
+  const auditLog = options.logger.child({ role: "auditor" });
+  const auditPoll = pollAudits(store.audits(), auditRecords, (bars) => directory.faults.syncBars(bars), (err) => auditLog.warn({ err: err.message }, "audits: the key store cannot be read; the bars read last stand until it can"));
+  directory.auditHint = () => auditPoll.hint();
   // the audits' identities: keys of the store's svc-auditor user, as a caller's are its own
   const identities = checkedAuditor && (await AuditIdentities.open(store, checkedAuditor.settings.identities, REAL_DICE));
-  const audits = checkedAuditor && identities && startAuditor(gateway, directory, checkedAuditor, identities, options.logger.child({ role: "auditor" }));
-  if (audits) gateway.audits = audits;
+  const audits = checkedAuditor && identities && startAuditor(gateway, directory, checkedAuditor, identities, auditRecords, {
+    store: store.audits(), signer: signer!, build: packageVersion(), subjectOf: (id) => directory.faults.subjectOf(id), share: (id) => directory.shareAudit(id),
+  }, auditLog);
+  if (signer) gateway.audits = { ...(audits ? { auditor: audits.auditor, shapes: audits.shapes } : {}), records: auditRecords, barOf: (id) => directory.barOf(id), key: signer.publicKey, store: store.audits() };
+  await auditPoll.ready;
   const { server: gatewayServer, drain } = createGatewayServer(gateway, options.logger, options.httpTimeouts);
   const shutdown = async (graceMs = 0) => {
     await drain(graceMs);
     await closeServer(gatewayServer);
     await parser.close();
+    auditPoll.stop();
     await audits?.close();
     await directory.close();
     await coordinator?.close();

@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   route_not_found: request(404),
   // GET /v1/providers/{id}/attestation for an id that names no listed provider
   provider_not_found: request(404),
+  // GET /v1/audits/{id} for an id that names no failed audit kept here (passing audits are never published)
+  audit_not_found: request(404),
   method_not_allowed: request(405),
   // the gateway's link to the coordinator reconnects within about a second
   directory_unavailable: { status: 502, type: "api_error", action: "wait", retryAfterS: 2 },

@@ -3,6 +3,7 @@
 // a caller's same body would seal.
 import { randomBytes } from "node:crypto";
 import { ApiError } from "../../src/errors.ts";
+import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { Gateway } from "../context.ts";
 import type { Principal } from "../keys/auth.ts";
 import { sessionFor } from "../openai/session-for.ts";
@@ -22,9 +23,12 @@ export function sendThrough(gateway: Gateway, identities: { pick(): Promise<Prin
     const requestId = `audit_${randomBytes(8).toString("hex")}`;
     const { request, open } = await sessionFor({ gateway, principal, signal, requestId }, kind, bytes, headers, { pin });
     let provider: string | undefined;
+    let pieces: AnswerPiece[] = [];
     for await (const event of open()) {
-      if (event.type === "provider") provider = event.provider.id;
-      else if (event.type === "done") return { provider, request, receipt: event.receipt, answer: event.answer };
+      // a session re-routed before its first piece starts over with its new provider
+      if (event.type === "provider") [provider, pieces] = [event.provider.id, []];
+      else if (event.type === "done") return { provider, request, receipt: event.receipt, answer: event.answer, pieces };
+      else pieces.push(event);
     }
     throw new ApiError("provider_error", "The provider ended the audit's session without a result.");
   };

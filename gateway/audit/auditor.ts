@@ -11,7 +11,7 @@ import { auditStatistic } from "../../src/audit/statistic.ts";
 import { auditVerdict } from "../../src/audit/thresholds.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import type { RouteRequest } from "../../src/openai/route-request.ts";
-import type { AnswerRecord } from "../../src/receipt/answer-record.ts";
+import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { RECEIPT_VERSION_LOGPROBS, type Receipt } from "../../src/receipt/receipt.ts";
 import type { CorpusItem } from "./corpus.ts";
@@ -28,6 +28,22 @@ export interface AuditSession {
   request: RouteRequest;
   receipt: Receipt;
   answer: AnswerRecord;
+  /** The answer's pieces as relayed, logprobs included: what a failure's evidence holds. */
+  pieces: AnswerPiece[];
+}
+
+/** An audit judged pass or fail, with what its record and a failure's evidence are made of (keep-audit.ts). */
+export interface JudgedAudit {
+  id: string;
+  provider: string;
+  alias: string;
+  verdict: "pass" | "fail";
+  /** When it was concluded, ms. */
+  at: number;
+  session: AuditSession;
+  /** The bytes the reference scored: the sealed plaintext, which the receipt's request_sha256 covers. */
+  request: Uint8Array;
+  result: Extract<RescoreResult, { ok: true }>;
 }
 
 /** Sends an audit's body bytes through the ordinary path, pinned; throws as a caller's request would fail. */
@@ -38,6 +54,8 @@ export interface AuditorParts {
   score: (job: RescoreJob) => Promise<RescoreResult>;
   /** Takes the provider out of rotation for the failed audit. */
   bar: (provider: string, auditId: string) => void;
+  /** Keeps a judged audit (the store's row, a failure's signed evidence); the kept evidence's digest, if any. */
+  keep?: (audit: JudgedAudit) => Promise<{ evidenceSha256: string | null }>;
   records: AuditRecords;
   scheduler: AuditScheduler;
   corpus: readonly CorpusItem[];
@@ -50,7 +68,7 @@ export interface AuditorParts {
   log: Logger;
 }
 
-export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
+export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number; judged?: Pick<JudgedAudit, "session" | "request" | "result"> } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
 
 export class Auditor {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -78,14 +96,26 @@ export class Auditor {
     const { item, headers } = this.parts.draft?.() ?? { item: corpus[Math.floor(dice.random() * corpus.length)]!, headers: {} };
     const result = await this.judge(id, provider, alias, item, headers).catch((err: unknown): AuditResult => ({ id, verdict: "no verdict", why: (err as Error).message }));
     if ("mean" in result) {
-      this.parts.records.note(provider, id, result.verdict, Math.floor(dice.now() / 1000));
-      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean }, `audit ${id} of provider ${provider}: ${result.verdict}`);
+      const at = dice.now();
       if (result.verdict === "fail") this.parts.bar(provider, id);
+      const kept = result.judged && (await this.keep({ id, provider, alias, verdict: result.verdict, at, ...result.judged }));
+      this.parts.records.note(provider, id, result.verdict, Math.floor(at / 1000), kept?.evidenceSha256);
+      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean }, `audit ${id} of provider ${provider}: ${result.verdict}`);
     } else {
       this.parts.records.noVerdict++;
       log.warn({ provider, alias, audit: id, item: item.id, verdict: result.verdict, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict} (${result.why})`);
     }
     return result;
+  }
+
+  /** The store's row and a failure's evidence; a store away leaves the bar and the count here, and says so. */
+  private async keep(audit: JudgedAudit): Promise<{ evidenceSha256: string | null } | undefined> {
+    try {
+      return await this.parts.keep?.(audit);
+    } catch (err) {
+      this.parts.log.error({ audit: audit.id, provider: audit.provider, err: (err as Error).message }, `audit ${audit.id} could not be kept`);
+      return undefined;
+    }
   }
 
   private async judge(id: string, provider: string, alias: string, item: CorpusItem, headers: Record<string, string>): Promise<AuditResult> {
@@ -97,10 +127,11 @@ export class Auditor {
     // the gateway checked the v4 receipt against every entry before it answered; without them there is nothing to judge
     if (receipt.version !== RECEIPT_VERSION_LOGPROBS || request.kind === "embeddings") return none("the answer carries no logprobs (was the gateway run with --audit?)");
     const entries = answer.logprobs;
+    const sealed = Buffer.from(canonicalJson(request.body));
     const result = await this.parts.score({
       id,
       alias,
-      request_b64: Buffer.from(canonicalJson(request.body)).toString("base64"),
+      request_b64: sealed.toString("base64"),
       tokens: entries.map((e) => e.id),
       settings: { threads: this.parts.threads, batch_size: AUDIT_BATCH_SIZE },
     });
@@ -109,7 +140,7 @@ export class Auditor {
       return { id, verdict: "mismatch", why: `the reference renders ${result.prompt_tokens} prompt tokens, the receipt counts ${receipt.usage.prompt_tokens}` };
     }
     const statistic = auditStatistic(entries, result.positions);
-    return { id, verdict: auditVerdict(statistic), mean: statistic.mean };
+    return { id, verdict: auditVerdict(statistic), mean: statistic.mean, judged: { session, request: sealed, result } };
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 // The auditor's parts as `svc-gateway serve --audit-models` starts them: the reference copies checked against the
-// catalog, the corpus read, and the scheduler, rescore worker and records joined to this gateway's path and bars.
+// catalog, the corpus read, and the scheduler, rescore worker and keeper joined to this gateway's path, bars and store.
 import type { Logger } from "pino";
 import type { Catalog } from "../../src/catalog.ts";
 import { sha256File } from "../../src/crypto/sha256-node.ts";
@@ -9,7 +9,8 @@ import { Auditor } from "./auditor.ts";
 import type { AuditIdentities } from "./identities.ts";
 import { CorpusIndex, draftAudit, TrafficShapes } from "./traffic-shape.ts";
 import { readCorpus, type CorpusItem } from "./corpus.ts";
-import { AuditRecords } from "./records.ts";
+import { auditKeeper, type KeepParts } from "./keep-audit.ts";
+import type { AuditRecords } from "./records.ts";
 import { ownRescorer, parseRescorerCommand, RescoreWorker } from "./rescore-worker.ts";
 import { AuditScheduler, REAL_DICE, type AuditPacing } from "./scheduler.ts";
 
@@ -50,22 +51,24 @@ export async function checkAuditor(settings: AuditorSettings, catalog: Catalog):
   return { settings, corpus };
 }
 
-/** Starts the auditor on this gateway: it sends through `gateway`'s own path and bars through `directory`. */
+/** Starts the auditor on this gateway: it sends through `gateway`'s own path, bars through `directory`, and keeps what it judged. */
 export function startAuditor(
   gateway: Gateway,
-  directory: { bar(id: string, auditId: string): void; barOf(id: string): string | undefined },
+  directory: { bar(id: string, auditId: string): void },
   { settings, corpus }: CheckedAuditor,
   identities: AuditIdentities,
+  records: AuditRecords,
+  keep: Omit<KeepParts, "threads" | "catalog" | "log">,
   log: Logger,
-): NonNullable<Gateway["audits"]> & { close(): Promise<void> } {
+): { auditor: Auditor; shapes: TrafficShapes; close(): Promise<void> } {
   const worker = new RescoreWorker({ command: settings.rescorer === undefined ? ownRescorer() : parseRescorerCommand(settings.rescorer), models: settings.models, threads: settings.threads, catalogPath: settings.catalogPath });
-  const records = new AuditRecords();
   const shapes = new TrafficShapes(REAL_DICE);
   const index = new CorpusIndex(corpus);
   const auditor = new Auditor({
     send: sendThrough(gateway, identities),
     score: (job) => worker.score(job),
     bar: (id, auditId) => directory.bar(id, auditId),
+    keep: auditKeeper({ ...keep, threads: settings.threads, catalog: gateway.catalog, log }),
     records,
     scheduler: new AuditScheduler(settings.pacing, REAL_DICE),
     corpus,
@@ -77,8 +80,6 @@ export function startAuditor(
   });
   return {
     auditor,
-    records,
-    barOf: (id) => directory.barOf(id),
     shapes,
     close: async () => {
       auditor.close();

@@ -84,6 +84,7 @@ export class CoordinatorClient implements Directory, BlindHost {
         open: () => this.log.info({ coordinator: url }, "connected to the coordinator"),
         message: (message) => this.dispatch(message),
         affinity: (key, provider) => this.copy.remember(key, provider),
+        audit: () => this.auditHint(),
         closed: ({ error, wasOpen, retryMs }) => {
           this.copy.clear();
           this.checks.clear();
@@ -291,6 +292,14 @@ export class CoordinatorClient implements Directory, BlindHost {
       choose(always);
       return always;
     }
+  }
+
+  /** Called when another gateway says it concluded an audit (NATS): the store is to be read now. */
+  auditHint: () => void = () => undefined;
+
+  /** Tells the other gateways this one concluded audit `id` (a hint: each reads the store itself). */
+  shareAudit(id: string): void {
+    this.link.shareAudit?.(id);
   }
 
   /** The failed audit that bars provider `id`, if any. */

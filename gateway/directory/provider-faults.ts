@@ -40,8 +40,10 @@ export class ProviderFaults {
   /** The providers the directory lists now under each identity, and each one as it was listed. */
   private readonly providersOf = new Map<string, Set<string>>();
   private readonly listedAs = new Map<string, FaultSubject>();
-  /** Identities barred by a failed audit, each with that audit's id. */
-  private readonly bars = new Map<string, string>();
+  /** Identities barred by a failed audit, each with that audit's id: the store's (syncBars) and this gateway's own. */
+  private bars = new Map<string, string>();
+  /** This gateway's own bars the store has not yet shown back: kept whatever a sync says, so a slow write bars at once. */
+  private readonly pending = new Map<string, string>();
 
   constructor(readonly policy: FaultPolicy = DEFAULT_FAULT_POLICY) {}
 
@@ -65,7 +67,22 @@ export class ProviderFaults {
 
   /** Bars the provider's identities for the failed audit `auditId`: permanent, so fresh keys on the same enrollment or device do not help. */
   bar(provider: FaultSubject, auditId: string): void {
-    for (const identity of faultIdentities(provider)) if (!this.bars.has(identity)) this.bars.set(identity, auditId);
+    for (const identity of faultIdentities(provider)) {
+      if (this.bars.has(identity)) continue;
+      this.bars.set(identity, auditId);
+      this.pending.set(identity, auditId);
+    }
+  }
+
+  /**
+   * The bars as the store every replica shares holds them (identity → failed audit), replacing those read before: a
+   * bar an operator cleared is lifted. This gateway's own bars stay until the store shows them.
+   */
+  syncBars(stored: ReadonlyMap<string, string>): void {
+    const shown = new Set(stored.values());
+    for (const [identity, audit] of this.pending) if (shown.has(audit)) this.pending.delete(identity);
+    this.bars = new Map(stored);
+    for (const [identity, audit] of this.pending) if (!this.bars.has(identity)) this.bars.set(identity, audit);
   }
 
   /** The failed audit that bars provider `id` (as listed, else by its id alone), if any. */

@@ -18,6 +18,8 @@ export interface FabricHandlers {
   closed(info: FabricClosed): void;
   /** Another gateway placed a conversation's affinity key on `provider` (on NATS only). */
   affinity?(key: string, provider: string): void;
+  /** Another gateway concluded audit `id` (on NATS only): a hint to read the store, which holds what it did. */
+  audit?(id: string): void;
 }
 
 /** The gateway's end of its link to a coordinator. */
@@ -27,6 +29,8 @@ export interface FabricLink {
   send(message: FromGateway): boolean;
   /** Tells the other gateways this one placed affinity key `key` on `provider`; absent where no other gateway hears. */
   shareAffinity?(key: string, provider: string): void;
+  /** Tells the other gateways this one concluded audit `id`, so they read the store now; absent where none hears. */
+  shareAudit?(id: string): void;
   close(): Promise<void>;
 }
 

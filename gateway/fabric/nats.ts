@@ -11,9 +11,9 @@ import { readToGateway, type FromGateway, type ToGateway } from "../../src/wire/
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 import { CoordinatorFeeds } from "./nats-feeds.ts";
 import {
-  AFFINITY_SUBJECT, ALL_FEEDS, coordinatorSubject, FEED_QUIET_MS, feedSubject, gatewaySubject, H_ASK, H_FROM, HELLO_SUBJECT, PING_MS, providerSubject,
+  AFFINITY_SUBJECT, ALL_FEEDS, AUDIT_SUBJECT, coordinatorSubject, FEED_QUIET_MS, feedSubject, gatewaySubject, H_ASK, H_FROM, HELLO_SUBJECT, PING_MS, providerSubject,
 } from "../../src/wire/nats.ts";
-import { readAffinity } from "./nats-affinity.ts";
+import { readAffinity, readAuditHint } from "./nats-affinity.ts";
 import { CoordinatorSignatures } from "./nats-signatures.ts";
 import { AwakeClock } from "../../src/link/awake-clock.ts";
 
@@ -152,6 +152,14 @@ export class NatsFabric implements Fabric {
         if (placed) handlers.affinity?.(placed.k, placed.p);
       },
     });
+    // the other gateways' audits: read the shared store now rather than at the next poll
+    const audits = nc.subscribe(AUDIT_SUBJECT, {
+      callback: (_err, msg) => {
+        if (!open || msg.headers?.get(H_FROM) === id) return;
+        const audit = readAuditHint(msg.data);
+        if (audit) handlers.audit?.(audit);
+      },
+    });
     // each ping proves this gateway alive to the coordinator; "no responders" proves the coordinator dead, at once
     let due = performance.now() + PING_MS;
     const pinger = setInterval(() => {
@@ -227,6 +235,9 @@ export class NatsFabric implements Fabric {
       shareAffinity: (key, provider) => {
         if (open) nc.publish(AFFINITY_SUBJECT, JSON.stringify({ k: key, p: provider }), { headers: from() });
       },
+      shareAudit: (audit) => {
+        if (open) nc.publish(AUDIT_SUBJECT, JSON.stringify({ a: audit }), { headers: from() });
+      },
       close: async () => {
         closed = true;
         clearInterval(pinger);
@@ -234,6 +245,7 @@ export class NatsFabric implements Fabric {
         own.unsubscribe();
         feed.unsubscribe();
         affinity.unsubscribe();
+        audits.unsubscribe();
         down("closed");
       },
     };

@@ -1,6 +1,7 @@
 // Where the gateway keeps users, their API keys, sign-in sessions, usage, rate-limit overrides and provider
 // enrollment tokens. SQLite (sqlite-store.ts) is the default; PostgreSQL (postgres-store.ts) serves replicas
 // (DESIGN §7). Asynchronous, since a network database is; the request path reads UserKeys' cache instead.
+import type { AuditStore } from "./audit-store.ts";
 import type { LeaseSource } from "./budget-lease.ts";
 import type { ClaimEpochs } from "../coordinator/claim-epochs.ts";
 
@@ -168,6 +169,8 @@ export interface KeyStore {
    * the rest read it. Absent, each gateway has only its own.
    */
   sharedSecret?(name: string, made: string): Promise<string>;
+  /** The audits this store's gateways concluded: their records, bars and failures' evidence (audit-store.ts). */
+  audits(): AuditStore;
   close(): Promise<void>;
 }
 

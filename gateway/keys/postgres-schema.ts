@@ -1,5 +1,6 @@
 // The PostgreSQL key store's schema: versioned migrations, run at start under an advisory lock so replicas
 // starting together apply each step once, and the trigger that tells every replica about a revoked key.
+import { AUDITS_MIGRATION } from "./postgres-audits.ts";
 import type { ClientBase } from "pg";
 
 /** The channel a revocation is announced on; its payload is the key's secret hash, never the secret. */
@@ -108,6 +109,9 @@ const MIGRATIONS: readonly string[] = [
   // secrets every gateway on the database shares (PostgresKeyStore.sharedSecret): the prompt-cache scope key, so a
   // caller's turns through any replica are one scope
   `CREATE TABLE svc_shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at BIGINT NOT NULL);`,
+  // audits concluded by any replica's auditor (issue 43): records, the bars a failure makes (every replica polls
+  // them), their clearing, and each failure's evidence
+  AUDITS_MIGRATION,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

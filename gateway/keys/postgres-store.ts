@@ -3,6 +3,7 @@
 // through LISTEN/NOTIFY (postgres-revocations.ts). The connection and its 503 while the database is away are in
 // postgres-pool.ts, usage in postgres-usage.ts, shared rate limits in postgres-budgets.ts, claim epochs in postgres-epochs.ts; the
 // secrets all gateways share are one table (svc_shared_secrets).
+import { PostgresAudits } from "./postgres-audits.ts";
 import {
   KeyCapReached,
   OverridesByTable,
@@ -29,6 +30,7 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
   private listener: RevocationListener | undefined;
   private readonly query;
   private readonly usage: PostgresUsage;
+  private readonly auditRows: PostgresAudits;
 
   private constructor(
     private readonly pool: PostgresPool,
@@ -37,6 +39,7 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
     super();
     this.query = pool.query;
     this.usage = new PostgresUsage(pool);
+    this.auditRows = new PostgresAudits(pool.query);
   }
 
   /** Connects and migrates; throws the driver's error when the database cannot be reached or refuses us. */
@@ -225,6 +228,10 @@ export class PostgresKeyStore extends OverridesByTable implements KeyStore {
 
   claimEpochs(): ClaimEpochs {
     return postgresEpochs((text) => this.query(text));
+  }
+
+  audits(): PostgresAudits {
+    return this.auditRows;
   }
 
   async sharedSecret(name: string, made: string): Promise<string> {

@@ -9,10 +9,10 @@ export { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE };
 
 /**
  * What the data dir holds that others must not read: the key store (key hashes, sessions) with SQLite's WAL
- * and shared-memory files beside it, the cookie secret, the gateway↔coordinator secret and a coordinator's directory key (NATS). test/e2e/file-modes.test.ts holds this list to
+ * and shared-memory files beside it, the cookie secret, the gateway↔coordinator secret, a coordinator's directory key (NATS) and the auditor's key. test/e2e/file-modes.test.ts holds this list to
  * STORE_FILE, so renaming the store cannot silently drop it.
  */
-export const PRIVATE_FILES = ["keys.sqlite", "keys.sqlite-wal", "keys.sqlite-shm", "session-secret", "gateway-secret", "directory-key"] as const;
+export const PRIVATE_FILES = ["keys.sqlite", "keys.sqlite-wal", "keys.sqlite-shm", "session-secret", "gateway-secret", "directory-key", "audit-key"] as const;
 
 type Warn = (line: string) => void;
 

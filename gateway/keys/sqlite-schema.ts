@@ -1,6 +1,7 @@
 // The SQLite key store's schema: its file name and the migrations that move it one version at a time, run in one
 // IMMEDIATE transaction at open, so two processes opening one file never both migrate it.
 import { pragmaValue, transaction, type SqlDatabase } from "./sqlite-driver.ts";
+import { AUDITS_MIGRATION } from "./sqlite-audits.ts";
 import { USAGE_MIGRATION } from "./sqlite-usage.ts";
 
 export const STORE_FILE = "keys.sqlite";
@@ -67,6 +68,8 @@ const MIGRATIONS: readonly string[] = [
    UPDATE users SET max_concurrency = NULL WHERE max_concurrency IS NOT NULL AND typeof(max_concurrency) <> 'integer';
    UPDATE users SET rpm = NULL WHERE rpm IS NOT NULL AND typeof(rpm) <> 'integer';
    UPDATE users SET tpm = NULL WHERE tpm IS NOT NULL AND typeof(tpm) <> 'integer';`,
+  // audits concluded by the gateway's auditor (issue 43): records, the bars a failure makes, and their clearing
+  AUDITS_MIGRATION,
 ];
 
 /** Runs the migrations this file has not had yet; a file newer than this gateway is refused. */

@@ -11,6 +11,7 @@ import {
 } from "./key-store.ts";
 import { displayPrefix, newKeyId, newSecret, PROVIDER_TOKEN_PREFIX, secretHash } from "./secret.ts";
 import { openSqlite, transaction, type SqlDatabase, type SqlStatement, type SqlValue } from "./sqlite-driver.ts";
+import { SqliteAudits } from "./sqlite-audits.ts";
 import { SqliteUsage } from "./sqlite-usage.ts";
 import { migrate, STORE_FILE } from "./sqlite-schema.ts";
 import { pollRevocations } from "./revocation-poll.ts";
@@ -28,11 +29,13 @@ const LIMIT_COLUMN: Record<keyof KeyLimits, string> = { maxConcurrency: "max_con
 export class SqliteKeyStore extends OverridesByTable implements KeyStore {
   private readonly statements = new Map<string, SqlStatement>();
   private readonly usage: SqliteUsage;
+  private readonly auditRows: SqliteAudits;
   private revocations: { stop(): void } | undefined;
 
-  private constructor(private readonly db: SqlDatabase) {
+  private constructor(private readonly db: SqlDatabase, dataDir: string) {
     super();
     this.usage = new SqliteUsage(db, (text) => this.sql(text));
+    this.auditRows = new SqliteAudits(dataDir, (text) => this.sql(text));
   }
 
   /** Each statement is compiled once and reused: key and session lookups sit on the request path. */
@@ -54,7 +57,11 @@ export class SqliteKeyStore extends OverridesByTable implements KeyStore {
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
     migrate(db);
-    return new SqliteKeyStore(db);
+    return new SqliteKeyStore(db, dataDir);
+  }
+
+  audits(): SqliteAudits {
+    return this.auditRows;
   }
 
   /** Creates the user on first sign-in; later sign-ins refresh email and name. */

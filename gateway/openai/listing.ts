@@ -6,7 +6,7 @@ import type { ProviderRecord } from "../../src/wire/gateway.ts";
 import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
 import type { Gateway, RouteContext } from "../context.ts";
-import type { AuditRecord } from "../audit/records.ts";
+import type { AuditFailure, AuditRecord } from "../audit/records.ts";
 
 /** SPEC §2.5 `owned_by`: one neutral label for every alias. */
 export const OWNED_BY = "svc";
@@ -47,10 +47,16 @@ export async function retrieveModel(ctx: RouteContext, id: string): Promise<void
   sendJson(ctx.res, 200, modelObject(entry));
 }
 
-/** Issue 43: where the gateway audits, each provider's audit record here, and whether a failed audit took it out of rotation. */
+/** Issue 43: where the gateway audits, each provider's audit record (every replica's), and whether a failed audit took it out of rotation. */
 export function auditFields(gateway: Gateway, id: string): { audits?: AuditRecord; in_rotation?: boolean } {
   if (gateway.audits === undefined) return {};
   return { audits: gateway.audits.records.of(id), in_rotation: gateway.audits.barOf(id) === undefined };
+}
+
+/** The attestation record's: the same, and each failure whose signed evidence GET /v1/audits/{id} serves. */
+export function attestationAuditFields(gateway: Gateway, id: string): { audits?: AuditRecord; in_rotation?: boolean; failures?: AuditFailure[] } {
+  if (gateway.audits === undefined) return {};
+  return { ...auditFields(gateway, id), failures: gateway.audits.records.failures(id) };
 }
 
 export async function listProviders(ctx: RouteContext): Promise<void> {

@@ -28,7 +28,7 @@ export function openAiRoute(kind: RouteKind): (ctx: RouteContext) => Promise<voi
     const bytes = await readBodyBytes(ctx.req, ctx.gateway.bodyLimitBytes);
     const { request, open, completion } = await sessionFor(ctx, kind, bytes, ctx.req.headers);
     // what callers send, so audits look the same (gateway/audit/traffic-shape.ts): the shape, never the content
-    ctx.gateway.audits?.shapes.note(shapeOf(request, completion?.seed));
+    ctx.gateway.audits?.shapes?.note(shapeOf(request, completion?.seed));
     ctx.log.model = request.entry.alias;
     ctx.log.stream = request.stream;
     const shaper = shaperOf(request);
@@ -43,7 +43,7 @@ async function run(ctx: RouteContext, events: AsyncIterable<SessionEvent>, onPie
     if (event.type === "provider") {
       ctx.log.provider = event.provider.id;
       // an ordinary placement: the auditor may audit this provider after it (gateway/audit/scheduler.ts)
-      if (ctx.log.model !== undefined) ctx.gateway.audits?.auditor.placed(event.provider.id, ctx.log.model);
+      if (ctx.log.model !== undefined) ctx.gateway.audits?.auditor?.placed(event.provider.id, ctx.log.model);
       continue;
     }
     if (event.type !== "done") {

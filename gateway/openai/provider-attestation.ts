@@ -7,7 +7,7 @@ import { readDirectory } from "../directory/directory.ts";
 import { sendJson } from "../http/respond.ts";
 import type { RouteContext } from "../context.ts";
 import { MIN_PIN_LENGTH } from "../../src/openai/chat-request.ts";
-import { auditFields } from "./listing.ts";
+import { attestationAuditFields } from "./listing.ts";
 
 const PROVIDER_ID = new RegExp(`^[0-9a-f]{${MIN_PIN_LENGTH},64}$`);
 
@@ -25,5 +25,5 @@ export async function providerAttestation(ctx: RouteContext, param: string): Pro
   if (record === undefined) {
     throw new ApiError("provider_not_found", `No provider ${wanted} is listed now; GET /v1/providers lists the providers at or above this gateway's floor.`);
   }
-  sendJson(ctx.res, 200, { ...record, ...auditFields(ctx.gateway, matches[0]!.id) });
+  sendJson(ctx.res, 200, { ...record, ...attestationAuditFields(ctx.gateway, matches[0]!.id) });
 }

@@ -30,10 +30,13 @@ export const AttestationRecordSchema = z
       .strictObject({
         passed: z.int().min(0),
         failed: z.int().min(0),
-        last: z.strictObject({ id: z.string(), at: z.int().min(0), verdict: z.enum(["pass", "fail"]) }).nullable(),
+        suspect: z.int().min(0),
+        last: z.strictObject({ id: z.string(), at: z.int().min(0), verdict: z.enum(["pass", "suspect", "fail"]) }).nullable(),
       })
       .optional(),
     in_rotation: z.boolean().optional(),
+    /** Each failure whose evidence the gateway keeps: `url` serves it publicly, `evidence_sha256` names it (as known-keys files do). */
+    failures: z.array(z.strictObject({ id: z.string(), at: z.int().min(0), evidence_sha256: Hex32, url: z.string() })).optional(),
   })
   .superRefine((record, ctx) => {
     if (record.rung === "hardware") {

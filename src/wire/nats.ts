@@ -21,6 +21,8 @@ export const claimSubject = (id: string): string => `svc.claim.${id}`;
 export const ALL_CLAIMS = "svc.claim.*";
 /** Every gateway: a placement another gateway made for a conversation's affinity key, `{"k": key, "p": provider}`. */
 export const AFFINITY_SUBJECT = "svc.affinity";
+/** Every gateway: another concluded an audit, `{"a": id}`; a hint to read the shared store now, never applied itself. */
+export const AUDIT_SUBJECT = "svc.audit";
 
 /** Headers: the sender (gateway or coordinator id), the feed's sequence number, a claim's epoch, what a control message asks. */
 export const H_FROM = "svc-from";

@@ -9,7 +9,7 @@ import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
 import type { RescoreJob, RescoreResult } from "../../../../src/audit/rescore-job.ts";
 import { parseRoute } from "../../../../src/openai/route-request.ts";
-import { AnswerRecord } from "../../../../src/receipt/answer-record.ts";
+import { AnswerRecord, type AnswerPiece } from "../../../../src/receipt/answer-record.ts";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
 import { tokenString, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
 import type { Receipt } from "../../../../src/receipt/receipt.ts";
@@ -33,12 +33,10 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
     if (options.sendError) throw options.sendError;
     const request = parseRoute(kind, JSON.parse(Buffer.from(bytes).toString("utf8")), { catalog: CATALOG, nonce: NONCE, complete: { seed: 5 } });
     const answer = new AnswerRecord();
-    for (const e of ENTRIES) {
-      answer.add({ type: "logprobs", logprobs: [e] });
-      answer.add({ type: "delta", text: e.token });
-    }
+    const pieces = ENTRIES.flatMap((e): AnswerPiece[] => [{ type: "logprobs", logprobs: [e] }, { type: "delta", text: e.token }]);
+    for (const piece of pieces) answer.add(piece);
     const receipt = { version: 4, usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } } as unknown as Receipt;
-    return { provider: options.provider ?? pin, request, receipt, answer } satisfies AuditSession;
+    return { provider: options.provider ?? pin, request, receipt, answer, pieces } satisfies AuditSession;
   };
   const score = async (job: RescoreJob): Promise<RescoreResult> => {
     fakes.jobs.push(job);
@@ -93,7 +91,7 @@ describe("§5 What each outcome does", () => {
   ] as const)("%s: nothing counted, no one charged", async (_name, options, verdict) => {
     const { a, fakes, records } = auditor(options);
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
-    expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, last: null }, 1, []]);
+    expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, suspect: 0, last: null }, 1, []]);
   });
 });
 

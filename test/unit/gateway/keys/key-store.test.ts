@@ -43,9 +43,9 @@ describe("§5 Authentication: the key store", () => {
     await SqliteKeyStore.open(dir).close();
     const db = openSqlite(join(dir, STORE_FILE));
     expect(pragmaValue(db, "journal_mode")).toBe("wal");
-    expect(pragmaValue(db, "user_version")).toBe(6);
+    expect(pragmaValue(db, "user_version")).toBe(7);
     const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((t) => t.name);
-    expect(tables).toEqual(["api_keys", "provider_tokens", "sessions", "usage_days", "users"]);
+    expect(tables).toEqual(["api_keys", "audits", "provider_tokens", "sessions", "usage_days", "users"]);
     db.close();
     await SqliteKeyStore.open(dir).close();
   });
