@@ -2,6 +2,7 @@
 // for a CPU profile of each process: `npx tsx bench/profile-loop.ts --cpu-prof DIR`, then bench/profile-report.ts.
 // `--blind` sends them gateway-blind through the client (createSealedFetch), so this process is the caller that
 // seals: `node --cpu-prof --cpu-prof-dir=DIR/caller --import tsx bench/profile-loop.ts --blind --cpu-prof DIR` profiles it too.
+// `--own-coordinator` gives the coordinator its own process, as bench/blind.ts does, so the gateway's profile is its own.
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -10,7 +11,7 @@ import { buildDist } from "../harness/build.ts";
 import { writeTinyCatalog } from "../tiny-model/catalog.ts";
 import { createSealedFetch } from "../client/index.ts";
 import { FetchClient, LoadClient, type ChatClient, type Sample } from "./load.ts";
-import { OPERATOR_KEY, profileInto, startAgent, startGateway } from "./procs.ts";
+import { OPERATOR_KEY, profileInto, startAgent, startCoordinator, startGateway } from "./procs.ts";
 import { summarize } from "./stats.ts";
 
 const opts = new Command("tsx bench/profile-loop.ts")
@@ -19,16 +20,18 @@ const opts = new Command("tsx bench/profile-loop.ts")
   .option("--stream", "stream the answers")
   .option("--token-ms <n>", "the synthetic engine's pause before each of its 16 tokens", "0")
   .option("--blind", "send each request gateway-blind, sealed in this process by createSealedFetch")
+  .option("--own-coordinator", "run the coordinator in its own process (profiled too), not embedded in the gateway")
   .parse()
-  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; blind?: boolean }>();
+  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; blind?: boolean; ownCoordinator?: boolean }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
 buildDist();
 const dir = mkdtempSync(join(os.tmpdir(), "svc-profile-"));
 const tiny = writeTinyCatalog(join(dir, "tiny"), [{ alias: "tiny-random", seed: 7, endOfTurn: "never" }], "svc-bench");
-const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "gateway" });
+const coordinator = opts.ownCoordinator ? await startCoordinator(dir, tiny.catalogPath) : undefined;
+const gateway = await startGateway(dir, { catalogPath: tiny.catalogPath, name: "gateway", ...(coordinator ? { coordinator } : {}) });
 const engine = ["--engine", "synthetic", "--synthetic-tokens", "16", "--synthetic-token-ms", opts.tokenMs];
-const { proc: agent } = await startAgent(dir, "agent", gateway.coordinatorUrl, tiny, engine);
+const { proc: agent } = await startAgent(dir, "agent", coordinator?.url ?? gateway.coordinatorUrl, tiny, engine);
 try {
   const target = { url: gateway.url, key: OPERATOR_KEY, model: tiny.catalog.default };
   const client: ChatClient = opts.blind
@@ -61,4 +64,5 @@ try {
 } finally {
   await agent.stop();
   await gateway.proc.stop();
+  await coordinator?.proc.stop();
 }

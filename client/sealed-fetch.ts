@@ -89,7 +89,10 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
   let request: RouteRequest;
   try {
     const nonce = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
-    request = parseRoute(kind, readJsonBody(bytes), { catalog: s.catalog, nonce, receiptNonce, reasoningFormat: s.options.reasoningFormat ?? "none" });
+    // complete, as an auditing gateway completes every request it seals (issue 43): top_logprobs and a seed always
+    // sealed, so an audit looks like this caller's request; the caller sees logprobs only if it asked (the shaper)
+    const complete = { seed: globalThis.crypto.getRandomValues(new Uint32Array(1))[0]! };
+    request = parseRoute(kind, readJsonBody(bytes), { catalog: s.catalog, nonce, receiptNonce, reasoningFormat: s.options.reasoningFormat ?? "none", complete });
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
     throw err;

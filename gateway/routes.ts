@@ -1,6 +1,5 @@
 // The gateway's HTTP server: route table, auth, the hang-up signal, one JSON log line per request, and the
 // envelope for every failure, including malformed HTTP that never reaches a route.
-import { randomBytes } from "node:crypto";
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
@@ -23,6 +22,7 @@ import { isPagePath, resolvePage } from "./web/routes.ts";
 import { isChatPath, resolveChatPage } from "./web/chat/page.ts";
 import { isVerifyPath, resolveVerifyPage } from "./web/verify/page.ts";
 import { isAuditPath, resolveAuditRoute } from "./audit/routes.ts";
+import { randomHex } from "../src/crypto/random-id.ts";
 
 type Handler = (ctx: RouteContext, param: string) => Promise<void>;
 
@@ -47,7 +47,7 @@ const API = new Router<Handler>(
 async function handle(gateway: Gateway, drain: Drain, ops: Router<OpsHandler>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   const timing = new ServerTiming(started);
-  const requestId = `req_${randomBytes(12).toString("hex")}`;
+  const requestId = `req_${randomHex(12)}`;
   res.setHeader("x-request-id", requestId);
   // one signal per request: the caller hanging up (CallerGone) or the shutdown deadline (an ApiError)
   const controller = new AbortController();

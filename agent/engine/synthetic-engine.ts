@@ -7,6 +7,7 @@ import type { GenerateEvent, InferenceEngine } from "./inference.ts";
 import { Slots } from "./slots.ts";
 import type { GenerateRequest, Turn } from "./turn.ts";
 import { answerTokenCap } from "../../src/session/sealed-request.ts";
+import { UNLIKELY_LOGPROB, type TokenLogprob } from "../../src/receipt/logprobs.ts";
 
 export interface SyntheticOptions {
   /** Tokens per answer, unless max_tokens is lower. */
@@ -26,6 +27,17 @@ export function syntheticPromptTokens(request: Pick<GenerateRequest, "messages">
   return Math.max(1, Math.ceil(chars / 4));
 }
 
+/**
+ * Token `i`'s logprob entry: the engine picks each word for certain (log probability 0), the other words are the
+ * alternatives, as unlikely as a probability can be. Ids are the words' places in WORDS.
+ */
+function syntheticLogprob(i: number, text: string, top: number): TokenLogprob {
+  const id = i % WORDS.length;
+  const entry = (at: number, token: string, logprob: number) => ({ id: at, token, bytes: [...new TextEncoder().encode(token)], logprob });
+  const others = WORDS.map((word, at) => entry(at, word, UNLIKELY_LOGPROB)).filter((e) => e.id !== id);
+  return { ...entry(id, text, 0), top_logprobs: [entry(id, text, 0), ...others].slice(0, top) };
+}
+
 export class SyntheticEngine implements InferenceEngine {
   private readonly turn = new Slots();
 
@@ -38,7 +50,10 @@ export class SyntheticEngine implements InferenceEngine {
       for (let i = 0; i < count; i++) {
         if (this.options.tokenMs > 0) await sleep(this.options.tokenMs, undefined, { signal });
         signal?.throwIfAborted();
-        yield { type: "delta", text: `${i === 0 ? "" : " "}${WORDS[i % WORDS.length]}` };
+        const text = `${i === 0 ? "" : " "}${WORDS[i % WORDS.length]}`;
+        // asked for (a complete request asks for 0 alternatives), each token's entry comes just before its text
+        if (request.top_logprobs !== undefined) yield { type: "logprobs", logprobs: [syntheticLogprob(i, text, request.top_logprobs)] };
+        yield { type: "delta", text };
       }
       signal?.throwIfAborted();
       yield {

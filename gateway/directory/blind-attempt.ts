@@ -2,7 +2,6 @@
 // envelope there as it came, relay its sealed frames unopened within a wire budget the clear fields earn, and check
 // the receipt beside the final frame against the provider's attested key and the envelope (the gateway holds
 // neither the request nor the answer). The caller's client opens and checks the rest.
-import { randomBytes } from "node:crypto";
 import { PAD_BYTES, type SealedEnvelope } from "../../src/blind/format.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { verifySignatureNative } from "../../src/crypto/signing.ts";
@@ -15,6 +14,7 @@ import type { BlindEvent, BlindRequest } from "./directory.ts";
 import { LiveSession } from "./live-session.ts";
 import type { Breach } from "./provider-faults.ts";
 import { logCut, nextMessage, release, type AttemptHost, type Outcome } from "./session-attempt.ts";
+import { randomBase64url } from "../../src/crypto/random-id.ts";
 
 /** The ChaCha20-Poly1305 tag after each padded frame. */
 const TAG_BYTES = 16;
@@ -50,7 +50,7 @@ const isRefusal = (code: string): boolean => Object.hasOwn(ERROR_CODES, code) &&
 
 /** One candidate's try: place, relay its frames unopened, check the clear receipt beside the last. */
 export async function* blindAttempt(host: BlindHost, request: BlindRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<BlindEvent, Outcome, void> {
-  const id = `s_${randomBytes(12).toString("base64url")}`;
+  const id = `s_${randomBase64url(12)}`;
   const { envelope, entry } = request;
   const wireBytes = blindWireBytes(envelope, entry);
   let chosen: string | undefined;

@@ -1,7 +1,6 @@
 // One provider's try at a session (DESIGN §8), for the coordinator client: choose, seal and place, relay the
 // frames it sends back within the answer's bounds and deadlines, and check its receipt against what was sealed
 // and relayed. It ends done, handed back to be re-routed, or stale; a fault is charged to the provider.
-import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ApiError } from "../../src/errors.ts";
 import { CallerGone } from "../http/caller-gone.ts";
@@ -18,6 +17,7 @@ import type { SessionDeadlines } from "./deadlines.ts";
 import { LiveSession, type SessionMessage } from "./live-session.ts";
 import type { Breach, FaultSubject } from "./provider-faults.ts";
 import type { Cut, HeldLedger } from "./held-bytes.ts";
+import { randomBase64url } from "../../src/crypto/random-id.ts";
 
 /** What the gateway sealed for one session: the receipt must cover exactly these bytes, and its frames open under `frames`. */
 export interface Sealed {
@@ -56,7 +56,7 @@ export interface AttemptHost {
 
 /** One provider's try at the session: choose, seal and place, relay its frames within bounds, check its receipt. */
 export async function* attempt(host: AttemptHost, request: SessionRequest, exclude: readonly string[], mayReroute: boolean, signal: AbortSignal): AsyncGenerator<SessionEvent, Outcome, void> {
-  const id = `s_${randomBytes(12).toString("base64url")}`;
+  const id = `s_${randomBase64url(12)}`;
   const { wireBytes } = answerLimits(request.body);
   let chosen: string | undefined;
   const live = new LiveSession(wireBytes, host.deadlines, () => host.cancel(id), host.held, request.whole === true, (cut, gone) => {

@@ -4,7 +4,15 @@
 // learns neither the key nor who the caller is. Also the key routing remembers a scope's
 // provider by; the request fields that refine the scope are src/openai/cache-fields.ts.
 import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { Kept } from "../../src/receipt/kept.ts";
 import type { KeyStore } from "./key-store.ts";
+
+/**
+ * How many of each are kept (a few hundred kilobytes at most): a request's scope, owner and affinity key are pure
+ * functions of its key id and alias, and an HMAC or a hash each cost about as much as the rest of its admission.
+ * A scope refined by a prompt_cache_key (up to 1,024 characters, the caller's to vary) is not kept.
+ */
+const KEPT = 4_096;
 
 /** HKDF info: this key derived from the gateway secret is for cache scopes and nothing else. */
 const SCOPE_KEY_INFO = "svc-cache-scope/v1";
@@ -22,12 +30,14 @@ export async function scopeSecret(store: Pick<KeyStore, "sharedSecret">, gateway
   return store.sharedSecret ? await store.sharedSecret(SCOPE_SECRET, randomBytes(32).toString("base64url")) : gatewaySecret;
 }
 
+const AFFINITY_KEYS = new Kept(KEPT, (text) => createHash("sha256").update(text).digest("base64url"));
+
 /**
  * The key routing remembers a scope's provider by, per alias (DESIGN §9): a hash, so what the directory holds, and
  * on NATS tells the other gateways, is not the scope a provider is sent.
  */
 export function affinityKey(alias: string, scope: string): string {
-  return createHash("sha256").update(`${alias}\n${scope}`).digest("base64url");
+  return AFFINITY_KEYS.get(`${alias}\n${scope}`);
 }
 
 /** A caller's scope from its key id and optional prompt_cache_key; 64 hex characters. */
@@ -36,7 +46,9 @@ export type ScopeOf = (keyId: string, promptCacheKey: string | undefined) => str
 export function cacheScopes(gatewaySecret: string): ScopeOf {
   const key = Buffer.from(hkdfSync("sha256", gatewaySecret, "", SCOPE_KEY_INFO, 32));
   // JSON keeps the two apart: no key id and prompt_cache_key pair can spell another's
-  return (keyId, promptCacheKey) => createHmac("sha256", key).update(JSON.stringify([keyId, promptCacheKey ?? null])).digest("hex");
+  const scope = (keyId: string, promptCacheKey: string | undefined) => createHmac("sha256", key).update(JSON.stringify([keyId, promptCacheKey ?? null])).digest("hex");
+  const keyScopes = new Kept(KEPT, (keyId) => scope(keyId, undefined));
+  return (keyId, promptCacheKey) => (promptCacheKey === undefined ? keyScopes.get(keyId) : scope(keyId, promptCacheKey));
 }
 
 /** Who a scope belongs to, as a provider's cache shares itself out (issue 41): one per key, whatever its
@@ -45,5 +57,6 @@ export type OwnerOf = (keyId: string) => string;
 
 export function cacheOwners(gatewaySecret: string): OwnerOf {
   const key = Buffer.from(hkdfSync("sha256", gatewaySecret, "", OWNER_KEY_INFO, 32));
-  return (keyId) => createHmac("sha256", key).update(keyId).digest("hex");
+  const owners = new Kept(KEPT, (keyId) => createHmac("sha256", key).update(keyId).digest("hex"));
+  return (keyId) => owners.get(keyId);
 }

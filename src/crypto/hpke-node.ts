@@ -5,7 +5,7 @@
 import { Dhkem, KemId, type DhkemPrimitives, type KemInterface } from "@hpke/common";
 import { HkdfSha256 } from "@hpke/core";
 import { createHmac, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, type JsonWebKey, type KeyObject, type webcrypto } from "node:crypto";
-import { KeyCache } from "./key-cache.ts";
+import { Kept } from "../receipt/kept.ts";
 
 // RFC 9180 §7.1.3 labels (the same bytes @hpke/common uses)
 const LABEL_DKP_PRK = new TextEncoder().encode("dkp_prk");
@@ -48,7 +48,7 @@ const keyObject = (key: Key): KeyObject => key as unknown as KeyObject;
 const asKey = (key: KeyObject): Key => key as unknown as Key;
 
 /** Public keys imported lately: a gateway seals to the same few providers' keys on every request. */
-const PUBLIC_KEYS = new KeyCache(1024, (x) => createPublicKey({ key: { kty: "OKP", crv: "X25519", x }, format: "jwk" }));
+const PUBLIC_KEYS = new Kept(1024, (x) => createPublicKey({ key: { kty: "OKP", crv: "X25519", x }, format: "jwk" }));
 
 function fromRaw(raw: Buffer, isPublic: boolean): Key {
   if (raw.length !== 32) throw new Error(`X25519 keys are 32 bytes, not ${raw.length}`);

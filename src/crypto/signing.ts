@@ -1,7 +1,7 @@
 // Signing with Ed25519 over domain-separated canonical JSON, on node's native Ed25519 (the agent, release keys,
 // tests). Checking signatures is src/receipt/signature.ts, which runs in browsers too; it is re-exported here.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
-import { KeyCache } from "./key-cache.ts";
+import { Kept } from "../receipt/kept.ts";
 import { signedMessage, type SignatureDomain } from "../receipt/signature.ts";
 
 export { SIGNATURE_DOMAINS, signedMessage, verifySignature, type SignatureDomain } from "../receipt/signature.ts";
@@ -44,7 +44,7 @@ export class Signer {
 const HEX32 = /^[0-9a-f]{64}$/;
 const HEX64 = /^[0-9a-f]{128}$/;
 /** Providers' signing keys, as the gateway checks their receipts: one import each, not one per receipt. */
-const VERIFY_KEYS = new KeyCache(16_384, (hex) => createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, "hex")]), format: "der", type: "spki" }));
+const VERIFY_KEYS = new Kept(16_384, (hex) => createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, "hex")]), format: "der", type: "spki" }));
 
 /**
  * The same check as src/receipt/signature.ts's `verifySignature` on node's native Ed25519 (OpenSSL: RFC 8032's strict

@@ -124,6 +124,23 @@ describe("DESIGN §10 Gateway-blind: the other routes fall out of the one layer"
   });
 });
 
+describe("Issue 43 complete requests: the blind client completes every request it seals", () => {
+  const versionOf = (answer: unknown) => (answer as { svc_receipt: { version: number } }).svc_receipt.version;
+
+  it("top_logprobs sealed whether asked or not: every receipt is v4 (it commits to every token's logprob), shown only to a caller who asked", async () => {
+    const unasked = await blind().chat.completions.create(ask("Say hi"));
+    expect(unasked.choices[0]).not.toHaveProperty("logprobs");
+    expect(versionOf(unasked)).toBe(4);
+    const asked = await blind().chat.completions.create({ ...ask("Say hi"), logprobs: true, top_logprobs: 2 });
+    expect(asked.choices[0]!.logprobs!.content).toHaveLength(asked.usage!.completion_tokens);
+    expect(asked.choices[0]!.logprobs!.content![0]!.top_logprobs).toHaveLength(2);
+    const responses = await blind().responses.create({ model: "qwen3-4b", input: "Say hi", max_output_tokens: 8, temperature: 0 });
+    const legacy = await blind().completions.create({ model: "qwen3-4b", prompt: "Once upon", max_tokens: 6, temperature: 0 });
+    expect([responses, legacy].map(versionOf)).toEqual([4, 4]);
+    expect(legacy.choices[0]!.logprobs ?? null).toBeNull();
+  });
+});
+
 describe("DESIGN §10 Gateway-blind: the gateway reads only the envelope, after the key and limits", () => {
   /** A sealed body posted as is; with `key` "" no Authorization header. */
   const sealedPost = (body: string, key = gw.key) =>

@@ -1,12 +1,12 @@
-// The imported-key cache behind sealing and receipt checks (src/crypto/key-cache.ts): one import per key, bounded.
+// The kept values behind sealing and receipt checks (src/receipt/kept.ts): one import (or hash) per key, bounded.
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { KeyCache } from "../../../../src/crypto/key-cache.ts";
+import { Kept } from "../../../../src/receipt/kept.ts";
 
 describe("Performance: a provider's key is imported once, and the cache stays bounded", () => {
   const loaded: string[] = [];
   const key = generateKeyPairSync("ed25519").publicKey;
-  const cache = new KeyCache(2, (text): KeyObject => (loaded.push(text), key));
+  const cache = new Kept(2, (text): KeyObject => (loaded.push(text), key));
 
   it("imports a key on first use only", () => {
     expect(cache.get("a")).toBe(key);
@@ -24,7 +24,7 @@ describe("Performance: a provider's key is imported once, and the cache stays bo
 
   it("a key that fails to import is not kept: the next use tries again", () => {
     let tries = 0;
-    const flaky = new KeyCache(2, (): KeyObject => {
+    const flaky = new Kept(2, (): KeyObject => {
       if (++tries === 1) throw new Error("not a point on the curve");
       return key;
     });
