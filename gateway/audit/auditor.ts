@@ -6,7 +6,7 @@
 // is never charged; a prompt the rescorer renders to another length is a mismatch, logged and not charged.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { RescoreJob, RescoreResult } from "../../src/audit/rescore-job.ts";
+import { answerHashesProblem, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { auditVerdict } from "../../src/audit/thresholds.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
@@ -48,7 +48,7 @@ export interface AuditorParts {
   log: Logger;
 }
 
-export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
+export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number; why?: string } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
 
 export class Auditor {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -77,7 +77,7 @@ export class Auditor {
     const result = await this.judge(id, provider, alias, item).catch((err: unknown): AuditResult => ({ id, verdict: "no verdict", why: (err as Error).message }));
     if ("mean" in result) {
       this.parts.records.note(provider, id, result.verdict, Math.floor(dice.now() / 1000));
-      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean }, `audit ${id} of provider ${provider}: ${result.verdict}`);
+      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict}${result.why === undefined ? "" : ` (${result.why})`}`);
       if (result.verdict === "fail") this.parts.bar(provider, id);
     } else {
       this.parts.records.noVerdict++;
@@ -101,12 +101,17 @@ export class Auditor {
       request_b64: Buffer.from(canonicalJson(request.body)).toString("base64"),
       tokens: entries.map((e) => e.id),
       settings: { threads: this.parts.threads, batch_size: AUDIT_BATCH_SIZE },
+      // replay the tokens through the answer path: the ids scored must be the ones that made the answer signed for
+      answer: { finish_reason: receipt.finish_reason, call_ids: answer.toolCalls.map((call) => call.id) },
     });
     if (!result.ok) return none(`the rescorer: ${result.error}`);
     if (result.prompt_tokens !== receipt.usage.prompt_tokens) {
       return { id, verdict: "mismatch", why: `the reference renders ${result.prompt_tokens} prompt tokens, the receipt counts ${receipt.usage.prompt_tokens}` };
     }
+    if (result.answer === undefined) return none("the rescorer did not replay the answer's tokens");
     const statistic = auditStatistic(entries, result.positions);
+    const made = answerHashesProblem(result.answer, receipt, entries.length);
+    if (made !== undefined) return { id, verdict: "fail", mean: statistic.mean, why: `the tokens scored are not the tokens that made the answer: ${made}` };
     return { id, verdict: auditVerdict(statistic), mean: statistic.mean };
   }
 
