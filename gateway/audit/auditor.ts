@@ -2,13 +2,14 @@
 // of the operator's corpus prompts as OpenAI body bytes through the ordinary path (session-for.ts), pinned to that
 // provider, and hands the sealed request and the provider's answer tokens to the reference pass (rescore-worker.ts).
 // The provider's signed logprobs against the reference's give the statistic and verdict (src/audit); a fail bars
-// the provider at once. An audit that cannot be judged (an error, the provider gone, no rescorer) has no verdict and
-// is never charged; a prompt the rescorer renders to another length is a mismatch, logged and not charged.
+// the provider at once, and so does a third suspect among its last ten audits. An audit that cannot be judged (an
+// error, the provider gone, no rescorer) has no verdict and is never charged; a prompt the rescorer renders to another
+// length is a mismatch, logged and not charged.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { answerHashesProblem, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
-import { auditVerdict } from "../../src/audit/thresholds.ts";
+import { AUDIT_FAIL_MEAN, auditVerdict, greedyRequest, SUSPECT_WINDOW, SUSPECTS_TO_FAIL, type AuditVerdict } from "../../src/audit/thresholds.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import type { RouteRequest } from "../../src/openai/route-request.ts";
 import type { AnswerRecord } from "../../src/receipt/answer-record.ts";
@@ -16,6 +17,7 @@ import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { RECEIPT_VERSION_LOGPROBS, type Receipt } from "../../src/receipt/receipt.ts";
 import type { CorpusItem } from "./corpus.ts";
 import type { AuditRecords } from "./records.ts";
+import { RecentVerdicts } from "./recent-verdicts.ts";
 import type { AuditScheduler, Dice } from "./scheduler.ts";
 
 /** The reference pass's batch: fixed, and recorded in each job, so anyone re-running it reads the same logits. */
@@ -48,10 +50,12 @@ export interface AuditorParts {
   log: Logger;
 }
 
-export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number; why?: string } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
+export type AuditResult = { verdict: AuditVerdict; id: string; mean: number; why?: string } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
 
 export class Auditor {
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Each provider's last verdicts, for the sequential rule. */
+  private readonly recent = new RecentVerdicts();
   private closed = false;
 
   constructor(private readonly parts: AuditorParts) {}
@@ -110,9 +114,18 @@ export class Auditor {
     }
     if (result.answer === undefined) return none("the rescorer did not replay the answer's tokens");
     const statistic = auditStatistic(entries, result.positions);
+    const { mean } = statistic;
     const made = answerHashesProblem(result.answer, receipt, entries.length);
-    if (made !== undefined) return { id, verdict: "fail", mean: statistic.mean, why: `the tokens scored are not the tokens that made the answer: ${made}` };
-    return { id, verdict: auditVerdict(statistic), mean: statistic.mean };
+    if (made !== undefined) return { id, verdict: this.recent.add(provider, "fail"), mean, why: `the tokens scored are not the tokens that made the answer: ${made}` };
+    // a greedy answer's every token is the argmax: one that is not was not drawn from the pinned model (S2)
+    const violations = greedyRequest(request.body) ? statistic.greedyViolations : 0;
+    const verdict = auditVerdict(statistic, violations);
+    const ruled = this.recent.add(provider, verdict);
+    const why =
+      ruled !== verdict ? `${SUSPECTS_TO_FAIL} suspect audits among the provider's last ${SUSPECT_WINDOW}`
+      : verdict === "fail" && mean <= AUDIT_FAIL_MEAN ? `${violations} of the greedy answer's ${statistic.n} tokens are not the reference's most likely`
+      : undefined;
+    return { id, verdict: ruled, mean, ...(why === undefined ? {} : { why }) };
   }
 
   close(): void {

@@ -2,7 +2,8 @@
 // failed, and the last one, shown on GET /v1/providers and the attestation record. In memory, per gateway: passing
 // audits are never published (that would leak the corpus), and a failure's bar lives in provider-faults.ts.
 
-export type AuditOutcome = "pass" | "fail";
+/** A suspect (src/audit/thresholds.ts) counts as neither passed nor failed here. */
+export type AuditOutcome = "pass" | "suspect" | "fail";
 
 export interface AuditRecord {
   passed: number;
@@ -21,7 +22,7 @@ export class AuditRecords {
   note(provider: string, id: string, verdict: AuditOutcome, at: number): void {
     const record = this.of(provider);
     if (verdict === "pass") record.passed++;
-    else record.failed++;
+    else if (verdict === "fail") record.failed++;
     record.last = { id, at, verdict };
     this.records.delete(provider);
     this.records.set(provider, record);

@@ -111,7 +111,8 @@ export function judge(statistic: EvidenceStatistic, referencePromptTokens: numbe
   if (referencePromptTokens !== receiptPromptTokens) {
     return { verdict: "mismatch", reason: `the reference renders the prompt as ${referencePromptTokens} tokens, the receipt counts ${receiptPromptTokens}` };
   }
-  const verdict = auditVerdict(statistic);
+  // one audit's evidence stands alone: a suspect is no fail by itself (the auditor's sequential rule is over many)
+  const verdict = auditVerdict(statistic) === "fail" ? "fail" : "pass";
   const relation = verdict === "fail" ? "above" : "within";
   return { verdict, reason: `mean |claimed - reference| logprob ${statistic.mean} nats over ${statistic.n} tokens, ${relation} the threshold ${statistic.fail_mean}` };
 }

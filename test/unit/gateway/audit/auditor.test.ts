@@ -9,6 +9,7 @@ import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
 import { answerHashes, type AnswerHashes, type RescoreJob, type RescoreResult } from "../../../../src/audit/rescore-job.ts";
 import { parseRoute } from "../../../../src/openai/route-request.ts";
+import { AUDIT_FAIL_MEAN, AUDIT_SUSPECT_MEAN } from "../../../../src/audit/thresholds.ts";
 import { AnswerRecord } from "../../../../src/receipt/answer-record.ts";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
 import { tokenString, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
@@ -37,7 +38,7 @@ function answerOf(): AnswerRecord {
 }
 const SIGNED = answerHashes(answerOf(), ENTRIES.length);
 
-function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; replay?: AnswerHashes | null; dice?: Dice; scheduler?: AuditScheduler } = {}) {
+function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler } = {}) {
   const fakes: Fakes = { sent: [], jobs: [], bars: [] };
   const send: SendAudit = async (kind, bytes, pin) => {
     fakes.sent.push({ kind, bytes, pin });
@@ -51,14 +52,19 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
   const score = async (job: RescoreJob): Promise<RescoreResult> => {
     fakes.jobs.push(job);
     if (options.scoreError) return { id: job.id, ok: false, error: options.scoreError };
-    const positions = job.tokens.map((id, i) => ({ id, ref: ENTRIES[i]!.logprob - (options.shift ?? 1e-5), top: [[id, ENTRIES[i]!.logprob]] as [number, number][] }));
+    const positions = job.tokens.map((id, i) => {
+      const ref = ENTRIES[i]!.logprob - (options.shift ?? 1e-5);
+      // `rival`: another token the reference finds this much more likely than the provider's
+      const top: [number, number][] = options.rival === undefined ? [[id, ref]] : [[99, ref + options.rival], [id, ref]];
+      return { id, ref, top };
+    });
     // what the tokens make on the answer path: by default the answer the receipt signs
     const answer = options.replay === undefined ? SIGNED : options.replay;
     return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1, ...(answer === null ? {} : { answer }) };
   };
   const records = new AuditRecords();
   const dice = options.dice ?? { now: () => 1_795_305_600_000, random: () => 0.5 };
-  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
+  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
   return { a, fakes, records };
 }
 
@@ -116,6 +122,36 @@ describe("§5 What each outcome does", () => {
     const { a, fakes, records } = auditor(options);
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
     expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, last: null }, 1, []]);
+  });
+});
+
+describe("§2 Verdicts beyond the mean", () => {
+  const GREEDY: CorpusItem = { ...ITEM, body: { ...ITEM.body, temperature: 0 } };
+
+  it("a greedy request's answer with a token the reference does not rank first fails, though its logprobs are honest", async () => {
+    const { a, fakes } = auditor({ shift: 1e-5, rival: 0.5, item: GREEDY });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(result).toMatchObject({ verdict: "fail", why: "3 of the greedy answer's 3 tokens are not the reference's most likely" });
+    expect(fakes.bars).toEqual([[P, result.id]]);
+  });
+
+  it("the same tokens of a sampled request pass: sampling may draw any token", async () => {
+    expect((await auditor({ shift: 1e-5, rival: 0.5 }).a.audit(P, "qwen3-4b")).verdict).toBe("pass");
+  });
+
+  it("a greedy answer whose rival is within honest noise of its token passes", async () => {
+    expect((await auditor({ shift: 1e-5, rival: 0.01, item: GREEDY }).a.audit(P, "qwen3-4b")).verdict).toBe("pass");
+  });
+
+  it("a mean between the suspect and fail thresholds is suspect: no bar; the third suspect among a provider's last 10 audits fails and bars it", async () => {
+    const { a, fakes, records } = auditor({ shift: (AUDIT_SUSPECT_MEAN + AUDIT_FAIL_MEAN) / 2 });
+    const first = await a.audit(P, "qwen3-4b");
+    const second = await a.audit(P, "qwen3-4b");
+    expect([first.verdict, second.verdict, fakes.bars]).toEqual(["suspect", "suspect", []]);
+    const third = await a.audit(P, "qwen3-4b");
+    expect(third).toMatchObject({ verdict: "fail", why: "3 suspect audits among the provider's last 10" });
+    expect(fakes.bars).toEqual([[P, third.id]]);
+    expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, last: { id: third.id, verdict: "fail" } });
   });
 });
 
