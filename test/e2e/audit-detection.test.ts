@@ -36,7 +36,12 @@ const providerOf = new Map<Fault, string>();
 beforeAll(async () => {
   const tiny = makeTinyCatalog([{ alias: "qwen3-4b", ...PINNED }]);
   const corpus = join(tiny.dir, "corpus.jsonl");
-  writeFileSync(corpus, JSON.stringify({ id: "tides", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 16 } }));
+  // a sampled chat and a greedy legacy completion (where every honest token must be the reference's most likely)
+  const items = [
+    { id: "tides", kind: "chat", route: "chat", body: { messages: [{ role: "user", content: "Tell me about tides." }], max_tokens: 16 } },
+    { id: "story", kind: "chat", route: "completions", body: { prompt: "Once upon a time", max_tokens: 16, temperature: 0 } },
+  ];
+  writeFileSync(corpus, items.map((item) => JSON.stringify(item)).join("\n"));
   gw = await startGateway({ tiny, args: ["--audit-models", `qwen3-4b=${tiny.files["qwen3-4b"]!.path}`, "--audit-corpus", corpus, "--audit-rate", "1", "--audit-delay", "10ms"] });
   providerOf.set("honest", gw.providerId);
   const faulty = Object.entries(FAULTS).filter(([, spec]) => spec !== undefined) as [Fault, (dir: string) => string][];
