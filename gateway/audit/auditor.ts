@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { answerHashesProblem, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
-import { AUDIT_FAIL_MEAN, auditVerdict, greedyRequest, SUSPECT_WINDOW, SUSPECTS_TO_FAIL, type AuditVerdict } from "../../src/audit/thresholds.ts";
+import { AUDIT_FAIL_MEAN, auditVerdict, greedyReason, greedyRequest, SUSPECT_WINDOW, SUSPECTS_TO_FAIL, type AuditVerdict } from "../../src/audit/thresholds.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import type { RouteRequest } from "../../src/openai/route-request.ts";
 import type { AnswerRecord } from "../../src/receipt/answer-record.ts";
@@ -123,7 +123,7 @@ export class Auditor {
     const ruled = this.recent.add(provider, verdict);
     const why =
       ruled !== verdict ? `${SUSPECTS_TO_FAIL} suspect audits among the provider's last ${SUSPECT_WINDOW}`
-      : verdict === "fail" && mean <= AUDIT_FAIL_MEAN ? `${violations} of the greedy answer's ${statistic.n} tokens are not the reference's most likely`
+      : verdict === "fail" && mean <= AUDIT_FAIL_MEAN ? greedyReason(violations, statistic.n)
       : undefined;
     return { id, verdict: ruled, mean, ...(why === undefined ? {} : { why }) };
   }

@@ -50,6 +50,9 @@ export function greedyRequest(request: SamplingFields): boolean {
   return temperature === 0 && [logit_bias, presence_penalty, frequency_penalty, repetition_penalty, response_format, tools].every((field) => field === undefined);
 }
 
+/** Why a greedy answer with `violations` of its `n` tokens not the reference's most likely fails (the auditor's and the evidence's words). */
+export const greedyReason = (violations: number, n: number): string => `${violations} of the greedy answer's ${n} tokens are not the reference's most likely`;
+
 /** The sequential rule (AUDIT-DESIGN §2): this many suspects among a provider's last SUSPECT_WINDOW audits is a fail. */
 export const SUSPECTS_TO_FAIL = 3;
 export const SUSPECT_WINDOW = 10;
