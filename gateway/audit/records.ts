@@ -2,8 +2,7 @@
 // failed, and the last one, shown on GET /v1/providers and the attestation record. In memory, per gateway: passing
 // audits are never published (that would leak the corpus), and a failure's bar lives in provider-faults.ts.
 
-/** A suspect (src/audit/thresholds.ts) counts as neither passed nor failed here. */
-export type AuditOutcome = "pass" | "suspect" | "fail";
+export type AuditOutcome = "pass" | "fail";
 
 export interface AuditRecord {
   passed: number;
@@ -19,10 +18,12 @@ export class AuditRecords {
   /** Audits that ended without a verdict (an error, the provider gone, no rescorer): counted apart, never charged. */
   noVerdict = 0;
 
-  note(provider: string, id: string, verdict: AuditOutcome, at: number): void {
+  /** A suspect (src/audit/thresholds.ts) is not counted or shown here: the listing's schema knows passes and fails. */
+  note(provider: string, id: string, verdict: AuditOutcome | "suspect", at: number): void {
+    if (verdict === "suspect") return;
     const record = this.of(provider);
     if (verdict === "pass") record.passed++;
-    else if (verdict === "fail") record.failed++;
+    else record.failed++;
     record.last = { id, at, verdict };
     this.records.delete(provider);
     this.records.set(provider, record);

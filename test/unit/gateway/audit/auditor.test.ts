@@ -148,6 +148,8 @@ describe("§2 Verdicts beyond the mean", () => {
     const first = await a.audit(P, "qwen3-4b");
     const second = await a.audit(P, "qwen3-4b");
     expect([first.verdict, second.verdict, fakes.bars]).toEqual(["suspect", "suspect", []]);
+    // the listing's record (whose schema knows pass and fail) neither counts nor shows a suspect
+    expect(records.of(P)).toEqual({ passed: 0, failed: 0, last: null });
     const third = await a.audit(P, "qwen3-4b");
     expect(third).toMatchObject({ verdict: "fail", why: "3 suspect audits among the provider's last 10" });
     expect(fakes.bars).toEqual([[P, third.id]]);
