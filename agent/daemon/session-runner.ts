@@ -10,7 +10,7 @@ import type { SessionPlaintext } from "../../src/session/sealed-request.ts";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import type { TrustLevel } from "../../src/receipt/rungs.ts";
 import type { FromAgent } from "../../src/wire/agent.ts";
-import type { GenerateEvent, GenerationDone, InferenceEngine } from "../engine/inference.ts";
+import type { EngineStore, GenerateEvent, GenerationDone, InferenceEngine } from "../engine/inference.ts";
 import type { Signer } from "../../src/crypto/signing.ts";
 import type { Receipt } from "../../src/receipt/receipt.ts";
 import { planTurn } from "../engine/turn.ts";
@@ -35,6 +35,8 @@ export interface FaultInjection {
   receipt(honest: Receipt, signer: Signer): unknown;
   /** The session message as it arrived at `at` (ms since the epoch), and the plaintext it opened to. */
   opened?(message: SessionMessage, plaintext: Uint8Array, at: number): void;
+  /** The engine it runs, made with `build` on stores of its choosing (another GGUF under the pinned name); else `build(store)`. */
+  engine?(build: (store: EngineStore) => InferenceEngine, store: EngineStore): InferenceEngine;
 }
 
 export interface SessionContext {

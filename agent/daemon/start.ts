@@ -9,6 +9,7 @@ import { loadManifest } from "../../src/trust/anchor-files.ts";
 import { checkCoordinatorUrl } from "../../src/link/ws-url.ts";
 import { AgentDaemon, type DaemonOptions } from "./coordinator-link.ts";
 import { Engine } from "../engine/engine.ts";
+import type { EngineStore, InferenceEngine } from "../engine/inference.ts";
 import type { FaultInjection } from "./session-runner.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { BUNDLED_MANIFEST_PATH } from "./start-options.ts";
@@ -68,7 +69,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     ? syntheticSetup(options, store, catalog)
     : {
         aliases: await pinnedAliases(store, options),
-        engine: new Engine({ store, threads: options.threads, contextSize: options.contextSize, memoryGb: options.memoryGb, promptCacheGb: options.promptCache?.gb, promptCacheTtlMs: options.promptCache?.ttlMs, log }),
+        engine: llamaEngine(options, store),
         release: releaseEvidence(options.releaseManifestPath),
       };
   const daemon = new AgentDaemon({
@@ -99,6 +100,13 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
 }
 
 /** The aliases to advertise: present, fitting, and matching their pins (a first start hashes each file once). */
+/** The llama.cpp engine on the store's files (a test-only fault may build it on others: FaultInjection.engine). */
+function llamaEngine(options: StartAgentOptions, store: ModelStore): InferenceEngine {
+  const build = (files: EngineStore) =>
+    new Engine({ store: files, threads: options.threads, contextSize: options.contextSize, memoryGb: options.memoryGb, promptCacheGb: options.promptCache?.gb, promptCacheTtlMs: options.promptCache?.ttlMs, log: options.log });
+  return options.faults?.engine ? options.faults.engine(build, store) : build(store);
+}
+
 async function pinnedAliases(store: ModelStore, options: StartAgentOptions): Promise<string[]> {
   const { aliases, refused } = await store.pinnedOffered(memoryGb(options.memoryGb));
   for (const err of refused) options.log(`not advertising ${err.message}; svc-agent doctor says how to fix it`);

@@ -5,7 +5,7 @@
 // an installed agent has no such flag (agent/cli.ts), and the session runner knows only the FaultInjection it is given.
 import { randomBytes } from "node:crypto";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
-import type { GenerateEvent } from "../engine/inference.ts";
+import type { EngineStore, GenerateEvent, InferenceEngine } from "../engine/inference.ts";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError } from "../../src/errors.ts";
@@ -48,12 +48,16 @@ interface Faults {
   receipt?: ReceiptFault;
   /** Write what this provider sees of each session into this directory: audits must look like callers. */
   recordDir?: string;
+  /** Run this GGUF in place of the pinned one, its receipts still naming the pin: a substitute only a re-score shows. */
+  substitute?: string;
+  /** With `substitute`: run it on this fraction of sessions only, drawn per session (a provider that cheats sometimes). */
+  cheat?: number;
 }
 
 /** What a provider reporting `errorCode` writes: no caller may ever read it. */
 export const FAULT_ERROR_TEXT = "PROVIDER-WRITTEN TEXT: your request is wrong, fix it";
 
-const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, logprob-shift=MILLINATS, record=DIR, receipt=tamper|swap-key|response-hash|replay:FILE";
+const USAGE = "token-delay-ms=N, fail-after=N, first-token-delay-ms=N, block-ms=N, endless=CHARS, tool-call=NAME, error=CODE, error-param=TEXT, schema-steps=N, logprob-shift=MILLINATS, record=DIR, substitute=PATH, cheat=FRACTION (with substitute), receipt=tamper|swap-key|response-hash|replay:FILE";
 
 /** `token-delay-ms=50,fail-after=3,receipt=replay:/tmp/r.json`. */
 function parseFaults(spec: string): Faults {
@@ -68,6 +72,17 @@ function parseFaults(spec: string): Faults {
     if (name === "record") {
       if (raw === "") throw new Error(`--test-fault ${part}: expected record=DIR`);
       faults.recordDir = raw;
+      continue;
+    }
+    if (name === "substitute") {
+      if (raw === "" || !existsSync(raw)) throw new Error(`--test-fault ${part}: expected substitute=PATH of a GGUF file`);
+      faults.substitute = raw;
+      continue;
+    }
+    if (name === "cheat") {
+      const fraction = Number(raw);
+      if (raw === "" || !(fraction > 0 && fraction <= 1)) throw new Error(`--test-fault ${part}: expected cheat=FRACTION in (0, 1]`);
+      faults.cheat = fraction;
       continue;
     }
     if (name === "tool-call" || name === "error" || name === "error-param") {
@@ -88,6 +103,7 @@ function parseFaults(spec: string): Faults {
     else if (name === "logprob-shift") faults.logprobShift = value;
     else throw new Error(`--test-fault ${part}: unknown fault (${USAGE})`);
   }
+  if (faults.cheat !== undefined && faults.substitute === undefined) throw new Error(`--test-fault cheat=${faults.cheat}: cheat needs substitute=PATH (${USAGE})`);
   return faults;
 }
 
@@ -98,14 +114,31 @@ function parseReceiptFault(raw: string, part: string): ReceiptFault {
 }
 
 /** What `--test-fault SPEC` makes of a session: the hooks the session runner calls. */
-export function faultInjection(spec: string): FaultInjection {
+export function faultInjection(spec: string, random: () => number = Math.random): FaultInjection {
   const faults = parseFaults(spec);
+  const { substitute, cheat = 1 } = faults;
   return {
+    engine: substitute === undefined ? undefined : (build, store) => substitutedEngine(build, store, substitute, cheat, random),
     error: faults.errorCode === undefined ? undefined : { code: faults.errorCode, message: FAULT_ERROR_TEXT, param: faults.errorParam ?? "messages" },
     schemaSteps: faults.schemaSteps,
     events: (events, signal) => faultyEvents(events, faults, signal),
     receipt: (honest, signer) => (faults.receipt ? faultyReceipt(honest, signer, faults.receipt) : honest),
     ...(faults.recordDir === undefined ? {} : { opened: recordSession(faults.recordDir) }),
+  };
+}
+
+/**
+ * The engine of a provider that runs `path` in place of the pinned file on `fraction` of its sessions, drawn per
+ * session. The substitute is handed out under the pin's SHA-256, so its receipts name the pinned model and verify.
+ */
+function substitutedEngine(build: (store: EngineStore) => InferenceEngine, store: EngineStore, path: string, fraction: number, random: () => number): InferenceEngine {
+  const swapped = build({ verify: async (alias) => ({ path, sha256: (await store.verify(alias)).sha256 }) });
+  if (fraction >= 1) return swapped;
+  const honest = build(store);
+  return {
+    generate: (turn, signal) => (random() < fraction ? swapped : honest).generate(turn, signal),
+    ...(honest.embed ? { embed: honest.embed.bind(honest) } : {}),
+    dispose: async () => void (await Promise.all([honest.dispose(), swapped.dispose()])),
   };
 }
 

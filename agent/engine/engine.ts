@@ -2,9 +2,8 @@
 // alias's pinned GGUF lazily after checking its hash, runs one generation at a time, unloads when idle.
 import { getLlama, resolveChatWrapper, type Llama, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
 import { ApiError } from "../../src/errors.ts";
-import type { EmbeddingRequest, EmbeddingResult, Embeds, GenerateEvent, InferenceEngine } from "./inference.ts";
+import type { EmbeddingRequest, EmbeddingResult, Embeds, EngineStore, GenerateEvent, InferenceEngine } from "./inference.ts";
 import { defaultThreads, memoryGb } from "../daemon/machine.ts";
-import type { ModelStore } from "../models/store.ts";
 import { Slots } from "./slots.ts";
 import type { Turn, TurnGrammar } from "./turn.ts";
 import { LoadedEmbedder } from "./embedder.ts";
@@ -25,7 +24,7 @@ export const DEFAULT_PROMPT_CACHE_TTL_MS = 5 * 60_000;
 export const GRAMMAR_CACHE_SIZE = 32;
 
 export interface EngineOptions {
-  store: ModelStore;
+  store: EngineStore;
   /** llama.cpp CPU threads; defaults to the physical cores less one (see machine.ts). */
   threads?: number;
   /** Unload a model after this long unused (default 5 minutes; no command-line flag sets it). */

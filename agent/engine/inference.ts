@@ -4,6 +4,10 @@ import type { AnswerPiece } from "../../src/receipt/answer-record.ts";
 import type { FinishReason } from "../../src/receipt/receipt.ts";
 import type { Turn } from "./turn.ts";
 import type { EmbeddingInput } from "../../src/session/embedding-fields.ts";
+import type { ModelStore } from "../models/store.ts";
+
+/** What the llama.cpp engine asks of the model store: an alias's file, its hash checked (a test-only substitute swaps the path). */
+export type EngineStore = Pick<ModelStore, "verify">;
 
 /** The end of a generation: what the receipt reports of it. */
 export interface GenerationDone {

@@ -3,7 +3,7 @@
 // provider's receipt over these request bytes and this answer with its logprobs), then the reference pass again on
 // your copy of the pinned GGUF with the recorded settings, and the verdict again by the same statistic code.
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { answerRecord, checkEvidence, evidenceSha256, evidenceStatistic, judge, MAX_EVIDENCE_CHARS, parseEvidence, type AuditEvidence } from "../../src/audit/evidence.ts";
+import { answerRecord, checkEvidence, evidenceSha256, evidenceStatistic, judge, MAX_EVIDENCE_CHARS, parseEvidence, requestIsGreedy, type AuditEvidence } from "../../src/audit/evidence.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { sha256File } from "../../src/crypto/sha256-node.ts";
 import { decodeSavedBytes } from "../../src/receipt/saved-text.ts";
@@ -98,7 +98,7 @@ export async function verifyAuditFile(path: string, flags: AuditFlags, print: (l
   const stored = evidence.reference.positions;
   const drift = Math.max(0, ...again.positions.map((p, t) => Math.abs(p.ref - stored[t]!.ref)));
   const statistic = evidenceStatistic(auditStatistic(sound.entries, again.positions));
-  const { verdict, reason } = judge(statistic, again.promptTokens, evidence.receipt.usage.prompt_tokens);
+  const { verdict, reason } = judge(statistic, again.promptTokens, evidence.receipt.usage.prompt_tokens, requestIsGreedy(sound.request));
   line(undefined, `re-scored ${statistic.n} tokens after a prompt of ${again.promptTokens} on CPU, ${engine.threads} threads, batch ${engine.batch_size}`);
   line(undefined, `mean |claimed - reference| ${statistic.mean}, p95 ${statistic.p95}, max ${statistic.max}, bias ${statistic.bias}, greedy violations ${statistic.greedy_violations}; threshold ${statistic.fail_mean}`);
   line(undefined, `max |stored - recomputed reference| ${drift}`);

@@ -2,13 +2,14 @@
 // of the operator's corpus prompts as OpenAI body bytes through the ordinary path (session-for.ts), pinned to that
 // provider, and hands the sealed request and the provider's answer tokens to the reference pass (rescore-worker.ts).
 // The provider's signed logprobs against the reference's give the statistic and verdict (src/audit); a fail bars
-// the provider at once. An audit that cannot be judged (an error, the provider gone, no rescorer) has no verdict and
-// is never charged; a prompt the rescorer renders to another length is a mismatch, logged and not charged.
+// the provider at once, and so does a third suspect among its last ten audits. An audit that cannot be judged (an
+// error, the provider gone, no rescorer) has no verdict and is never charged; a prompt the rescorer renders to another
+// length is a mismatch, logged and not charged.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { RescoreJob, RescoreResult } from "../../src/audit/rescore-job.ts";
+import { answerHashesProblem, type RescoreJob, type RescoreResult } from "../../src/audit/rescore-job.ts";
 import { auditStatistic } from "../../src/audit/statistic.ts";
-import { auditVerdict } from "../../src/audit/thresholds.ts";
+import { AUDIT_FAIL_MEAN, auditVerdict, greedyReason, greedyRequest, SUSPECT_WINDOW, SUSPECTS_TO_FAIL, type AuditVerdict } from "../../src/audit/thresholds.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
 import type { RouteRequest } from "../../src/openai/route-request.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
@@ -16,6 +17,7 @@ import { canonicalJson } from "../../src/receipt/canonical-json.ts";
 import { RECEIPT_VERSION_LOGPROBS, type Receipt } from "../../src/receipt/receipt.ts";
 import type { CorpusItem } from "./corpus.ts";
 import type { AuditRecords } from "./records.ts";
+import { RecentVerdicts } from "./recent-verdicts.ts";
 import type { AuditScheduler, Dice } from "./scheduler.ts";
 
 /** The reference pass's batch: fixed, and recorded in each job, so anyone re-running it reads the same logits. */
@@ -37,7 +39,7 @@ export interface JudgedAudit {
   id: string;
   provider: string;
   alias: string;
-  verdict: "pass" | "fail";
+  verdict: AuditVerdict;
   /** When it was concluded, ms. */
   at: number;
   session: AuditSession;
@@ -68,10 +70,14 @@ export interface AuditorParts {
   log: Logger;
 }
 
-export type AuditResult = { verdict: "pass" | "fail"; id: string; mean: number; judged?: Pick<JudgedAudit, "session" | "request" | "result"> } | { verdict: "mismatch" | "no verdict"; id: string; why: string };
+export type AuditResult =
+  | { verdict: AuditVerdict; id: string; mean: number; why?: string; judged?: Pick<JudgedAudit, "session" | "request" | "result"> }
+  | { verdict: "mismatch" | "no verdict"; id: string; why: string };
 
 export class Auditor {
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Each provider's last verdicts, for the sequential rule. */
+  private readonly recent = new RecentVerdicts();
   private closed = false;
 
   constructor(private readonly parts: AuditorParts) {}
@@ -100,7 +106,7 @@ export class Auditor {
       if (result.verdict === "fail") this.parts.bar(provider, id);
       const kept = result.judged && (await this.keep({ id, provider, alias, verdict: result.verdict, at, ...result.judged }));
       this.parts.records.note(provider, id, result.verdict, Math.floor(at / 1000), kept?.evidenceSha256);
-      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean }, `audit ${id} of provider ${provider}: ${result.verdict}`);
+      log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict}${result.why === undefined ? "" : ` (${result.why})`}`);
     } else {
       this.parts.records.noVerdict++;
       log.warn({ provider, alias, audit: id, item: item.id, verdict: result.verdict, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict} (${result.why})`);
@@ -134,13 +140,28 @@ export class Auditor {
       request_b64: sealed.toString("base64"),
       tokens: entries.map((e) => e.id),
       settings: { threads: this.parts.threads, batch_size: AUDIT_BATCH_SIZE },
+      // replay the tokens through the answer path: the ids scored must be the ones that made the answer signed for
+      answer: { finish_reason: receipt.finish_reason, call_ids: answer.toolCalls.map((call) => call.id) },
     });
     if (!result.ok) return none(`the rescorer: ${result.error}`);
     if (result.prompt_tokens !== receipt.usage.prompt_tokens) {
       return { id, verdict: "mismatch", why: `the reference renders ${result.prompt_tokens} prompt tokens, the receipt counts ${receipt.usage.prompt_tokens}` };
     }
+    if (result.answer === undefined) return none("the rescorer did not replay the answer's tokens");
     const statistic = auditStatistic(entries, result.positions);
-    return { id, verdict: auditVerdict(statistic), mean: statistic.mean, judged: { session, request: sealed, result } };
+    const { mean } = statistic;
+    const judged = { session, request: sealed, result };
+    const made = answerHashesProblem(result.answer, receipt, entries.length);
+    if (made !== undefined) return { id, verdict: this.recent.add(provider, "fail"), mean, why: `the tokens scored are not the tokens that made the answer: ${made}`, judged };
+    // a greedy answer's every token is the argmax: one that is not was not drawn from the pinned model (S2)
+    const violations = greedyRequest(request.body) ? statistic.greedyViolations : 0;
+    const verdict = auditVerdict(statistic, violations);
+    const ruled = this.recent.add(provider, verdict);
+    const why =
+      ruled !== verdict ? `${SUSPECTS_TO_FAIL} suspect audits among the provider's last ${SUSPECT_WINDOW}`
+      : verdict === "fail" && mean <= AUDIT_FAIL_MEAN ? greedyReason(violations, statistic.n)
+      : undefined;
+    return { id, verdict: ruled, mean, ...(why === undefined ? {} : { why }), judged };
   }
 
   close(): void {

@@ -17,7 +17,7 @@ import { parseStrictJson } from "../receipt/strict-json.ts";
 import { ReferencePositionSchema, type ReferencePosition } from "./position.ts";
 import { MAX_JOB_TOKENS, MAX_REQUEST_BASE64, RescoreEngineSchema } from "./rescore-job.ts";
 import { auditStatistic, type AuditStatistic } from "./statistic.ts";
-import { AUDIT_FAIL_MEAN, auditVerdict } from "./thresholds.ts";
+import { AUDIT_FAIL_MEAN, auditVerdict, greedyReason, greedyRequest, type SamplingFields } from "./thresholds.ts";
 
 export const EVIDENCE_VERSION = 1;
 /** The statistic's definition: a file names the one its figures were computed by. */
@@ -107,13 +107,26 @@ export function evidenceStatistic(statistic: AuditStatistic): EvidenceStatistic 
  * The verdict and its reason: `mismatch` when the reference renders another prompt length than the receipt counts (a
  * rendering disagreement, such as another release's template, never charged to the provider), else the statistic's.
  */
-export function judge(statistic: EvidenceStatistic, referencePromptTokens: number, receiptPromptTokens: number): { verdict: EvidenceVerdict; reason: string } {
+export function judge(statistic: EvidenceStatistic, referencePromptTokens: number, receiptPromptTokens: number, greedy: boolean): { verdict: EvidenceVerdict; reason: string } {
   if (referencePromptTokens !== receiptPromptTokens) {
     return { verdict: "mismatch", reason: `the reference renders the prompt as ${referencePromptTokens} tokens, the receipt counts ${receiptPromptTokens}` };
   }
-  const verdict = auditVerdict(statistic);
+  const violations = greedy ? statistic.greedy_violations : 0;
+  // one audit's evidence stands alone: a suspect is no fail by itself (the auditor's sequential rule is over many)
+  const verdict = auditVerdict(statistic, violations) === "fail" ? "fail" : "pass";
+  if (verdict === "fail" && statistic.mean <= AUDIT_FAIL_MEAN) return { verdict, reason: greedyReason(violations, statistic.n) };
   const relation = verdict === "fail" ? "above" : "within";
   return { verdict, reason: `mean |claimed - reference| logprob ${statistic.mean} nats over ${statistic.n} tokens, ${relation} the threshold ${statistic.fail_mean}` };
+}
+
+/** Whether the sealed request bytes ask for a greedy answer (thresholds.ts `greedyRequest`); false when they read as no request. */
+export function requestIsGreedy(request: Uint8Array): boolean {
+  try {
+    const json = parseStrictJson(new TextDecoder("utf-8", { fatal: true }).decode(request));
+    return typeof json === "object" && json !== null && typeof (json as { temperature?: unknown }).temperature === "number" && greedyRequest(json as SamplingFields);
+  } catch {
+    return false;
+  }
 }
 
 /** The provider's every token's entry, in order, from the answer as relayed. */
@@ -139,7 +152,7 @@ export function buildEvidence(input: EvidenceInput, signer: ReceiptSigner): Audi
     receipt: input.receipt,
     reference: { prompt_tokens: input.reference.prompt_tokens, positions: [...input.reference.positions] },
     statistic,
-    ...judge(statistic, input.reference.prompt_tokens, input.receipt.usage.prompt_tokens),
+    ...judge(statistic, input.reference.prompt_tokens, input.receipt.usage.prompt_tokens, requestIsGreedy(input.request)),
   };
   return { ...body, signature: signer.sign(SIGNATURE_DOMAINS.audit, body) };
 }
@@ -220,7 +233,7 @@ export function checkEvidence(evidence: AuditEvidence, expect: { auditorKey?: st
   if (covers) {
     const statistic = evidenceStatistic(auditStatistic(entries, positions));
     add("statistic", canonicalJson(statistic) === canonicalJson(evidence.statistic), "the statistic is what the answer and the reference give", `the statistic is not what the answer and the reference give (${canonicalJson(statistic)})`);
-    const { verdict, reason } = judge(statistic, evidence.reference.prompt_tokens, evidence.receipt.usage.prompt_tokens);
+    const { verdict, reason } = judge(statistic, evidence.reference.prompt_tokens, evidence.receipt.usage.prompt_tokens, request !== undefined && requestIsGreedy(request));
     add("verdict", verdict === evidence.verdict && reason === evidence.reason, `the verdict ${verdict} follows from them`, `the verdict is ${evidence.verdict}, but they give ${verdict} (${reason})`);
   }
   return { checks, problems: checks.filter((c) => !c.ok).map((c) => c.detail), request: request ?? new Uint8Array(), entries };

@@ -7,8 +7,9 @@ import { Auditor, type AuditSession, type SendAudit } from "../../../../gateway/
 import type { CorpusItem } from "../../../../gateway/audit/corpus.ts";
 import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
-import type { RescoreJob, RescoreResult } from "../../../../src/audit/rescore-job.ts";
+import { answerHashes, type AnswerHashes, type RescoreJob, type RescoreResult } from "../../../../src/audit/rescore-job.ts";
 import { parseRoute } from "../../../../src/openai/route-request.ts";
+import { AUDIT_FAIL_MEAN, AUDIT_SUSPECT_MEAN } from "../../../../src/audit/thresholds.ts";
 import { AnswerRecord, type AnswerPiece } from "../../../../src/receipt/answer-record.ts";
 import { canonicalJson } from "../../../../src/receipt/canonical-json.ts";
 import { tokenString, type TokenLogprob } from "../../../../src/receipt/logprobs.ts";
@@ -26,27 +27,46 @@ interface Fakes {
   bars: [string, string][];
 }
 
-function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; dice?: Dice; scheduler?: AuditScheduler } = {}) {
+/** The answer the fake provider sends, and the hashes its receipt signs for it. */
+function answerOf(): AnswerRecord {
+  const answer = new AnswerRecord();
+  for (const e of ENTRIES) {
+    answer.add({ type: "logprobs", logprobs: [e] });
+    answer.add({ type: "delta", text: e.token });
+  }
+  return answer;
+}
+const SIGNED = answerHashes(answerOf(), ENTRIES.length);
+
+function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler } = {}) {
   const fakes: Fakes = { sent: [], jobs: [], bars: [] };
   const send: SendAudit = async (kind, bytes, pin) => {
     fakes.sent.push({ kind, bytes, pin });
     if (options.sendError) throw options.sendError;
     const request = parseRoute(kind, JSON.parse(Buffer.from(bytes).toString("utf8")), { catalog: CATALOG, nonce: NONCE, complete: { seed: 5 } });
-    const answer = new AnswerRecord();
     const pieces = ENTRIES.flatMap((e): AnswerPiece[] => [{ type: "logprobs", logprobs: [e] }, { type: "delta", text: e.token }]);
+    const answer = new AnswerRecord();
     for (const piece of pieces) answer.add(piece);
-    const receipt = { version: 4, usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } } as unknown as Receipt;
+    const { response_sha256, reasoning_sha256, tool_calls_sha256 } = SIGNED;
+    const receipt = { version: 4, finish_reason: "length", response_sha256, reasoning_sha256, tool_calls_sha256, usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } } as unknown as Receipt;
     return { provider: options.provider ?? pin, request, receipt, answer, pieces } satisfies AuditSession;
   };
   const score = async (job: RescoreJob): Promise<RescoreResult> => {
     fakes.jobs.push(job);
     if (options.scoreError) return { id: job.id, ok: false, error: options.scoreError };
-    const positions = job.tokens.map((id, i) => ({ id, ref: ENTRIES[i]!.logprob - (options.shift ?? 1e-5), top: [[id, ENTRIES[i]!.logprob]] as [number, number][] }));
-    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1 };
+    const positions = job.tokens.map((id, i) => {
+      const ref = ENTRIES[i]!.logprob - (options.shift ?? 1e-5);
+      // `rival`: another token the reference finds this much more likely than the provider's
+      const top: [number, number][] = options.rival === undefined ? [[id, ref]] : [[99, ref + options.rival], [id, ref]];
+      return { id, ref, top };
+    });
+    // what the tokens make on the answer path: by default the answer the receipt signs
+    const answer = options.replay === undefined ? SIGNED : options.replay;
+    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1, ...(answer === null ? {} : { answer }) };
   };
   const records = new AuditRecords();
   const dice = options.dice ?? { now: () => 1_795_305_600_000, random: () => 0.5 };
-  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
+  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
   return { a, fakes, records };
 }
 
@@ -64,6 +84,8 @@ describe("§4 What an audit sends", () => {
     const sealed = parseRoute("chat", body, { catalog: CATALOG, nonce: NONCE, complete: { seed: 5 } }).body;
     expect(Buffer.from(job.request_b64, "base64").toString("utf8")).toBe(canonicalJson(sealed));
     expect([job.alias, job.tokens, job.settings]).toEqual(["qwen3-4b", [1, 2, 3], { threads: 2, batch_size: 512 }]);
+    // and asks for the tokens' replay through the answer path, with the receipt's finish_reason and the relayed call ids
+    expect(job.answer).toEqual({ finish_reason: "length", call_ids: [] });
   });
 });
 
@@ -83,7 +105,17 @@ describe("§5 What each outcome does", () => {
     expect(fakes.bars).toEqual([[P, result.id]]);
   });
 
+  it("tokens that do not make the answer the receipt signs fail, whatever their logprobs: counted, and the provider is barred", async () => {
+    // honest logprobs for tokens that are not the ones that made the answer (the content's hash differs)
+    const { a, fakes, records } = auditor({ shift: 1e-5, replay: { ...SIGNED, response_sha256: "cd".repeat(32) } });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(result).toMatchObject({ verdict: "fail", why: "the tokens scored are not the tokens that made the answer: response_sha256" });
+    expect(records.of(P)).toMatchObject({ passed: 0, failed: 1 });
+    expect(fakes.bars).toEqual([[P, result.id]]);
+  });
+
   it.each([
+    ["a rescorer that does not replay the answer has no verdict", { shift: 0.1, replay: null }, "no verdict"],
     ["a prompt the reference renders to another length is a mismatch", { shift: 0.1, promptTokens: 12 }, "mismatch"],
     ["a session that fails has no verdict", { sendError: new Error("provider_unavailable") }, "no verdict"],
     ["another provider than the pinned one has no verdict", { shift: 0.1, provider: "cd".repeat(32) }, "no verdict"],
@@ -92,6 +124,38 @@ describe("§5 What each outcome does", () => {
     const { a, fakes, records } = auditor(options);
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
     expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, suspect: 0, last: null }, 1, []]);
+  });
+});
+
+describe("§2 Verdicts beyond the mean", () => {
+  const GREEDY: CorpusItem = { ...ITEM, body: { ...ITEM.body, temperature: 0 } };
+
+  it("a greedy request's answer with a token the reference does not rank first fails, though its logprobs are honest", async () => {
+    const { a, fakes } = auditor({ shift: 1e-5, rival: 0.5, item: GREEDY });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(result).toMatchObject({ verdict: "fail", why: "3 of the greedy answer's 3 tokens are not the reference's most likely" });
+    expect(fakes.bars).toEqual([[P, result.id]]);
+  });
+
+  it("the same tokens of a sampled request pass: sampling may draw any token", async () => {
+    expect((await auditor({ shift: 1e-5, rival: 0.5 }).a.audit(P, "qwen3-4b")).verdict).toBe("pass");
+  });
+
+  it("a greedy answer whose rival is within honest noise of its token passes", async () => {
+    expect((await auditor({ shift: 1e-5, rival: 0.01, item: GREEDY }).a.audit(P, "qwen3-4b")).verdict).toBe("pass");
+  });
+
+  it("a mean between the suspect and fail thresholds is suspect: no bar; the third suspect among a provider's last 10 audits fails and bars it", async () => {
+    const { a, fakes, records } = auditor({ shift: (AUDIT_SUSPECT_MEAN + AUDIT_FAIL_MEAN) / 2 });
+    const first = await a.audit(P, "qwen3-4b");
+    const second = await a.audit(P, "qwen3-4b");
+    expect([first.verdict, second.verdict, fakes.bars]).toEqual(["suspect", "suspect", []]);
+    // the listing counts suspects apart: they never bar
+    expect(records.of(P)).toMatchObject({ passed: 0, failed: 0, suspect: 2, last: { id: second.id, verdict: "suspect" } });
+    const third = await a.audit(P, "qwen3-4b");
+    expect(third).toMatchObject({ verdict: "fail", why: "3 suspect audits among the provider's last 10" });
+    expect(fakes.bars).toEqual([[P, third.id]]);
+    expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, suspect: 2, last: { id: third.id, verdict: "fail" } });
   });
 });
 

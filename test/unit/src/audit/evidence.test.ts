@@ -3,7 +3,7 @@
 // the request bytes, the answer and its logprobs, and the statistic and verdict recomputed from the answer and the
 // reference by the same code.
 import { describe, expect, it } from "vitest";
-import { answerRecord, buildEvidence, checkEvidence, evidenceSha256, parseEvidence, type AuditEvidence, type EvidenceInput } from "../../../../src/audit/evidence.ts";
+import { answerRecord, buildEvidence, checkEvidence, evidenceSha256, parseEvidence, requestIsGreedy, type AuditEvidence, type EvidenceInput } from "../../../../src/audit/evidence.ts";
 import type { ReferencePosition } from "../../../../src/audit/position.ts";
 import { AUDIT_FAIL_MEAN } from "../../../../src/audit/thresholds.ts";
 import { Signer } from "../../../../src/crypto/signing.ts";
@@ -36,7 +36,7 @@ const ANSWER: AnswerPiece[] = [
 ];
 
 /** The provider's v4 receipt over the request and this answer, as an agent signs it. */
-function receiptFor(answer: readonly AnswerPiece[], promptTokens = 9): Receipt {
+function receiptFor(answer: readonly AnswerPiece[], promptTokens = 9, bytes = request): Receipt {
   const record = answerRecord(answer);
   return signReceipt(provider, {
     version: 4,
@@ -48,7 +48,7 @@ function receiptFor(answer: readonly AnswerPiece[], promptTokens = 9): Receipt {
     model_hub_id: model.hub_id,
     model_revision: model.revision,
     model_sha256: model.sha256,
-    request_sha256: sha256Hex(request),
+    request_sha256: sha256Hex(bytes),
     response_sha256: sha256Hex(record.content),
     usage: { prompt_tokens: promptTokens, completion_tokens: record.logprobs.length, total_tokens: promptTokens + record.logprobs.length },
     finish_reason: "stop",
@@ -120,6 +120,18 @@ describe("buildEvidence and parseEvidence: the file round-trips", () => {
     expect(checkEvidence(fail).problems).toEqual([]);
     const mismatch = buildEvidence(input({ reference: { prompt_tokens: 10, positions: referenceOf(ENTRIES, 0.05) } }), auditor);
     expect([mismatch.verdict, mismatch.reason]).toEqual(["mismatch", "the reference renders the prompt as 10 tokens, the receipt counts 9"]);
+  });
+
+  it("a greedy request's answer whose tokens the reference does not rank first fails on that alone, and the check agrees", () => {
+    const greedy = new TextEncoder().encode(canonicalJson({ model: "qwen3-4b", messages: [{ role: "user", content: "Hi" }], temperature: 0, top_logprobs: 2, client_nonce: null, nonce: "0f".repeat(16) }));
+    // honest logprobs, but another token ranked 0.5 nats above each of the provider's
+    const positions = referenceOf(ENTRIES).map((p) => ({ ...p, top: [[99, p.ref + 0.5], ...p.top] as [number, number][] }));
+    const fail = buildEvidence(input({ request: greedy, receipt: receiptFor(ANSWER, 9, greedy), reference: { prompt_tokens: 9, positions } }), auditor);
+    expect([fail.verdict, fail.reason]).toEqual(["fail", "4 of the greedy answer's 4 tokens are not the reference's most likely"]);
+    expect(checkEvidence(fail).problems).toEqual([]);
+    // the same tokens of a sampled request pass
+    expect(buildEvidence(input({ reference: { prompt_tokens: 9, positions } }), auditor).verdict).toBe("pass");
+    expect([requestIsGreedy(greedy), requestIsGreedy(request), requestIsGreedy(new TextEncoder().encode("[0]")), requestIsGreedy(new Uint8Array([0xff]))]).toEqual([true, false, false, false]);
   });
 
   it("a reference that does not cover the answer's tokens one for one is not built", () => {
