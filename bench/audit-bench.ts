@@ -214,13 +214,13 @@ export async function auditBench(dir: string, quick: boolean): Promise<{ results
     const tables: Table[] = [
       {
         title: "9a. Audits: detection power against the number of audits, per substitute (issue 43)",
-        columns: ["substitute", "audits", "share cheated", "mean |Δ| median", "mean |Δ| p1", "p (fail per audit)", "to 50 %", "to 95 %", "to 99 %", "bootstrap 50/95/99 %"],
+        columns: ["substitute", "audits", "share cheated", "mean abs Δ median", "mean abs Δ p1", "p (fail per audit)", "to 50 %", "to 95 %", "to 99 %", "bootstrap 50/95/99 %"],
         rows: substitutes.map((s) => [s.label, s.auditCount, s.f, e(s.meanMedian), e(s.meanP1), s.p, ...s.auditsTo.map(n), s.bootstrapTo.map(n).join(" / ")]),
         note: `Each audit: the provider (the real Engine) answers 32 tokens with logprobs; the auditor re-scores them on the pinned GGUF (${AUDITOR.threads} thread, batch ${AUDITOR.batchSize}). Detected = verdict fail under src/audit/thresholds.ts (mean |Δ| > ${AUDIT_FAIL_MEAN}). "to q" = ⌈ln(1−q)/ln(1−f·p)⌉; bootstrap: ${BOOTSTRAP_SEQUENCES} sequences drawn from the measured audits (a share f from the substitute's, the rest from the honest ones), the audit count by which q of them had a fail. Made-up logprobs are the ${honestAll.length} honest answers' entries rewritten; the part-time cheats serve the Q4_0 round trip on their share.`,
       },
       {
         title: "9b. Audits: false alarms of honest providers (threads × batch × context)",
-        columns: ["provider", "audits", "verdicts", "largest mean |Δ|", "× below the fail threshold"],
+        columns: ["provider", "audits", "verdicts", "largest mean abs Δ", "× below the fail threshold"],
         rows: [
           ...honest.map((h) => [h.label, h.audits.length, Object.entries(h.verdicts).map(([v, c]) => `${v} ${c}`).join(", "), e(h.largestMean), (AUDIT_FAIL_MEAN / h.largestMean).toFixed(1)]),
           ["all", honestAll.length, `fail ${honestFails.filter(Boolean).length}`, e(Math.max(...honest.map((h) => h.largestMean))), (AUDIT_FAIL_MEAN / Math.max(...honest.map((h) => h.largestMean))).toFixed(1)],
@@ -237,7 +237,7 @@ export async function auditBench(dir: string, quick: boolean): Promise<{ results
         title: `9d. Audits: a provider's time spent on audits at the default pacing (--audit-rate ${DEFAULT_AUDIT_PACING.rate}, --audit-floor ${DEFAULT_AUDIT_PACING.floorMs / 60_000}m)`,
         columns: ["ordinary sessions / hour", "simulated hours", "audits / hour", "mean session ms", "share of busy time", "share of wall time"],
         rows: shares.map((s) => [s.load, s.hours, s.auditsPerHour, s.sessionMs, `${(s.busyShare * 100).toFixed(2)} %`, `${(s.wallShare * 100).toFixed(4)} %`]),
-        note: "Poisson arrivals on one provider; gateway/audit/scheduler.ts decides each audit (1/rate per placement, and the floor's U(30, 60) min, taken at the next ordinary placement). Each session, ordinary or audit, takes a time drawn from the honest audits' measured sessions: audits have the shape of ordinary requests, so a provider cannot spend less on them.",
+        note: "Poisson arrivals on one provider; gateway/audit/scheduler.ts decides each audit (1/rate per placement, and the floor's U(30, 60) min, taken at the next ordinary placement). Each session, ordinary or audit, takes a time drawn from the 1-thread honest audits' measured sessions: audits have the shape of ordinary requests, so a provider cannot spend less on them.",
       },
     ];
     return { results, tables };
