@@ -144,8 +144,8 @@ function timeShare(load: number, hours: number, sessions: readonly number[], ran
 export async function auditBench(dir: string, quick: boolean): Promise<{ results: AuditBenchResult; tables: Table[] }> {
   // under contention a 2-thread provider spins at its barriers (here ~0.5 s a token at a load average of 17 on 2
   // cores, against ~5 ms with 1 thread), so the 2-thread cells get fewer audits, and run beside the rest
-  const perCell = (threads: number) => (quick ? (threads === 1 ? 4 : 2) : threads === 1 ? 110 : 16);
-  const perSwap = quick ? 4 : 64;
+  const perCell = (threads: number) => (quick ? (threads === 1 ? 3 : 1) : threads === 1 ? 110 : 16);
+  const perSwap = quick ? 3 : 64;
   const random = prng(43);
   const llama = await getLlama({ gpu: false });
   try {
@@ -190,7 +190,7 @@ export async function auditBench(dir: string, quick: boolean): Promise<{ results
 
     const cpu = [
       await cpuOf(dir, llama, "tiny", undefined, honestRuns[HONEST.findIndex((h) => h.threads === 1 && h.batchSize === 512)]!, quick ? 4 : 16, reference),
-      await cpuOf(dir, llama, "tiny, Qwen3 vocabulary", QWEN3_VOCABULARY, [], quick ? 2 : 6),
+      await cpuOf(dir, llama, "tiny, Qwen3 vocabulary", QWEN3_VOCABULARY, [], quick ? 1 : 6),
     ];
     await reference.model.dispose();
     // a provider's session time: the 1-thread cells' (the 2-thread ones here measure the box's contention)
