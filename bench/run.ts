@@ -1,8 +1,8 @@
-// `npm run bench [-- --quick] [-- --only overhead,blind,scale,engine,peer,startup,attack,agent,cluster]`: measures the gateway
+// `npm run bench [-- --quick] [-- --only overhead,blind,scale,engine,peer,startup,attack,agent,cluster,audit]`: measures the gateway
 // path against the direct path, gateway-blind requests beside the normal path, throughput and scale against synthetic agents, our engine against raw node-llama-cpp,
 // svc next to a peer gateway, the bins' startup compiled against through tsx, an honest caller beside a
 // hostile-schema attack, an agent's growing conversation, and replicas on NATS and PostgreSQL against one embedded
-// gateway, all in one run on this machine;
+// gateway, and what audits of the weights catch and cost, all in one run on this machine;
 // prints the tables and saves them as JSON and Markdown in bench/results/local/ (ignored by git), or in --out DIR:
 // `--out bench/results` records a run beside the ones bench/README.md cites.
 import { Command } from "commander";
@@ -14,6 +14,7 @@ import { buildDist } from "../harness/build.ts";
 import { agentBench } from "./agent-turns.ts";
 import { clusterBench } from "./cluster.ts";
 import { attackBench } from "./attack.ts";
+import { auditBench } from "./audit-bench.ts";
 import { blindBench } from "./blind.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
 import { writeTinyCatalog, type WrittenTinyCatalog } from "../tiny-model/catalog.ts";
@@ -26,7 +27,7 @@ import { scaleBench } from "./scale.ts";
 import { startupBench } from "./startup.ts";
 import { renderTable, type Table } from "./stats.ts";
 
-const SECTIONS = ["overhead", "blind", "scale", "engine", "peer", "startup", "attack", "agent", "cluster"] as const;
+const SECTIONS = ["overhead", "blind", "scale", "engine", "peer", "startup", "attack", "agent", "cluster", "audit"] as const;
 type Section = (typeof SECTIONS)[number];
 /** A section's run: what it keeps in the results file, and its tables. */
 type Run = (dir: string, tiny: WrittenTinyCatalog, quick: boolean) => Promise<{ result: unknown; tables: Table[] }>;
@@ -71,7 +72,11 @@ const RUNS: Record<Section, Run> = {
   attack: async (dir, tiny, quick) => keepRows(await attackBench(dir, tiny, quick)),
   agent: async (dir, tiny, quick) => keepRows(await agentBench(dir, tiny, quick)),
   cluster: async (dir, tiny, quick) => keepResults(await clusterBench(dir, tiny, quick)),
+  audit: async (dir, _tiny, quick) => keepResults(await auditBench(dir, quick)),
 };
+
+/** Indented JSON with each array of plain values on one line (the audit section keeps a tuple per audit). */
+const compactJson = (value: unknown) => JSON.stringify(value, null, 2).replace(/\[\n\s*([^[\]{}]*?)\n\s*\]/g, (_, inner: string) => `[${inner.split(/,\n\s*/).join(", ")}]`);
 
 const quick = opts.quick === true;
 const dir = mkdtempSync(join(os.tmpdir(), "svc-bench-"));
@@ -98,7 +103,7 @@ try {
   const stamp = started.toISOString().replace(/[:.]/g, "-");
   const record = { date: started.toISOString(), quick, seconds, machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, results, tables };
   const file = join(resultsDir, `${stamp}${quick ? "-quick" : ""}.json`);
-  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  writeFileSync(file, `${compactJson(record)}\n`);
   writeFileSync(join(resultsDir, "latest.md"), `Run ${started.toISOString()}${quick ? " (quick)" : ""}, ${seconds.toFixed(0)} s\n\n${tables.map(renderTable).join("\n")}`);
   console.log(`saved ${file} (and latest.md beside it); ${seconds.toFixed(0)} s in all`);
 } finally {

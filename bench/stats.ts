@@ -1,10 +1,22 @@
-// Distributions and tables for the benchmark: percentiles by nearest rank, and plain-text tables that line up.
+// Distributions and tables for the benchmark: percentiles by nearest rank, the audits a detection rate needs, and
+// plain-text tables that line up.
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank]!;
+}
+
+/**
+ * Audits for a probability q of at least one detection, when one audit detects with probability p on a share f of
+ * requests: ⌈ln(1 − q) / ln(1 − f·p)⌉ (null: never).
+ */
+export function auditsFor(q: number, p: number, f = 1): number | null {
+  const hit = p * f;
+  if (hit >= 1) return 1;
+  if (hit <= 0) return null;
+  return Math.ceil(Math.log(1 - q) / Math.log(1 - hit));
 }
 
 export interface Summary {

@@ -37,7 +37,13 @@ const KINDS: Record<SavedKind, string> = {
   embeddings: "an embeddings response",
 };
 
-const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional() }));
+/** Where the listing's gateway audits its providers (issue 43), each entry's record: only the failures count here. */
+const ListedAuditsSchema = z.looseObject({
+  failed: z.int().min(0),
+  // Unix seconds, up to the last a Date can show
+  last: z.looseObject({ id: z.string().max(200), at: z.int().min(0).max(8_640_000_000_000) }).nullable().optional(),
+});
+const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional(), audits: ListedAuditsSchema.optional() }));
 type ListingEntry = z.infer<typeof ListingSchema>[number];
 
 /**
@@ -68,6 +74,8 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
   if (flags.providers !== undefined && verdict.receipt) {
     const { url, entry } = await listingEntry(flags.providers, flags.apiKey, verdict.receipt.provider_id);
     extra.push(listedCheck(url, verdict.receipt.provider_id, entry));
+    // a provider the listing shows with a failed audit is refused, whatever its receipt says (issue 43 item 4)
+    if (entry?.audits !== undefined) extra.push(listedAuditsCheck(url, entry.id, entry.audits));
     // the listing's rung and serial, not the receipt's own claim, are what it is held to
     if (entry) verdict = checkSavedResponse(saved, { ...base, providerId: entry.id, trustLevel: entry.trust, ...(entry.serial === undefined ? {} : { serial: entry.serial }) });
   }
@@ -139,6 +147,15 @@ function listedCheck(url: string, providerId: string, entry: ListingEntry | unde
     detail: entry
       ? `provider ${providerId} is listed by ${url} at rung ${entry.trust}${entry.serial === undefined ? "" : ` with serial ${entry.serial}`}`
       : `provider ${providerId} is not listed by ${url}`,
+  };
+}
+
+function listedAuditsCheck(url: string, providerId: string, audits: z.infer<typeof ListedAuditsSchema>): ReceiptCheck {
+  const last = audits.last ? ` (the last ${audits.last.id} at ${new Date(audits.last.at * 1000).toISOString()})` : "";
+  return {
+    check: "listed_audits",
+    ok: audits.failed === 0,
+    detail: audits.failed === 0 ? `${url} shows no failed audit of provider ${providerId}` : `${url} shows ${audits.failed === 1 ? "a failed audit" : `${audits.failed} failed audits`} of provider ${providerId}${last}`,
   };
 }
 
