@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { EngineStore, GenerateEvent, InferenceEngine } from "../engine/inference.ts";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError } from "../../src/errors.ts";
 import { nodeSha256Hex } from "../../src/crypto/sha256-node.ts";
@@ -190,7 +190,10 @@ function recordSession(dir: string): NonNullable<FaultInjection["opened"]> {
     const clear: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(message)) clear[key] = key === "enc" || key === "ct" ? { length: (value as string).length } : value;
     const seen = { at, keys: Object.keys(message).sort(), clear, plaintext: Buffer.from(plaintext).toString("utf8") };
-    writeFileSync(join(dir, `${message.id}.json`), JSON.stringify(seen));
+    // written whole and then renamed, so a reader never sees half a file
+    const partial = join(dir, `.${message.id}.partial`);
+    writeFileSync(partial, JSON.stringify(seen));
+    renameSync(partial, join(dir, `${message.id}.json`));
   };
 }
 

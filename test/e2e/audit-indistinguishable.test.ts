@@ -65,7 +65,7 @@ const caseOf = (seen: Seen): Case => {
   if (plaintext.top_logprobs === 3) return "logprobs";
   return seen.clear.whole === true ? "plain" : "stream";
 };
-const readSeen = (): Seen[] => readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Seen);
+const readSeen = (): Seen[] => readdirSync(dir).filter((f) => f.endsWith(".json")).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Seen);
 /** The plaintext without its fresh values: what must be byte for byte the same. */
 const fixedPart = (plaintext: Record<string, unknown>) => canonicalJson(Object.fromEntries(Object.entries(plaintext).filter(([k]) => !(FRESH as readonly string[]).includes(k))));
 
