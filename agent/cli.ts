@@ -45,7 +45,7 @@ interface RunFlags extends StartFlags {
 const TEST_FAULTS_BUILT = ["ts", "js"].some((ext) => existsSync(new URL(`./daemon/test-faults.${ext}`, import.meta.url)));
 
 const testFaultOption = () =>
-  new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,first-token-delay-ms=N,block-ms=N,endless=CHARS,tool-call=NAME,error=CODE,logprob-shift=MILLINATS,substitute=PATH,cheat=FRACTION,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp();
+  new Option("--test-fault <spec>", "test only: token-delay-ms=N,fail-after=N,first-token-delay-ms=N,block-ms=N,endless=CHARS,tool-call=NAME,error=CODE,logprob-shift=MILLINATS,record=DIR,substitute=PATH,cheat=FRACTION,receipt=tamper|swap-key|response-hash|replay:FILE").hideHelp();
 
 /** What `--test-fault SPEC` makes of each session. */
 const testFaults = async (spec: string) => (await import("./daemon/test-faults.ts")).faultInjection(spec);

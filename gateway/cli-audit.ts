@@ -12,6 +12,7 @@ interface StoreFlags {
 
 const dataDirOption = () => new Option("--data-dir <dir>", "gateway state, as given to serve").default(DEFAULT_GATEWAY_DIR);
 
+/** `svc-gateway audit-key` and `svc-gateway audit clear ID`. */
 export function addAuditCommands(program: Command): void {
   program
     .command("audit-key")
@@ -22,11 +23,8 @@ export function addAuditCommands(program: Command): void {
       const { auditKey } = await import("./audit/audit-key.ts");
       console.log((await withKeyStore(opts, (store) => auditKey(opts.dataDir, store), true)).publicKey);
     });
-}
 
-
-/** `svc-gateway audit clear ID`: an operator lifts a failed audit's bar; every gateway on the store reads it within its poll. */
-export function addAuditClear(program: Command): void {
+  // an operator lifts a failed audit's bar; every gateway on the store reads it within its poll
   const audit = program.command("audit").description("audits of providers' weights: lift a failed audit's bar");
   audit
     .command("clear")

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { parseOperatorKeys } from "./keys/auth.ts";
 import { DEFAULT_MAX_KEYS_PER_USER } from "./keys/key-store.ts";
 import { addAdminCommands, addUserCommands } from "./cli-admin.ts";
-import { addAuditClear, addAuditCommands } from "./cli-audit.ts";
+import { addAuditCommands } from "./cli-audit.ts";
 import { addCoordinatorCommand, coordinatorOptions, gateLimits, natsAccess, newLogger, queueLimits, type CoordinatorFlags } from "./cli-coordinator.ts";
 import { parseAdminEmails } from "./web/admins.ts";
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./keys/limiter.ts";
@@ -250,6 +250,5 @@ export function gatewayProgram(): Command {
   addAdminCommands(program);
   addUserCommands(program);
   addAuditCommands(program);
-  addAuditClear(program);
   return program;
 }

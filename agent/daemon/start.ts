@@ -99,7 +99,6 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   };
 }
 
-/** The aliases to advertise: present, fitting, and matching their pins (a first start hashes each file once). */
 /** The llama.cpp engine on the store's files (a test-only fault may build it on others: FaultInjection.engine). */
 function llamaEngine(options: StartAgentOptions, store: ModelStore): InferenceEngine {
   const build = (files: EngineStore) =>
@@ -107,6 +106,7 @@ function llamaEngine(options: StartAgentOptions, store: ModelStore): InferenceEn
   return options.faults?.engine ? options.faults.engine(build, store) : build(store);
 }
 
+/** The aliases to advertise: present, fitting, and matching their pins (a first start hashes each file once). */
 async function pinnedAliases(store: ModelStore, options: StartAgentOptions): Promise<string[]> {
   const { aliases, refused } = await store.pinnedOffered(memoryGb(options.memoryGb));
   for (const err of refused) options.log(`not advertising ${err.message}; svc-agent doctor says how to fix it`);
