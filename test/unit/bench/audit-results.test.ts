@@ -39,6 +39,11 @@ describe(`bench/results/${file}: false alarms of honest providers`, () => {
   it("fails none of them under src/audit/thresholds.ts", () => {
     expect(audit.honest.map((cell) => [cell.label, failures(cell.audits)])).toEqual(audit.honest.map((cell) => [cell.label, 0]));
   });
+
+  it("holds none of them suspect either, so the sequential rule (3 suspects in 10) cannot fail an honest provider", () => {
+    const suspects = (audits: number[][]) => audits.filter((t) => auditVerdict(statistic(t)) === "suspect").length;
+    expect(audit.honest.map((cell) => [cell.label, suspects(cell.audits)])).toEqual(audit.honest.map((cell) => [cell.label, 0]));
+  });
 });
 
 describe(`bench/results/${file}: audits to catch each substitute`, () => {
