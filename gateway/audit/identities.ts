@@ -73,7 +73,8 @@ export class AuditIdentities {
       this.pool.splice(i, 1);
     }
     await this.refill();
-    const identity = this.pool[Math.floor(this.dice.random() * this.pool.length)]!;
+    const identity = this.pool[Math.floor(this.dice.random() * this.pool.length)];
+    if (identity === undefined) throw new Error("no audit identity: the svc-auditor user's live keys are at the cap and none can be taken or retired");
     return { kind: "user", keyId: identity.keyId, userId: this.userId };
   }
 
@@ -97,18 +98,28 @@ export class AuditIdentities {
     }
   }
 
-  /** Takes into the pool a live key of the user it does not hold yet; false when there is none. */
+  /**
+   * Takes into the pool a live key of the user it does not hold yet, or else retires one such key past its lifetime
+   * (which frees a place under the cap, as `open` does); false when there is neither.
+   */
   private async adopt(): Promise<boolean> {
     const held = new Set(this.keyIds());
     const now = this.dice.now();
+    let stale: string | undefined;
     for (const key of await this.store.listKeys(this.userId)) {
       if (key.revokedAt !== null || held.has(key.id)) continue;
       const retiresAt = key.createdAt + this.lifetime();
-      if (retiresAt <= now) continue;
+      if (retiresAt <= now) {
+        stale ??= key.id;
+        continue;
+      }
       this.pool.push({ keyId: key.id, retiresAt });
       return true;
     }
-    return false;
+    if (stale === undefined) return false;
+    // another replica's key it has not retired yet (that replica idle): retired here, so refill can create one
+    await this.store.revokeAnyKey(stale, now);
+    return true;
   }
 
   private lifetime(): number {
