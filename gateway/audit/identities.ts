@@ -78,6 +78,24 @@ export class AuditIdentities {
     return { kind: "user", keyId: identity.keyId, userId: this.userId };
   }
 
+  /**
+   * Retires `keyId` at once (revoked, a fresh key in its place): an audit sent under it failed, and the failure's
+   * evidence, public, carries the request's cache owner and scope, HMACs of this key's id; kept, a provider reading
+   * the evidence would know the audits sent under it from then on.
+   */
+  retire(keyId: string): Promise<void> {
+    const retired = this.turn.then(() => this.retireNow(keyId));
+    this.turn = retired.catch(() => undefined);
+    return retired;
+  }
+
+  private async retireNow(keyId: string): Promise<void> {
+    const at = this.pool.findIndex((i) => i.keyId === keyId);
+    if (at >= 0) this.pool.splice(at, 1);
+    await this.store.revokeAnyKey(keyId, this.dice.now());
+    await this.refill();
+  }
+
   /** The key ids in the pool now (for tests and logs: never a secret). */
   keyIds(): string[] {
     return this.pool.map((i) => i.keyId);

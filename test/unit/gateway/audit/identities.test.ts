@@ -135,3 +135,23 @@ describe("§4 point 2: a pool the cap leaves empty", () => {
     await store.close();
   });
 });
+
+describe("§4 point 2: a failed audit's identity", () => {
+  it("is retired at once: revoked in the store, out of the pool, a fresh key in its place, never picked again", async () => {
+    const store = freshStore();
+    const dice = fakeDice(6);
+    dice.t = START;
+    const identities = await AuditIdentities.open(store, 4, dice);
+    const failed = await identities.pick();
+    dice.t += 60_000;
+    await identities.retire(failed.keyId);
+    expect(identities.keyIds()).toHaveLength(4);
+    expect(identities.keyIds()).not.toContain(failed.keyId);
+    const userId = (await store.listUsers())[0]!.id;
+    const keys = await store.listKeys(userId);
+    expect(keys.find((k) => k.id === failed.keyId)!.revokedAt).toBe(dice.t);
+    expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(identities.keyIds().sort());
+    for (let i = 0; i < 200; i++) expect((await identities.pick()).keyId).not.toBe(failed.keyId);
+    await store.close();
+  });
+});
