@@ -27,7 +27,7 @@ export function sendThrough(gateway: Gateway, identities: { pick(): Promise<Prin
     for await (const event of open()) {
       // a session re-routed before its first piece starts over with its new provider
       if (event.type === "provider") [provider, pieces] = [event.provider.id, []];
-      else if (event.type === "done") return { provider, request, receipt: event.receipt, answer: event.answer, pieces };
+      else if (event.type === "done") return { provider, principal, request, receipt: event.receipt, answer: event.answer, pieces };
       else pieces.push(event);
     }
     throw new ApiError("provider_error", "The provider ended the audit's session without a result.");

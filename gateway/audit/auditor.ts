@@ -11,6 +11,7 @@ import { answerHashesProblem, type RescoreJob, type RescoreResult } from "../../
 import { auditStatistic } from "../../src/audit/statistic.ts";
 import { AUDIT_FAIL_MEAN, auditVerdict, greedyReason, greedyRequest, SUSPECT_WINDOW, SUSPECTS_TO_FAIL, type AuditVerdict } from "../../src/audit/thresholds.ts";
 import type { RouteKind } from "../../src/openai/route-kinds.ts";
+import type { Principal } from "../keys/auth.ts";
 import type { RouteRequest } from "../../src/openai/route-request.ts";
 import type { AnswerPiece, AnswerRecord } from "../../src/receipt/answer-record.ts";
 import { canonicalJson } from "../../src/receipt/canonical-json.ts";
@@ -27,6 +28,8 @@ export const AUDIT_BATCH_SIZE = 512;
 export interface AuditSession {
   /** The provider that took it (the pin's). */
   provider: string | undefined;
+  /** The auditor's identity it was sent under (identities.ts): retired when the audit fails and its evidence is out. */
+  principal: Principal;
   request: RouteRequest;
   receipt: Receipt;
   answer: AnswerRecord;
@@ -56,6 +59,8 @@ export interface AuditorParts {
   score: (job: RescoreJob) => Promise<RescoreResult>;
   /** Takes the provider out of rotation for the failed audit. */
   bar: (provider: string, auditId: string) => void;
+  /** Revokes and replaces the identity a failed audit went under: its evidence shows that identity's cache owner. */
+  retire: (principal: Principal) => Promise<void>;
   /** Keeps a judged audit (the store's row, a failure's signed evidence); the kept evidence's digest, if any. */
   keep?: (audit: JudgedAudit) => Promise<{ evidenceSha256: string | null }>;
   records: AuditRecords;
@@ -104,6 +109,7 @@ export class Auditor {
     if ("mean" in result) {
       const at = dice.now();
       if (result.verdict === "fail") this.parts.bar(provider, id);
+      if (result.verdict === "fail" && result.judged) await this.retire(id, result.judged.session.principal);
       const kept = result.judged && (await this.keep({ id, provider, alias, verdict: result.verdict, at, ...result.judged }));
       this.parts.records.note(provider, id, result.verdict, Math.floor(at / 1000), kept?.evidenceSha256);
       log.info({ provider, alias, audit: id, item: item.id, verdict: result.verdict, mean: result.mean, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict}${result.why === undefined ? "" : ` (${result.why})`}`);
@@ -112,6 +118,15 @@ export class Auditor {
       log.warn({ provider, alias, audit: id, item: item.id, verdict: result.verdict, why: result.why }, `audit ${id} of provider ${provider}: ${result.verdict} (${result.why})`);
     }
     return result;
+  }
+
+  /** A failed audit's identity out of the pool; a store away leaves it to its lifetime, and says so. */
+  private async retire(id: string, principal: Principal): Promise<void> {
+    try {
+      await this.parts.retire(principal);
+    } catch (err) {
+      this.parts.log.error({ audit: id, key: principal.keyId, err: (err as Error).message }, `audit ${id}: its identity ${principal.keyId} could not be retired`);
+    }
   }
 
   /** The store's row and a failure's evidence; a store away leaves the bar and the count here, and says so. */

@@ -73,8 +73,27 @@ export class AuditIdentities {
       this.pool.splice(i, 1);
     }
     await this.refill();
-    const identity = this.pool[Math.floor(this.dice.random() * this.pool.length)]!;
+    const identity = this.pool[Math.floor(this.dice.random() * this.pool.length)];
+    if (identity === undefined) throw new Error("no audit identity: the svc-auditor user's live keys are at the cap and none can be taken or retired");
     return { kind: "user", keyId: identity.keyId, userId: this.userId };
+  }
+
+  /**
+   * Retires `keyId` at once (revoked, a fresh key in its place): an audit sent under it failed, and the failure's
+   * evidence, public, carries the request's cache owner and scope, HMACs of this key's id; kept, a provider reading
+   * the evidence would know the audits sent under it from then on.
+   */
+  retire(keyId: string): Promise<void> {
+    const retired = this.turn.then(() => this.retireNow(keyId));
+    this.turn = retired.catch(() => undefined);
+    return retired;
+  }
+
+  private async retireNow(keyId: string): Promise<void> {
+    const at = this.pool.findIndex((i) => i.keyId === keyId);
+    if (at >= 0) this.pool.splice(at, 1);
+    await this.store.revokeAnyKey(keyId, this.dice.now());
+    await this.refill();
   }
 
   /** The key ids in the pool now (for tests and logs: never a secret). */
@@ -97,18 +116,28 @@ export class AuditIdentities {
     }
   }
 
-  /** Takes into the pool a live key of the user it does not hold yet; false when there is none. */
+  /**
+   * Takes into the pool a live key of the user it does not hold yet, or else retires one such key past its lifetime
+   * (which frees a place under the cap, as `open` does); false when there is neither.
+   */
   private async adopt(): Promise<boolean> {
     const held = new Set(this.keyIds());
     const now = this.dice.now();
+    let stale: string | undefined;
     for (const key of await this.store.listKeys(this.userId)) {
       if (key.revokedAt !== null || held.has(key.id)) continue;
       const retiresAt = key.createdAt + this.lifetime();
-      if (retiresAt <= now) continue;
+      if (retiresAt <= now) {
+        stale ??= key.id;
+        continue;
+      }
       this.pool.push({ keyId: key.id, retiresAt });
       return true;
     }
-    return false;
+    if (stale === undefined) return false;
+    // another replica's key it has not retired yet (that replica idle): retired here, so refill can create one
+    await this.store.revokeAnyKey(stale, now);
+    return true;
   }
 
   private lifetime(): number {

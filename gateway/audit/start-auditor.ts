@@ -68,6 +68,7 @@ export function startAuditor(
     send: sendThrough(gateway, identities),
     score: (job) => worker.score(job),
     bar: (id, auditId) => directory.bar(id, auditId),
+    retire: (principal) => identities.retire(principal.keyId),
     keep: auditKeeper({ ...keep, threads: settings.threads, catalog: gateway.catalog, log }),
     records,
     scheduler: new AuditScheduler(settings.pacing, REAL_DICE),

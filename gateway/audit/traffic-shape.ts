@@ -1,9 +1,9 @@
 // What callers' requests look like, so audits look the same (issue 43 item 2, design §4 point 3): a bounded sketch
 // of every parsed request's shape (route, stream or whole, max_tokens, temperature, which sampling fields and their
-// numbers, top_logprobs k, tools / response_format / stop / logit_bias present, client_nonce present and its length,
-// cache_prompt: false), never its content. An audit draws a shape by how often callers sent it lately and a corpus
+// numbers, top_logprobs k, tools / response_format / stop / logit_bias present, client_nonce present with its length
+// and alphabet, cache_prompt: false), never its content. An audit draws a shape by how often callers sent it lately and a corpus
 // item that can take it, and the shape's fields are written over the item's body.
-import { randomBytes } from "node:crypto";
+import { randomInt } from "node:crypto";
 import type { RouteRequest } from "../../src/openai/route-request.ts";
 import type { CorpusItem } from "./corpus.ts";
 import type { Dice } from "./scheduler.ts";
@@ -27,9 +27,34 @@ export interface Shape {
   response_format: boolean;
   stop: boolean;
   logit_bias: boolean;
-  /** The length of the caller's `x-svc-receipt-nonce`, or null without one. */
-  client_nonce: number | null;
+  /** The caller's `x-svc-receipt-nonce`'s length and alphabet, or null without one. */
+  client_nonce: { length: number; alphabet: NonceAlphabet } | null;
   cache_prompt_off: boolean;
+}
+
+/** The character classes of a receipt nonce (16–64 base64url characters), in the order a shape lists them. */
+const NONCE_CLASSES = { digit: "0123456789", lower: "abcdefghijklmnopqrstuvwxyz", upper: "ABCDEFGHIJKLMNOPQRSTUVWXYZ", symbol: "-_" } as const;
+type NonceClass = keyof typeof NONCE_CLASSES;
+/** The alphabets callers' nonces are drawn from: hex either case, base64url, else the classes the nonce has. */
+const NONCE_ALPHABETS = { hex: "0123456789abcdef", HEX: "0123456789ABCDEF", base64url: Object.values(NONCE_CLASSES).join("") } as const;
+export type NonceAlphabet = keyof typeof NONCE_ALPHABETS | NonceClass[];
+
+/**
+ * Which alphabet a caller's nonce was drawn from, as far as it shows: hex in one case (with a letter: digits alone
+ * say no more than digits), base64url when both cases are there, else the classes seen. An audit's nonce drawn from
+ * another alphabet (upper case, `-`, `_` where a caller's has lower-hex) would mark it.
+ */
+export function nonceAlphabet(nonce: string): NonceAlphabet {
+  if (/^[0-9a-f]*[a-f][0-9a-f]*$/.test(nonce)) return "hex";
+  if (/^[0-9A-F]*[A-F][0-9A-F]*$/.test(nonce)) return "HEX";
+  const seen = (Object.keys(NONCE_CLASSES) as NonceClass[]).filter((c) => [...nonce].some((ch) => NONCE_CLASSES[c].includes(ch)));
+  return seen.includes("lower") && seen.includes("upper") ? "base64url" : seen;
+}
+
+/** A fresh nonce of `length` characters of `alphabet`, each drawn uniformly. */
+export function drawNonce({ length, alphabet }: { length: number; alphabet: NonceAlphabet }): string {
+  const chars = typeof alphabet === "string" ? NONCE_ALPHABETS[alphabet] : alphabet.map((c) => NONCE_CLASSES[c]).join("");
+  return Array.from({ length }, () => chars[randomInt(chars.length)]).join("");
 }
 
 /** The shape of a parsed request; undefined for embeddings, which audits never send. `drawnSeed`: the seed a
@@ -53,7 +78,7 @@ export function shapeOf(request: RouteRequest, drawnSeed?: number): Shape | unde
     response_format: body.response_format !== undefined,
     stop: body.stop !== undefined,
     logit_bias: body.logit_bias !== undefined,
-    client_nonce: body.client_nonce === null ? null : body.client_nonce.length,
+    client_nonce: body.client_nonce === null ? null : { length: body.client_nonce.length, alphabet: nonceAlphabet(body.client_nonce) },
     cache_prompt_off: body.cache_prompt === false,
   };
 }
@@ -159,7 +184,7 @@ export class CorpusIndex {
 const SHAPED = ["stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens", "temperature", ...NUMERIC_SAMPLING, "repeat_penalty", "logprobs", "top_logprobs", "include", "cache_prompt"];
 const LOGPROBS_INCLUDE = "message.output_text.logprobs";
 
-/** The item's body in the shape, and the headers beside it (a fresh receipt nonce of the caller's length). */
+/** The item's body in the shape, and the headers beside it (a fresh receipt nonce of the caller's length and alphabet). */
 export function shaped(item: CorpusItem, shape: Shape): { body: Record<string, unknown>; headers: Record<string, string> } {
   const body: Record<string, unknown> = Object.fromEntries(Object.entries(item.body).filter(([k]) => !SHAPED.includes(k)));
   if (shape.stream) body.stream = true;
@@ -172,7 +197,7 @@ export function shaped(item: CorpusItem, shape: Shape): { body: Record<string, u
     else Object.assign(body, { include: [LOGPROBS_INCLUDE], top_logprobs: shape.top_logprobs });
   }
   if (shape.cache_prompt_off) body.cache_prompt = false;
-  const headers: Record<string, string> = shape.client_nonce === null ? {} : { "x-svc-receipt-nonce": randomBytes(shape.client_nonce).toString("base64url").slice(0, shape.client_nonce) };
+  const headers: Record<string, string> = shape.client_nonce === null ? {} : { "x-svc-receipt-nonce": drawNonce(shape.client_nonce) };
   return { body, headers };
 }
 

@@ -7,6 +7,7 @@ import { Auditor, type AuditSession, type SendAudit } from "../../../../gateway/
 import type { CorpusItem } from "../../../../gateway/audit/corpus.ts";
 import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
+import type { Principal } from "../../../../gateway/keys/auth.ts";
 import { answerHashes, type AnswerHashes, type RescoreJob, type RescoreResult } from "../../../../src/audit/rescore-job.ts";
 import { parseRoute } from "../../../../src/openai/route-request.ts";
 import { AUDIT_FAIL_MEAN, AUDIT_SUSPECT_MEAN } from "../../../../src/audit/thresholds.ts";
@@ -25,6 +26,8 @@ interface Fakes {
   sent: { kind: string; bytes: Uint8Array; pin: string }[];
   jobs: RescoreJob[];
   bars: [string, string][];
+  /** The identities retired, by key id; each audit is sent under its own, key_0, key_1, … */
+  retired: string[];
 }
 
 /** The answer the fake provider sends, and the hashes its receipt signs for it. */
@@ -38,9 +41,10 @@ function answerOf(): AnswerRecord {
 }
 const SIGNED = answerHashes(answerOf(), ENTRIES.length);
 
-function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler } = {}) {
-  const fakes: Fakes = { sent: [], jobs: [], bars: [] };
+function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; retireError?: Error; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler } = {}) {
+  const fakes: Fakes = { sent: [], jobs: [], bars: [], retired: [] };
   const send: SendAudit = async (kind, bytes, pin) => {
+    const principal = { kind: "user" as const, keyId: `key_${fakes.sent.length}`, userId: 1 };
     fakes.sent.push({ kind, bytes, pin });
     if (options.sendError) throw options.sendError;
     const request = parseRoute(kind, JSON.parse(Buffer.from(bytes).toString("utf8")), { catalog: CATALOG, nonce: NONCE, complete: { seed: 5 } });
@@ -49,7 +53,7 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
     for (const piece of pieces) answer.add(piece);
     const { response_sha256, reasoning_sha256, tool_calls_sha256 } = SIGNED;
     const receipt = { version: 4, finish_reason: "length", response_sha256, reasoning_sha256, tool_calls_sha256, usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } } as unknown as Receipt;
-    return { provider: options.provider ?? pin, request, receipt, answer, pieces } satisfies AuditSession;
+    return { provider: options.provider ?? pin, principal, request, receipt, answer, pieces } satisfies AuditSession;
   };
   const score = async (job: RescoreJob): Promise<RescoreResult> => {
     fakes.jobs.push(job);
@@ -66,7 +70,11 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
   };
   const records = new AuditRecords();
   const dice = options.dice ?? { now: () => 1_795_305_600_000, random: () => 0.5 };
-  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
+  const retire = async (principal: Principal) => {
+    if (options.retireError) throw options.retireError;
+    fakes.retired.push(principal.keyId);
+  };
+  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), retire, records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
   return { a, fakes, records };
 }
 
@@ -94,15 +102,25 @@ describe("§5 What each outcome does", () => {
     const { a, fakes, records } = auditor({ shift: 1e-5 });
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe("pass");
     expect(records.of(P)).toMatchObject({ passed: 1, failed: 0, last: { verdict: "pass", at: 1_795_305_600 } });
-    expect(fakes.bars).toEqual([]);
+    expect([fakes.bars, fakes.retired]).toEqual([[], []]);
   });
 
-  it("logprobs off by a Q4-sized 0.1 nats fail: counted, and the provider is barred for that audit", async () => {
+  it("logprobs off by a Q4-sized 0.1 nats fail: counted, the provider is barred for that audit, and the identity it went under is retired", async () => {
     const { a, fakes, records } = auditor({ shift: 0.1 });
     const result = await a.audit(P, "qwen3-4b");
     expect(result.verdict).toBe("fail");
     expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, last: { id: result.id, verdict: "fail" } });
     expect(fakes.bars).toEqual([[P, result.id]]);
+    // the failure's public evidence shows that identity's cache owner: it is never sent under again
+    expect(fakes.retired).toEqual(["key_0"]);
+  });
+
+  it("an identity the store cannot retire is logged: the fail, its count and the bar stand", async () => {
+    const { a, fakes, records } = auditor({ shift: 0.1, retireError: new Error("the key store is away") });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(result.verdict).toBe("fail");
+    expect(records.of(P)).toMatchObject({ failed: 1 });
+    expect([fakes.bars, fakes.retired]).toEqual([[[P, result.id]], []]);
   });
 
   it("tokens that do not make the answer the receipt signs fail, whatever their logprobs: counted, and the provider is barred", async () => {
@@ -123,7 +141,7 @@ describe("§5 What each outcome does", () => {
   ] as const)("%s: nothing counted, no one charged", async (_name, options, verdict) => {
     const { a, fakes, records } = auditor(options);
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
-    expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, suspect: 0, last: null }, 1, []]);
+    expect([records.of(P), records.noVerdict, fakes.bars, fakes.retired]).toEqual([{ passed: 0, failed: 0, suspect: 0, last: null }, 1, [], []]);
   });
 });
 
@@ -149,12 +167,14 @@ describe("§2 Verdicts beyond the mean", () => {
     const { a, fakes, records } = auditor({ shift: (AUDIT_SUSPECT_MEAN + AUDIT_FAIL_MEAN) / 2 });
     const first = await a.audit(P, "qwen3-4b");
     const second = await a.audit(P, "qwen3-4b");
-    expect([first.verdict, second.verdict, fakes.bars]).toEqual(["suspect", "suspect", []]);
+    expect([first.verdict, second.verdict, fakes.bars, fakes.retired]).toEqual(["suspect", "suspect", [], []]);
     // the listing counts suspects apart: they never bar
     expect(records.of(P)).toMatchObject({ passed: 0, failed: 0, suspect: 2, last: { id: second.id, verdict: "suspect" } });
     const third = await a.audit(P, "qwen3-4b");
     expect(third).toMatchObject({ verdict: "fail", why: "3 suspect audits among the provider's last 10" });
     expect(fakes.bars).toEqual([[P, third.id]]);
+    // only the failed audit's evidence is published, so only its identity is retired
+    expect(fakes.retired).toEqual(["key_2"]);
     expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, suspect: 2, last: { id: third.id, verdict: "fail" } });
   });
 });

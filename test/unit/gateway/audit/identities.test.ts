@@ -112,3 +112,46 @@ describe("§4 point 2: lifetimes", () => {
     await store.close();
   });
 });
+
+describe("§4 point 2: a pool the cap leaves empty", () => {
+  it("an idle replica's keys past their lifetime are retired, so a pick still gets a fresh identity", async () => {
+    const store = freshStore();
+    const dice = fakeDice(5);
+    dice.t = START;
+    // this gateway holds 2 identities; another on the same store, with a pool of 4, takes those and makes 2 more
+    const small = await AuditIdentities.open(store, 2, dice);
+    const big = await AuditIdentities.open(store, 4, dice);
+    const others = big.keyIds().filter((id) => !small.keyIds().includes(id));
+    expect(others).toHaveLength(2);
+    // 14 days on, the big one idle: the small one retires its own, and the cap of 2 is held by the big one's stale keys
+    dice.t = START + 14 * DAY + 1;
+    const principal = await small.pick();
+    expect(small.keyIds()).toHaveLength(2);
+    expect(small.keyIds()).toContain(principal.keyId);
+    const userId = (await store.listUsers())[0]!.id;
+    const keys = await store.listKeys(userId);
+    expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(small.keyIds().sort());
+    for (const id of others) expect(keys.find((k) => k.id === id)!.revokedAt).toBe(dice.t);
+    await store.close();
+  });
+});
+
+describe("§4 point 2: a failed audit's identity", () => {
+  it("is retired at once: revoked in the store, out of the pool, a fresh key in its place, never picked again", async () => {
+    const store = freshStore();
+    const dice = fakeDice(6);
+    dice.t = START;
+    const identities = await AuditIdentities.open(store, 4, dice);
+    const failed = await identities.pick();
+    dice.t += 60_000;
+    await identities.retire(failed.keyId);
+    expect(identities.keyIds()).toHaveLength(4);
+    expect(identities.keyIds()).not.toContain(failed.keyId);
+    const userId = (await store.listUsers())[0]!.id;
+    const keys = await store.listKeys(userId);
+    expect(keys.find((k) => k.id === failed.keyId)!.revokedAt).toBe(dice.t);
+    expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(identities.keyIds().sort());
+    for (let i = 0; i < 200; i++) expect((await identities.pick()).keyId).not.toBe(failed.keyId);
+    await store.close();
+  });
+});

@@ -1,6 +1,7 @@
 // Design §4 point 3, audits in the shape of callers' traffic: a request's shape keeps no content; an item in a
 // caller's shape parses to the caller's sealed request but for its content and the fresh values; the sketch is
 // bounded, follows the last hours, and draws by weight an item that can take the shape.
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { CorpusItem } from "../../../../gateway/audit/corpus.ts";
 import { CorpusIndex, draftAudit, fits, MAX_SHAPES, shaped, shapeOf, SHAPE_HALF_LIFE_MS, TrafficShapes, type Shape } from "../../../../gateway/audit/traffic-shape.ts";
@@ -88,6 +89,41 @@ describe("§4 point 3: a request's shape", () => {
     expect(fits(itemFor("chat", { tools: TOOLS }), chat)).toBe(false);
     expect(fits(itemFor("chat", {}), tools)).toBe(false);
     expect(fits(itemFor("responses", {}), chat)).toBe(false);
+  });
+});
+
+describe("§4 point 3: the receipt nonce", () => {
+  const CHAT = CALLERS[0]!;
+  const item = itemFor("chat", CHAT.body);
+  const auditNonces = (callerNonce: string, count = 200) => {
+    const shape = shapeOf(parsed("chat", CHAT.body, callerNonce), COMPLETE.seed)!;
+    return Array.from({ length: count }, () => shaped(item, shape).headers["x-svc-receipt-nonce"]!);
+  };
+
+  it.each([
+    ["lower hex", randomBytes(16).toString("hex"), /^[0-9a-f]{32}$/],
+    ["upper hex", randomBytes(20).toString("hex").toUpperCase(), /^[0-9A-F]{40}$/],
+    ["lower-case letters", "n".repeat(24), /^[a-z]{24}$/],
+    ["lower-case letters and digits", "k3j4h5g6f7d8s9a0q1w2", /^[a-z0-9]{20}$/],
+    ["digits", "2026112723000000", /^[0-9]{16}$/],
+  ])("a caller's %s nonce gives audits nonces of its length from that alphabet, never another character", (_name, nonce, alphabet) => {
+    for (const drawn of auditNonces(nonce)) expect(drawn).toMatch(alphabet);
+  });
+
+  it("a caller's base64url nonce gives audits nonces of its length that use all of base64url", () => {
+    const drawn = auditNonces(randomBytes(24).toString("base64url"));
+    for (const n of drawn) expect(n).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const all = drawn.join("");
+    for (const part of [/[a-z]/, /[A-Z]/, /[0-9]/, /-/, /_/]) expect(all).toMatch(part);
+  });
+
+  it("keeps the alphabet, never the nonce: hex in either case, base64url, else the classes seen", () => {
+    const alphabetOf = (nonce: string) => shapeOf(parsed("chat", CHAT.body, nonce), COMPLETE.seed)!.client_nonce;
+    expect(alphabetOf("0123456789abcdef")).toEqual({ length: 16, alphabet: "hex" });
+    expect(alphabetOf("0123456789ABCDEF")).toEqual({ length: 16, alphabet: "HEX" });
+    expect(alphabetOf("aZ".repeat(8))).toEqual({ length: 16, alphabet: "base64url" });
+    expect(alphabetOf("abc-def_ghi-jkl_")).toEqual({ length: 16, alphabet: ["lower", "symbol"] });
+    expect(alphabetOf("0".repeat(16))).toEqual({ length: 16, alphabet: ["digit"] });
   });
 });
 
