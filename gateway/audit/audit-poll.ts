@@ -32,9 +32,11 @@ export function pollAudits(store: AuditStore, records: AuditRecords, syncBars: (
     const started = Date.now();
     for (const row of await store.since(Math.max(0, since - SLACK_MS))) records.note(row.provider, row.id, row.verdict, Math.floor(row.at / 1000), row.evidenceSha256);
     const bars = new Map<string, string>();
-    for (const row of await store.bars()) for (const identity of row.bars) if (!bars.has(identity)) bars.set(identity, row.id);
+    const uncleared = await store.bars();
+    for (const row of uncleared) for (const identity of row.bars) if (!bars.has(identity)) bars.set(identity, row.id);
     if (stopped) return;
     syncBars(bars);
+    records.syncBarring(uncleared);
     since = started;
     records.forgetSeenBefore(since - 2 * SLACK_MS);
   };

@@ -123,7 +123,7 @@ describe("§5 What each outcome does", () => {
   ] as const)("%s: nothing counted, no one charged", async (_name, options, verdict) => {
     const { a, fakes, records } = auditor(options);
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
-    expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, suspect: 0, last: null }, 1, []]);
+    expect([records.of(P), records.noVerdict, fakes.bars]).toEqual([{ passed: 0, failed: 0, suspect: 0, barring: 0, last: null }, 1, []]);
   });
 });
 
