@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { pollAudits } from "../../../../gateway/audit/audit-poll.ts";
 import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
-import type { StoredAudit } from "../../../../gateway/keys/audit-store.ts";
+import type { NewAudit, StoredAudit } from "../../../../gateway/keys/audit-store.ts";
 import { SqliteKeyStore } from "../../../../gateway/keys/sqlite-store.ts";
 
 const dirs: string[] = [];
@@ -23,7 +23,7 @@ function open() {
 
 const P = "ab".repeat(32);
 const id = (n: number) => `aud_${n.toString(16).padStart(24, "0")}`;
-const row = (n: number, verdict: StoredAudit["verdict"], at: number, bars: string[] = []): Omit<StoredAudit, "clearedAt"> => ({
+const row = (n: number, verdict: StoredAudit["verdict"], at: number, bars: string[] = []): NewAudit => ({
   id: id(n), provider: P, verdict, at, bars, evidenceSha256: verdict === "fail" ? "e".repeat(64) : null,
 });
 

@@ -3,7 +3,10 @@
 // counted, a fail is counted and bars the provider, and a mismatch or an audit without a verdict charges no one.
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Auditor, type AuditSession, type SendAudit } from "../../../../gateway/audit/auditor.ts";
+import { Auditor, type AuditorParts, type AuditSession, type SendAudit } from "../../../../gateway/audit/auditor.ts";
+import { auditKeeper } from "../../../../gateway/audit/keep-audit.ts";
+import type { NewAudit } from "../../../../gateway/keys/audit-store.ts";
+import { Signer } from "../../../../src/crypto/signing.ts";
 import type { CorpusItem } from "../../../../gateway/audit/corpus.ts";
 import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
@@ -38,7 +41,7 @@ function answerOf(): AnswerRecord {
 }
 const SIGNED = answerHashes(answerOf(), ENTRIES.length);
 
-function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler } = {}) {
+function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler; keep?: AuditorParts["keep"] } = {}) {
   const fakes: Fakes = { sent: [], jobs: [], bars: [] };
   const send: SendAudit = async (kind, bytes, pin) => {
     fakes.sent.push({ kind, bytes, pin });
@@ -62,11 +65,12 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
     });
     // what the tokens make on the answer path: by default the answer the receipt signs
     const answer = options.replay === undefined ? SIGNED : options.replay;
-    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1, ...(answer === null ? {} : { answer }) };
+    const engine = { node_llama_cpp: "3.0.0", llama_cpp: "b1", backend: "cpu" as const, chunk: 16 };
+    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1, engine, ...(answer === null ? {} : { answer }) };
   };
   const records = new AuditRecords();
   const dice = options.dice ?? { now: () => 1_795_305_600_000, random: () => 0.5 };
-  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
+  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), ...(options.keep === undefined ? {} : { keep: options.keep }), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
   return { a, fakes, records };
 }
 
@@ -156,6 +160,22 @@ describe("§2 Verdicts beyond the mean", () => {
     expect(third).toMatchObject({ verdict: "fail", why: "3 suspect audits among the provider's last 10" });
     expect(fakes.bars).toEqual([[P, third.id]]);
     expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, suspect: 2, last: { id: third.id, verdict: "fail" } });
+  });
+
+  it("a fail by the sequential rule is kept as a row with reason \"sequential\" and no evidence (no one audit proves it), and logs no error", async () => {
+    const added: NewAudit[] = [];
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(line) });
+    const store = { add: async (audit: NewAudit) => void added.push(audit), since: async () => [], bars: async () => [], evidence: async () => undefined, clear: async () => undefined };
+    const keep = auditKeeper({ store, signer: Signer.fromSeed(Buffer.alloc(32, 7)), catalog: CATALOG, build: "test", threads: 2, subjectOf: (id) => ({ id }), log });
+    const { a } = auditor({ shift: (AUDIT_SUSPECT_MEAN + AUDIT_FAIL_MEAN) / 2, keep });
+    for (let i = 0; i < 3; i++) await a.audit(P, "qwen3-4b");
+    expect(added.map((row) => [row.verdict, row.reason, row.evidenceSha256, row.bars])).toEqual([
+      ["suspect", undefined, null, []],
+      ["suspect", undefined, null, []],
+      ["fail", "sequential", null, [`enrollment:provider:${P}`]],
+    ]);
+    expect(errors).toEqual([]);
   });
 });
 
