@@ -10,8 +10,12 @@ import { auditVerdict } from "../../src/audit/thresholds.ts";
 import type { Catalog } from "../../src/catalog.ts";
 import type { Signer } from "../../src/crypto/signing.ts";
 import { faultIdentities, type FaultSubject } from "../directory/provider-faults.ts";
-import type { AuditReason, AuditStore } from "../keys/audit-store.ts";
+import type { AuditReason, AuditStore, NewAudit } from "../keys/audit-store.ts";
 import { AUDIT_BATCH_SIZE, type JudgedAudit } from "./auditor.ts";
+
+/** A store write that fails is tried this many times in all: until the store has a failure's row only this gateway bars. */
+const ADD_ATTEMPTS = 4;
+const ADD_RETRY_MS = 1_000;
 
 export interface KeepParts {
   store: AuditStore;
@@ -27,6 +31,8 @@ export interface KeepParts {
   /** Tells the other replicas to read the store now (on NATS); a hint, never the bar itself. */
   share?: (auditId: string) => void;
   log: Logger;
+  /** The wait before a failed store write is tried again (ADD_RETRY_MS, doubled each time). */
+  retryMs?: number;
 }
 
 export function auditKeeper(parts: KeepParts): (audit: JudgedAudit) => Promise<{ evidenceSha256: string | null }> {
@@ -36,16 +42,25 @@ export function auditKeeper(parts: KeepParts): (audit: JudgedAudit) => Promise<{
     const evidence = typeof made === "object" ? made : undefined;
     const text = evidence && JSON.stringify(evidence);
     const sha = evidence ? evidenceSha256(evidence) : null;
-    await parts.store.add(
-      {
-        id: audit.id, provider: audit.provider, verdict: audit.verdict, at: audit.at, bars: audit.verdict === "fail" ? faultIdentities(subject) : [], evidenceSha256: sha,
-        ...(typeof made === "string" ? { reason: made } : {}),
-      },
-      text,
-    );
+    const bars = audit.verdict === "fail" ? faultIdentities(subject) : [];
+    const row = { id: audit.id, provider: audit.provider, verdict: audit.verdict, at: audit.at, bars, evidenceSha256: sha, ...(typeof made === "string" ? { reason: made } : {}) };
+    await addWithRetries(parts, audit.id, row, text);
     parts.share?.(audit.id);
     return { evidenceSha256: sha };
   };
+}
+
+/** Writes the row, again after a failed write (a store away a moment); throws the last error once out of attempts. */
+async function addWithRetries(parts: KeepParts, id: string, row: NewAudit, evidence: string | undefined): Promise<void> {
+  for (let attempt = 1, wait = parts.retryMs ?? ADD_RETRY_MS; ; attempt++, wait *= 2) {
+    try {
+      return await parts.store.add(row, evidence);
+    } catch (err) {
+      if (attempt >= ADD_ATTEMPTS) throw err;
+      parts.log.warn({ audit: id, err: (err as Error).message, attempt }, `audit ${id}: the store did not take its row; trying again`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 /**

@@ -102,4 +102,17 @@ describe("§5 Replicas: every gateway polls the store", () => {
     faults.syncBars(new Map());
     expect(faults.barOf(P)).toBeUndefined();
   });
+
+  it("this gateway's own bar, cleared before its first poll, is lifted once the store returns the cleared row", async () => {
+    const { store } = open();
+    const faults = new ProviderFaults();
+    faults.bar({ id: P }, id(6));
+    await store.audits().add(row(6, "fail", Date.now(), [`enrollment:provider:${P}`]), "{}");
+    await store.audits().clear(id(6));
+    const poll = pollAudits(store.audits(), new AuditRecords(), (bars, returned) => faults.syncBars(bars, returned), (err) => { throw err; });
+    await poll.ready;
+    poll.stop();
+    expect(faults.barOf(P)).toBeUndefined();
+    await store.close();
+  });
 });

@@ -177,6 +177,22 @@ describe("§2 Verdicts beyond the mean", () => {
     ]);
     expect(errors).toEqual([]);
   });
+
+  it("a store write that fails is tried again: the failure's row reaches the store, so the bar is the store's", async () => {
+    const added: NewAudit[] = [];
+    let refusals = 2;
+    const store = {
+      add: async (audit: NewAudit) => {
+        if (refusals-- > 0) throw new Error("the store is away");
+        added.push(audit);
+      },
+      since: async () => [], bars: async () => [], evidence: async () => undefined, clear: async () => undefined,
+    };
+    const keep = auditKeeper({ store, signer: Signer.fromSeed(Buffer.alloc(32, 7)), catalog: CATALOG, build: "test", threads: 2, subjectOf: (id) => ({ id }), log: pino({ level: "silent" }), retryMs: 1 });
+    const { a } = auditor({ shift: 0.1, keep });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(added.map((row) => [row.id, row.verdict])).toEqual([[result.id, "fail"]]);
+  });
 });
 
 describe("§4 After ordinary placements", () => {
