@@ -292,7 +292,7 @@ async function serveOnReserved(options: ServeOptions, reserved: NetServer): Prom
   // every gateway reads the audits on the store, so a failure any replica found bars the provider here too
   const auditRecords = new AuditRecords();
   const auditLog = options.logger.child({ role: "auditor" });
-  const auditPoll = pollAudits(store.audits(), auditRecords, (bars) => directory.faults.syncBars(bars), (err) => auditLog.warn({ err: err.message }, "audits: the key store cannot be read; the bars read last stand until it can"));
+  const auditPoll = pollAudits(store.audits(), auditRecords, (bars, returned) => directory.faults.syncBars(bars, returned), (err) => auditLog.warn({ err: err.message }, "audits: the key store cannot be read; the bars read last stand until it can"));
   directory.auditHint = () => auditPoll.hint();
   // the audits' identities: keys of the store's svc-auditor user, as a caller's are its own
   const identities = checkedAuditor && (await AuditIdentities.open(store, checkedAuditor.settings.identities, REAL_DICE));

@@ -37,13 +37,17 @@ const KINDS: Record<SavedKind, string> = {
   embeddings: "an embeddings response",
 };
 
-/** Where the listing's gateway audits its providers (issue 43), each entry's record: only the failures count here. */
+/**
+ * Where the listing's gateway audits its providers (issue 43), each entry's record: only the failures that still bar
+ * count here. `barring` leaves out those an operator cleared; an older gateway lists only `failed`.
+ */
 const ListedAuditsSchema = z.looseObject({
   failed: z.int().min(0),
+  barring: z.int().min(0).optional(),
   // Unix seconds, up to the last a Date can show
   last: z.looseObject({ id: z.string().max(200), at: z.int().min(0).max(8_640_000_000_000) }).nullable().optional(),
 });
-const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional(), audits: ListedAuditsSchema.optional() }));
+const ListingSchema = z.array(z.looseObject({ id: z.string(), trust: z.enum(TRUST_LEVELS), serial: z.string().optional(), audits: ListedAuditsSchema.optional(), in_rotation: z.boolean().optional() }));
 type ListingEntry = z.infer<typeof ListingSchema>[number];
 
 /**
@@ -75,7 +79,7 @@ export async function verifyFile(path: string, flags: VerifyFlags, print: (line:
     const { url, entry } = await listingEntry(flags.providers, flags.apiKey, verdict.receipt.provider_id);
     extra.push(listedCheck(url, verdict.receipt.provider_id, entry));
     // a provider the listing shows with a failed audit is refused, whatever its receipt says (issue 43 item 4)
-    if (entry?.audits !== undefined) extra.push(listedAuditsCheck(url, entry.id, entry.audits));
+    if (entry?.audits !== undefined) extra.push(listedAuditsCheck(url, entry.id, entry.audits, entry.in_rotation));
     // the listing's rung and serial, not the receipt's own claim, are what it is held to
     if (entry) verdict = checkSavedResponse(saved, { ...base, providerId: entry.id, trustLevel: entry.trust, ...(entry.serial === undefined ? {} : { serial: entry.serial }) });
   }
@@ -150,13 +154,14 @@ function listedCheck(url: string, providerId: string, entry: ListingEntry | unde
   };
 }
 
-function listedAuditsCheck(url: string, providerId: string, audits: z.infer<typeof ListedAuditsSchema>): ReceiptCheck {
+function listedAuditsCheck(url: string, providerId: string, audits: z.infer<typeof ListedAuditsSchema>, inRotation: boolean | undefined): ReceiptCheck {
   const last = audits.last ? ` (the last ${audits.last.id} at ${new Date(audits.last.at * 1000).toISOString()})` : "";
-  return {
-    check: "listed_audits",
-    ok: audits.failed === 0,
-    detail: audits.failed === 0 ? `${url} shows no failed audit of provider ${providerId}` : `${url} shows ${audits.failed === 1 ? "a failed audit" : `${audits.failed} failed audits`} of provider ${providerId}${last}`,
-  };
+  const barring = audits.barring ?? audits.failed;
+  const cleared = audits.failed - barring > 0 ? ` (${audits.failed - barring} cleared by an operator)` : "";
+  if (barring > 0) return { check: "listed_audits", ok: false, detail: `${url} shows ${barring === 1 ? "a failed audit" : `${barring} failed audits`} of provider ${providerId}${last}` };
+  // a bar this gateway applied before its store shows it (or a store it cannot read)
+  if (inRotation === false) return { check: "listed_audits", ok: false, detail: `${url} shows provider ${providerId} out of rotation${last}` };
+  return { check: "listed_audits", ok: true, detail: audits.failed === 0 ? `${url} shows no failed audit of provider ${providerId}` : `${url} shows no failed audit of provider ${providerId} that still bars it${cleared}` };
 }
 
 /** Accepts the listing's own URL, the API base (`…/v1`) or the gateway origin. */

@@ -19,7 +19,7 @@ export interface AuditPoll {
   stop(): void;
 }
 
-export function pollAudits(store: AuditStore, records: AuditRecords, syncBars: (bars: Map<string, string>) => void, onError: (err: Error) => void): AuditPoll {
+export function pollAudits(store: AuditStore, records: AuditRecords, syncBars: (bars: Map<string, string>, returned: Set<string>) => void, onError: (err: Error) => void): AuditPoll {
   let since = 0;
   let running: Promise<void> | undefined;
   let again = false;
@@ -30,11 +30,18 @@ export function pollAudits(store: AuditStore, records: AuditRecords, syncBars: (
 
   const read = async () => {
     const started = Date.now();
-    for (const row of await store.since(Math.max(0, since - SLACK_MS))) records.note(row.provider, row.id, row.verdict, Math.floor(row.at / 1000), row.evidenceSha256);
+    // every id the store returned, cleared ones included: this gateway's own bar of one is the store's from now on
+    const returned = new Set<string>();
+    for (const row of await store.since(Math.max(0, since - SLACK_MS))) {
+      returned.add(row.id);
+      records.note(row.provider, row.id, row.verdict, Math.floor(row.at / 1000), row.evidenceSha256);
+    }
     const bars = new Map<string, string>();
-    for (const row of await store.bars()) for (const identity of row.bars) if (!bars.has(identity)) bars.set(identity, row.id);
+    const uncleared = await store.bars();
+    for (const row of uncleared) for (const identity of row.bars) if (!bars.has(identity)) bars.set(identity, row.id);
     if (stopped) return;
-    syncBars(bars);
+    syncBars(bars, returned);
+    records.syncBarring(uncleared);
     since = started;
     records.forgetSeenBefore(since - 2 * SLACK_MS);
   };

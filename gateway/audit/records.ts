@@ -11,6 +11,8 @@ export interface AuditRecord {
   failed: number;
   /** Audits between the honest noise and a fail (i43's sequential rule makes a fail of enough of them): never barring. */
   suspect: number;
+  /** Failures no operator has cleared (`svc-gateway audit clear`): while above 0 the provider is barred. */
+  barring: number;
   last: { id: string; at: number; verdict: AuditOutcome } | null;
 }
 
@@ -31,9 +33,11 @@ export const MAX_FAILURES_LISTED = 20;
 export const evidenceUrl = (id: string): string => `/v1/audits/${id}`;
 
 export class AuditRecords {
-  private readonly records = new Map<string, AuditRecord & { failures: AuditFailure[] }>();
+  private readonly records = new Map<string, Omit<AuditRecord, "barring"> & { failures: AuditFailure[] }>();
   /** Audits counted, with when they were concluded (ms), until they are older than anything the store is asked again for. */
   private readonly seen = new Map<string, number>();
+  /** Each provider's failures not cleared, as the store last showed them (plus this gateway's own since). */
+  private barring = new Map<string, number>();
   /** Audits that ended without a verdict (an error, the provider gone, no rescorer): counted apart, never charged. */
   noVerdict = 0;
 
@@ -44,7 +48,11 @@ export class AuditRecords {
     const record = this.records.get(provider) ?? { passed: 0, failed: 0, suspect: 0, last: null, failures: [] };
     if (verdict === "pass") record.passed++;
     else if (verdict === "suspect") record.suspect++;
-    else record.failed++;
+    else {
+      record.failed++;
+      // counted as barring until the store shows otherwise: its rows are read after this one is noted (audit-poll.ts)
+      this.barring.set(provider, (this.barring.get(provider) ?? 0) + 1);
+    }
     // rows of other replicas arrive late: the last is the latest concluded
     if (record.last === null || at >= record.last.at) record.last = { id, at, verdict };
     if (verdict === "fail" && evidenceSha256) {
@@ -57,6 +65,13 @@ export class AuditRecords {
     if (this.records.size > MAX_PROVIDERS) this.records.delete(this.records.keys().next().value!);
   }
 
+  /** Takes the store's failures not cleared (`AuditStore.bars`) as each provider's barring count: a clear lifts it. */
+  syncBarring(uncleared: Iterable<{ provider: string }>): void {
+    const barring = new Map<string, number>();
+    for (const row of uncleared) barring.set(row.provider, (barring.get(row.provider) ?? 0) + 1);
+    this.barring = barring;
+  }
+
   /** Forgets which audits concluded before `ms` were counted: the store is not asked for them again. */
   forgetSeenBefore(ms: number): void {
     for (const [id, at] of this.seen) if (at < ms) this.seen.delete(id);
@@ -65,9 +80,10 @@ export class AuditRecords {
   /** The record of `provider`; zeros when it was never audited. */
   of(provider: string): AuditRecord {
     const record = this.records.get(provider);
-    if (record === undefined) return { passed: 0, failed: 0, suspect: 0, last: null };
+    const barring = this.barring.get(provider) ?? 0;
+    if (record === undefined) return { passed: 0, failed: 0, suspect: 0, barring, last: null };
     const { failures: _, ...counts } = record;
-    return { ...counts, last: counts.last && { ...counts.last } };
+    return { ...counts, barring, last: counts.last && { ...counts.last } };
   }
 
   /** The failures of `provider` whose evidence is kept, oldest first. */

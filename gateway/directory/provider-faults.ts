@@ -76,10 +76,11 @@ export class ProviderFaults {
 
   /**
    * The bars as the store every replica shares holds them (identity → failed audit), replacing those read before: a
-   * bar an operator cleared is lifted. This gateway's own bars stay until the store shows them.
+   * bar an operator cleared is lifted. This gateway's own bars stay until the store has returned their audit's row in
+   * any state (`returned`, the ids read this pass): once it has, the store's word is the bar, cleared or not.
    */
-  syncBars(stored: ReadonlyMap<string, string>): void {
-    const shown = new Set(stored.values());
+  syncBars(stored: ReadonlyMap<string, string>, returned: ReadonlySet<string> = new Set()): void {
+    const shown = new Set([...stored.values(), ...returned]);
     for (const [identity, audit] of this.pending) if (shown.has(audit)) this.pending.delete(identity);
     this.bars = new Map(stored);
     for (const [identity, audit] of this.pending) if (!this.bars.has(identity)) this.bars.set(identity, audit);

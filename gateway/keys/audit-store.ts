@@ -10,6 +10,9 @@ export type StoredVerdict = (typeof STORED_VERDICTS)[number];
 /** An audit id as the auditor makes it: the only shape a row, a file name or a URL takes. */
 export const AUDIT_ID = /^aud_[0-9a-f]{24}$/;
 
+/** The one reason a failure is kept without public evidence (AUDIT-DESIGN §5, docs/security.md). */
+export type AuditReason = "sequential";
+
 export interface StoredAudit {
   id: string;
   provider: string;
@@ -20,13 +23,18 @@ export interface StoredAudit {
   bars: string[];
   /** A failure's: the SHA-256 of its evidence's canonical form; null for the others. */
   evidenceSha256: string | null;
+  /** Why a failure bars without evidence: "sequential" (the third suspect of the last 10, which no one audit proves); else null. */
+  reason: AuditReason | null;
   /** When an operator cleared a failure's bar (`svc-gateway audit clear`), ms; null while it bars. */
   clearedAt: number | null;
 }
 
+/** A row as the auditor adds it: not cleared, and without a reason unless it has one. */
+export type NewAudit = Omit<StoredAudit, "clearedAt" | "reason"> & { reason?: AuditReason };
+
 export interface AuditStore {
   /** Records a concluded audit, with a failure's evidence (its JSON text); an id stored already is left as it is. */
-  add(audit: Omit<StoredAudit, "clearedAt">, evidence?: string): Promise<void>;
+  add(audit: NewAudit, evidence?: string): Promise<void>;
   /** Audits concluded or cleared at or after `since` (ms), oldest first. */
   since(since: number): Promise<StoredAudit[]>;
   /** Every failure not cleared: the bars every replica applies. */

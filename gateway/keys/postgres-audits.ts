@@ -1,6 +1,6 @@
 // The audits table on PostgreSQL (audit-store.ts): every replica's auditor writes here and every replica reads the
 // bars and records back, so one failure bars a provider everywhere. A failure's evidence is kept in its row.
-import { AUDIT_ID, type AuditStore, type StoredAudit } from "./audit-store.ts";
+import { AUDIT_ID, type AuditStore, type NewAudit, type StoredAudit } from "./audit-store.ts";
 
 /** The schema step that adds the table; postgres-schema.ts runs it as one of its migrations. */
 export const AUDITS_MIGRATION = `CREATE TABLE audits (
@@ -16,7 +16,10 @@ export const AUDITS_MIGRATION = `CREATE TABLE audits (
    CREATE INDEX audits_by_time ON audits (at);
    CREATE INDEX audits_barring ON audits (id) WHERE verdict = 'fail' AND cleared_at IS NULL;`;
 
-const COLUMNS = `id, provider, verdict, at, bars, evidence_sha256 AS "evidenceSha256", cleared_at AS "clearedAt"`;
+/** The step after: why a failure has no evidence (audit-store.ts AuditReason). */
+export const AUDIT_REASON_MIGRATION = "ALTER TABLE audits ADD COLUMN reason TEXT;";
+
+const COLUMNS = `id, provider, verdict, at, bars, evidence_sha256 AS "evidenceSha256", cleared_at AS "clearedAt", reason`;
 
 /** The store's pool's query (a function, so the schema, which holds this table's migration, imports no pool). */
 type Query = <R extends object>(text: string, params?: unknown[]) => Promise<R[]>;
@@ -28,9 +31,9 @@ export class PostgresAudits implements AuditStore {
     this.pool = { query };
   }
 
-  async add(audit: Omit<StoredAudit, "clearedAt">, evidence?: string): Promise<void> {
-    await this.pool.query("INSERT INTO audits (id, provider, verdict, at, bars, evidence_sha256, evidence) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING", [
-      audit.id, audit.provider, audit.verdict, audit.at, JSON.stringify(audit.bars), audit.evidenceSha256, evidence ?? null,
+  async add(audit: NewAudit, evidence?: string): Promise<void> {
+    await this.pool.query("INSERT INTO audits (id, provider, verdict, at, bars, evidence_sha256, evidence, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING", [
+      audit.id, audit.provider, audit.verdict, audit.at, JSON.stringify(audit.bars), audit.evidenceSha256, evidence ?? null, audit.reason ?? null,
     ]);
   }
 

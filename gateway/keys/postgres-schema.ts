@@ -1,6 +1,6 @@
 // The PostgreSQL key store's schema: versioned migrations, run at start under an advisory lock so replicas
 // starting together apply each step once, and the trigger that tells every replica about a revoked key.
-import { AUDITS_MIGRATION } from "./postgres-audits.ts";
+import { AUDIT_REASON_MIGRATION, AUDITS_MIGRATION } from "./postgres-audits.ts";
 import type { ClientBase } from "pg";
 
 /** The channel a revocation is announced on; its payload is the key's secret hash, never the secret. */
@@ -112,6 +112,8 @@ const MIGRATIONS: readonly string[] = [
   // audits concluded by any replica's auditor (issue 43): records, the bars a failure makes (every replica polls
   // them), their clearing, and each failure's evidence
   AUDITS_MIGRATION,
+  // why a failure bars without public evidence (the sequential rule's)
+  AUDIT_REASON_MIGRATION,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

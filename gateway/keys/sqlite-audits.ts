@@ -4,7 +4,7 @@ import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../../src/process/file-modes.ts";
 import { makeDirs } from "../../src/process/make-dir.ts";
-import { AUDIT_ID, type AuditStore, type StoredAudit } from "./audit-store.ts";
+import { AUDIT_ID, type AuditStore, type NewAudit, type StoredAudit } from "./audit-store.ts";
 import type { SqlStatement, SqlValue } from "./sqlite-driver.ts";
 
 /** The schema step that adds the table; sqlite-schema.ts runs it as one of its migrations. */
@@ -20,10 +20,13 @@ export const AUDITS_MIGRATION = `CREATE TABLE IF NOT EXISTS audits (
    CREATE INDEX IF NOT EXISTS audits_by_time ON audits (at);
    CREATE INDEX IF NOT EXISTS audits_barring ON audits (id) WHERE verdict = 'fail' AND cleared_at IS NULL;`;
 
+/** The step after: why a failure has no evidence (audit-store.ts AuditReason). */
+export const AUDIT_REASON_MIGRATION = "ALTER TABLE audits ADD COLUMN reason TEXT;";
+
 /** Where failures' evidence files live in the data dir. */
 export const EVIDENCE_DIR = "audits";
 
-const COLUMNS = "id, provider, verdict, at, bars, evidence_sha256 AS evidenceSha256, cleared_at AS clearedAt";
+const COLUMNS = "id, provider, verdict, at, bars, evidence_sha256 AS evidenceSha256, cleared_at AS clearedAt, reason";
 type Row = Omit<StoredAudit, "bars"> & { bars: string };
 const stored = (row: Row): StoredAudit => ({ ...row, bars: JSON.parse(row.bars) as string[] });
 
@@ -36,7 +39,7 @@ export class SqliteAudits implements AuditStore {
     private readonly sql: Sql,
   ) {}
 
-  async add(audit: Omit<StoredAudit, "clearedAt">, evidence?: string): Promise<void> {
+  async add(audit: NewAudit, evidence?: string): Promise<void> {
     if (evidence !== undefined) {
       if (!AUDIT_ID.test(audit.id)) throw new Error(`${audit.id} is not an audit id`);
       // whole or absent: written aside, then renamed into place before the row that points at it
@@ -46,8 +49,8 @@ export class SqliteAudits implements AuditStore {
       writeFileSync(`${path}.tmp`, evidence, { mode: PRIVATE_FILE_MODE });
       renameSync(`${path}.tmp`, path);
     }
-    this.sql("INSERT INTO audits (id, provider, verdict, at, bars, evidence_sha256) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING")
-      .run(audit.id, audit.provider, audit.verdict, audit.at, JSON.stringify(audit.bars), audit.evidenceSha256);
+    this.sql("INSERT INTO audits (id, provider, verdict, at, bars, evidence_sha256, reason) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING")
+      .run(audit.id, audit.provider, audit.verdict, audit.at, JSON.stringify(audit.bars), audit.evidenceSha256, audit.reason ?? null);
   }
 
   async since(since: number): Promise<StoredAudit[]> {

@@ -1,7 +1,7 @@
 // The SQLite key store's schema: its file name and the migrations that move it one version at a time, run in one
 // IMMEDIATE transaction at open, so two processes opening one file never both migrate it.
 import { pragmaValue, transaction, type SqlDatabase } from "./sqlite-driver.ts";
-import { AUDITS_MIGRATION } from "./sqlite-audits.ts";
+import { AUDIT_REASON_MIGRATION, AUDITS_MIGRATION } from "./sqlite-audits.ts";
 import { USAGE_MIGRATION } from "./sqlite-usage.ts";
 
 export const STORE_FILE = "keys.sqlite";
@@ -70,6 +70,8 @@ const MIGRATIONS: readonly string[] = [
    UPDATE users SET tpm = NULL WHERE tpm IS NOT NULL AND typeof(tpm) <> 'integer';`,
   // audits concluded by the gateway's auditor (issue 43): records, the bars a failure makes, and their clearing
   AUDITS_MIGRATION,
+  // why a failure bars without public evidence (the sequential rule's)
+  AUDIT_REASON_MIGRATION,
 ];
 
 /** Runs the migrations this file has not had yet; a file newer than this gateway is refused. */

@@ -16,12 +16,16 @@ import { SIGNATURE_DOMAINS, verifySignature } from "../receipt/signature.ts";
 import { parseStrictJson } from "../receipt/strict-json.ts";
 import { ReferencePositionSchema, type ReferencePosition } from "./position.ts";
 import { MAX_JOB_TOKENS, MAX_REQUEST_BASE64, RescoreEngineSchema } from "./rescore-job.ts";
-import { auditStatistic, type AuditStatistic } from "./statistic.ts";
+import { auditStatistic, GREEDY_GAP, type AuditStatistic } from "./statistic.ts";
 import { AUDIT_FAIL_MEAN, auditVerdict, greedyReason, greedyRequest, type SamplingFields } from "./thresholds.ts";
 
 export const EVIDENCE_VERSION = 1;
-/** The statistic's definition: a file names the one its figures were computed by. */
-export const AUDIT_STATISTIC_VERSION = "audit-stat/1";
+/**
+ * The statistic's definition: a file names the one its figures were computed by. /2 counts a greedy violation only past
+ * GREEDY_GAP (0.04 nats, recorded as greedy_gap) and fails on one; a /1 file (gap 1e-3, violations never failing) is
+ * refused as not this version, since re-deriving it would need the old rules kept beside the new.
+ */
+export const AUDIT_STATISTIC_VERSION = "audit-stat/2";
 /** The largest evidence file read: the largest request, a whole answer's logprobs at 20 alternatives, its reference. */
 export const MAX_EVIDENCE_CHARS = 128 * 1024 * 1024;
 /** Pieces one answer is relayed in: at most one text and one logprobs piece a token, and the calls'. */
@@ -49,6 +53,8 @@ const StatisticSchema = z.strictObject({
   greedy_violations: count,
   /** The threshold the verdict was given by (src/audit/thresholds.ts). */
   fail_mean: z.number(),
+  /** How far the reference's most likely token must lead the provider's for a greedy violation (statistic.ts GREEDY_GAP). */
+  greedy_gap: z.number(),
 });
 export type EvidenceStatistic = z.infer<typeof StatisticSchema>;
 
@@ -100,7 +106,7 @@ export interface EvidenceInput {
 /** The statistic as the file keeps it. */
 export function evidenceStatistic(statistic: AuditStatistic): EvidenceStatistic {
   const { n, mean, p95, max, bias, meanListed, greedyViolations } = statistic;
-  return { version: AUDIT_STATISTIC_VERSION, n, mean, p95, max, bias, mean_listed: meanListed, greedy_violations: greedyViolations, fail_mean: AUDIT_FAIL_MEAN };
+  return { version: AUDIT_STATISTIC_VERSION, n, mean, p95, max, bias, mean_listed: meanListed, greedy_violations: greedyViolations, fail_mean: AUDIT_FAIL_MEAN, greedy_gap: GREEDY_GAP };
 }
 
 /**

@@ -30,7 +30,10 @@ export const AttestationRecordSchema = z
       .strictObject({
         passed: z.int().min(0),
         failed: z.int().min(0),
-        suspect: z.int().min(0),
+        /** Absent from an older gateway's record, which a caller still reads (createSealedFetch). */
+        suspect: z.int().min(0).optional(),
+        /** Failures not cleared by an operator; absent from an older gateway's record. */
+        barring: z.int().min(0).optional(),
         last: z.strictObject({ id: z.string(), at: z.int().min(0), verdict: z.enum(["pass", "suspect", "fail"]) }).nullable(),
       })
       .optional(),

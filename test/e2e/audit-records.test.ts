@@ -28,15 +28,15 @@ afterAll(async () => {
 const get = (path: string) => fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${gw.key}` } });
 
 describe("§5 Records: an auditing gateway's listings", () => {
-  it("GET /v1/providers adds audits {passed, failed, suspect, last} and in_rotation to each record; the attestation record too, with failures", async () => {
+  it("GET /v1/providers adds audits {passed, failed, suspect, barring, last} and in_rotation to each record; the attestation record too, with failures", async () => {
     const res = await post(gw, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
     expect(res.status).toBe(200);
     // --audit-models implies complete requests
     expect(((await res.json()) as { svc_receipt: Receipt }).svc_receipt.version).toBe(4);
     const providers = (await (await get("/v1/providers")).json()) as Record<string, unknown>[];
-    expect(providers.map((p) => [p.id, p.audits, p.in_rotation])).toEqual([[gw.providerId, { passed: 0, failed: 0, suspect: 0, last: null }, true]]);
+    expect(providers.map((p) => [p.id, p.audits, p.in_rotation])).toEqual([[gw.providerId, { passed: 0, failed: 0, suspect: 0, barring: 0, last: null }, true]]);
     const record = (await (await get(`/v1/providers/${gw.providerId}/attestation`)).json()) as Record<string, unknown>;
-    expect([record.object, record.audits, record.in_rotation, record.failures]).toEqual(["provider.attestation", { passed: 0, failed: 0, suspect: 0, last: null }, true, []]);
+    expect([record.object, record.audits, record.in_rotation, record.failures]).toEqual(["provider.attestation", { passed: 0, failed: 0, suspect: 0, barring: 0, last: null }, true, []]);
   });
 
   it("the audit key is made in the data dir (0600), served publicly on GET /v1/audits/key, and printed by svc-gateway audit-key", async () => {
@@ -107,8 +107,8 @@ describe("§5 A provider whose signed logprobs are made up", () => {
     expect((await ask()).status).toBe(200);
     const line = await audited.waitForLog((l) => typeof l.msg === "string" && l.msg.startsWith("audit aud_"), 300_000);
     expect(line.verdict).toBe("fail");
-    const listed = (await (await fetch(`${audited.url}/v1/providers`, { headers: { authorization: `Bearer ${audited.key}` } })).json()) as { audits: { passed: number; failed: number; last: { id: string; verdict: string } }; in_rotation: boolean }[];
-    expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([0, 1, "fail", false]);
+    const listed = (await (await fetch(`${audited.url}/v1/providers`, { headers: { authorization: `Bearer ${audited.key}` } })).json()) as { audits: { passed: number; failed: number; barring: number; last: { id: string; verdict: string } }; in_rotation: boolean }[];
+    expect([listed[0]!.audits.passed, listed[0]!.audits.failed, listed[0]!.audits.barring, listed[0]!.audits.last.verdict, listed[0]!.in_rotation]).toEqual([0, 1, 1, "fail", false]);
     // no one else is left, and still it is not taken; pinned, the refusal names the audit
     const unpinned = await ask();
     expect([unpinned.status, ((await unpinned.json()) as { error: { code: string } }).error.code]).toEqual([503, "provider_unavailable"]);

@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 const chat = (gateway: Replica) => post(gateway, "/v1/chat/completions", { model: "qwen3-4b", messages: [{ role: "user", content: "hello" }], max_tokens: 4 }, { signal: AbortSignal.timeout(60_000) });
-type Listed = { audits: { passed: number; failed: number; suspect: number; last: { id: string; verdict: string } | null }; in_rotation: boolean };
+type Listed = { audits: { passed: number; failed: number; suspect: number; barring: number; last: { id: string; verdict: string } | null }; in_rotation: boolean };
 const listed = async (gateway: Replica) => (await listProviders(gateway)).find((p) => p.id === agent.providerId) as unknown as Listed;
 
 describe("§5 Replicas: the bars and records are the store's", () => {
@@ -59,7 +59,7 @@ describe("§5 Replicas: the bars and records are the store's", () => {
       expect((await listed(b)).in_rotation).toBe(true);
     }
     expect((await chat(b)).status).toBe(200);
-    expect((await listed(b)).audits).toEqual({ passed: 0, failed: 0, suspect: 0, last: null });
+    expect((await listed(b)).audits).toEqual({ passed: 0, failed: 0, suspect: 0, barring: 0, last: null });
   });
 
   let auditId = "";
@@ -68,7 +68,7 @@ describe("§5 Replicas: the bars and records are the store's", () => {
     const line = await a.waitForLog((l) => typeof l.msg === "string" && l.msg.startsWith("audit aud_"), 300_000);
     expect(line.verdict).toBe("fail");
     auditId = line.audit as string;
-    await vi.waitFor(async () => expect(await listed(b)).toEqual(expect.objectContaining({ in_rotation: false, audits: { passed: 0, failed: 1, suspect: 0, last: expect.objectContaining({ id: auditId, verdict: "fail" }) } })), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await listed(b)).toEqual(expect.objectContaining({ in_rotation: false, audits: { passed: 0, failed: 1, suspect: 0, barring: 1, last: expect.objectContaining({ id: auditId, verdict: "fail" }) } })), { timeout: 10_000, interval: 100 });
     const refused = await chat(b);
     expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([503, "provider_unavailable"]);
     const evidence = async (g: Replica) => (await fetch(`${g.url}/v1/audits/${auditId}`)).text();

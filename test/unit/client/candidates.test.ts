@@ -30,7 +30,7 @@ type Provider = Awaited<ReturnType<typeof provider>>;
  * A gateway that lists `providers` as it is told (each with its evidence's digest, or `digest` when it lies about it,
  * or none, as a gateway older than the digest), and serves their evidence; `got` is every path it was asked for.
  */
-function gateway(providers: Provider[], digest: (p: Provider) => string | undefined = (p) => evidenceDigest(p.evidence), barred: ReadonlySet<string> = new Set()) {
+function gateway(providers: Provider[], digest: (p: Provider) => string | undefined = (p) => evidenceDigest(p.evidence), barred: ReadonlySet<string> = new Set(), audited: object = {}) {
   const got: string[] = [];
   const get = async (path: string): Promise<Response> => {
     got.push(path);
@@ -39,7 +39,7 @@ function gateway(providers: Provider[], digest: (p: Provider) => string | undefi
     }
     const p = providers.find((q) => path === `/providers/${q.id}/attestation`);
     if (p === undefined) return new Response("{}", { status: 404 });
-    return Response.json(attestationRecord(p.id, p.evidence, { rung: "transparent" }, new Date()));
+    return Response.json({ ...attestationRecord(p.id, p.evidence, { rung: "transparent" }, new Date()), ...audited });
   };
   return Object.assign(get, { got, evidenceGets: () => got.filter((path) => path !== "/providers").length, listingGets: () => got.filter((path) => path === "/providers").length });
 }
@@ -75,6 +75,12 @@ describe("DESIGN §10 Gateway-blind: the caller chooses its candidates by its ow
     const gw = gateway(ps, (p) => evidenceDigest(p.evidence), new Set([ps[0]!.id]));
     expect((await chooser().c.choose(gw, "qwen3-4b", undefined)).map((p) => p.id)).toEqual([ps[1]!.id, ps[2]!.id]);
     expect((await chooser().c.choose(gw, "qwen3-4b", ps[0]!.id)).map((p) => p.id)).toEqual([ps[0]!.id]);
+  });
+
+  it("an older auditing gateway's record (audits without suspect or barring) still parses: its provider is chosen", async () => {
+    const ps = await Promise.all([provider()]);
+    const older = { audits: { passed: 3, failed: 0, last: { id: "aud_1", at: 1_795_305_600, verdict: "pass" } }, in_rotation: true, failures: [] };
+    expect((await chooser().c.choose(gateway(ps, (p) => evidenceDigest(p.evidence), new Set(), older), "qwen3-4b", undefined)).map((p) => p.id)).toEqual([ps[0]!.id]);
   });
 
   it("in the gateway's order (src/routing/choose.ts): the next one takes a refused one's place, and an ambiguous pin is refused as the gateway would", async () => {

@@ -56,6 +56,27 @@ describe("svc-agent verify --providers URL: the listing's audit record", () => {
     expect(status).toBe("valid");
   });
 
+  it("a failure an operator cleared (barring 0, back in rotation) no longer fails the check: VALID", async () => {
+    providers = [{ id, trust: "process", audits: { passed: 4, failed: 1, suspect: 0, barring: 0, last: { id: "aud_0123", at: 1_795_305_600, verdict: "fail" } }, in_rotation: true }];
+    const { status, lines } = await verify();
+    expect(lines).toContain(`  ok    ${url} shows no failed audit of provider ${id} that still bars it (1 cleared by an operator)`);
+    expect(status).toBe("valid");
+  });
+
+  it("of two failures one cleared, the other still bars: INVALID, counting the one", async () => {
+    providers = [{ id, trust: "process", audits: { passed: 4, failed: 2, suspect: 0, barring: 1, last: { id: "aud_0123", at: 1_795_305_600, verdict: "fail" } }, in_rotation: false }];
+    const { status, lines } = await verify();
+    expect(lines).toContain(`  FAIL  ${url} shows a failed audit of provider ${id} (the last aud_0123 at 2026-11-22T00:00:00.000Z)`);
+    expect(status).toBe("invalid");
+  });
+
+  it("a provider listed out of rotation with no failure the store shows yet (the gateway's own bar) is INVALID", async () => {
+    providers = [{ id, trust: "process", audits: { passed: 4, failed: 1, suspect: 0, barring: 0, last: { id: "aud_0123", at: 1_795_305_600, verdict: "fail" } }, in_rotation: false }];
+    const { status, lines } = await verify();
+    expect(lines).toContain(`  FAIL  ${url} shows provider ${id} out of rotation (the last aud_0123 at 2026-11-22T00:00:00.000Z)`);
+    expect(status).toBe("invalid");
+  });
+
   it("a listing without audit records (a gateway that does not audit) adds no check", async () => {
     providers = [{ id, trust: "process" }];
     const { status, lines } = await verify();

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { pollAudits } from "../../../../gateway/audit/audit-poll.ts";
 import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { ProviderFaults } from "../../../../gateway/directory/provider-faults.ts";
-import type { StoredAudit } from "../../../../gateway/keys/audit-store.ts";
+import type { NewAudit, StoredAudit } from "../../../../gateway/keys/audit-store.ts";
 import { SqliteKeyStore } from "../../../../gateway/keys/sqlite-store.ts";
 
 const dirs: string[] = [];
@@ -23,7 +23,7 @@ function open() {
 
 const P = "ab".repeat(32);
 const id = (n: number) => `aud_${n.toString(16).padStart(24, "0")}`;
-const row = (n: number, verdict: StoredAudit["verdict"], at: number, bars: string[] = []): Omit<StoredAudit, "clearedAt"> => ({
+const row = (n: number, verdict: StoredAudit["verdict"], at: number, bars: string[] = []): NewAudit => ({
   id: id(n), provider: P, verdict, at, bars, evidenceSha256: verdict === "fail" ? "e".repeat(64) : null,
 });
 
@@ -34,8 +34,21 @@ describe("§5 Records: the store's rows, counted once", () => {
     records.note(P, id(1), "pass", 100);
     records.note(P, id(3), "fail", 300, "e".repeat(64));
     records.note(P, id(3), "fail", 300, "e".repeat(64));
-    expect(records.of(P)).toEqual({ passed: 1, failed: 1, suspect: 1, last: { id: id(3), at: 300, verdict: "fail" } });
+    expect(records.of(P)).toEqual({ passed: 1, failed: 1, suspect: 1, barring: 1, last: { id: id(3), at: 300, verdict: "fail" } });
     expect(records.failures(P)).toEqual([{ id: id(3), at: 300, evidence_sha256: "e".repeat(64), url: `/v1/audits/${id(3)}` }]);
+  });
+});
+
+describe("§5 Records: a failure bars until an operator clears it", () => {
+  it("barring counts the failures the store shows not cleared: a clear takes it to 0, `failed` stays", () => {
+    const records = new AuditRecords();
+    records.note(P, id(1), "fail", 100, "e".repeat(64));
+    records.note(P, id(2), "fail", 200, "e".repeat(64));
+    expect(records.of(P)).toMatchObject({ failed: 2, barring: 2 });
+    records.syncBarring([{ provider: P }]);
+    expect(records.of(P)).toMatchObject({ failed: 2, barring: 1 });
+    records.syncBarring([]);
+    expect(records.of(P)).toMatchObject({ failed: 2, barring: 0 });
   });
 });
 
@@ -69,12 +82,12 @@ describe("§5 Replicas: every gateway polls the store", () => {
     const records = new AuditRecords();
     const poll = pollAudits(store.audits(), records, (bars) => faults.syncBars(bars), (err) => { throw err; });
     await poll.ready;
-    expect([records.of(P).passed, records.of(P).failed, faults.barOf(P)]).toEqual([1, 1, id(2)]);
+    expect([records.of(P).passed, records.of(P).failed, records.of(P).barring, faults.barOf(P)]).toEqual([1, 1, 1, id(2)]);
     await store.audits().clear(id(2));
     poll.hint();
     await expect.poll(() => faults.barOf(P), { interval: 20, timeout: 5_000 }).toBeUndefined();
-    // a row read again is not counted again
-    expect([records.of(P).passed, records.of(P).failed]).toEqual([1, 1]);
+    // a row read again is not counted again; the cleared failure no longer bars (what `verify --providers` reads)
+    expect([records.of(P).passed, records.of(P).failed, records.of(P).barring]).toEqual([1, 1, 0]);
     poll.stop();
     await store.close();
   });
@@ -88,5 +101,18 @@ describe("§5 Replicas: every gateway polls the store", () => {
     // now the store's: a sync without it (an operator cleared it) lifts it
     faults.syncBars(new Map());
     expect(faults.barOf(P)).toBeUndefined();
+  });
+
+  it("this gateway's own bar, cleared before its first poll, is lifted once the store returns the cleared row", async () => {
+    const { store } = open();
+    const faults = new ProviderFaults();
+    faults.bar({ id: P }, id(6));
+    await store.audits().add(row(6, "fail", Date.now(), [`enrollment:provider:${P}`]), "{}");
+    await store.audits().clear(id(6));
+    const poll = pollAudits(store.audits(), new AuditRecords(), (bars, returned) => faults.syncBars(bars, returned), (err) => { throw err; });
+    await poll.ready;
+    poll.stop();
+    expect(faults.barOf(P)).toBeUndefined();
+    await store.close();
   });
 });

@@ -3,7 +3,10 @@
 // counted, a fail is counted and bars the provider, and a mismatch or an audit without a verdict charges no one.
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Auditor, type AuditSession, type SendAudit } from "../../../../gateway/audit/auditor.ts";
+import { Auditor, type AuditorParts, type AuditSession, type SendAudit } from "../../../../gateway/audit/auditor.ts";
+import { auditKeeper } from "../../../../gateway/audit/keep-audit.ts";
+import type { NewAudit } from "../../../../gateway/keys/audit-store.ts";
+import { Signer } from "../../../../src/crypto/signing.ts";
 import type { CorpusItem } from "../../../../gateway/audit/corpus.ts";
 import { AuditRecords } from "../../../../gateway/audit/records.ts";
 import { AuditScheduler, type Dice } from "../../../../gateway/audit/scheduler.ts";
@@ -41,7 +44,7 @@ function answerOf(): AnswerRecord {
 }
 const SIGNED = answerHashes(answerOf(), ENTRIES.length);
 
-function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; retireError?: Error; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler } = {}) {
+function auditor(options: { shift?: number; promptTokens?: number; provider?: string; sendError?: Error; scoreError?: string; retireError?: Error; replay?: AnswerHashes | null; rival?: number; item?: CorpusItem; dice?: Dice; scheduler?: AuditScheduler; keep?: AuditorParts["keep"] } = {}) {
   const fakes: Fakes = { sent: [], jobs: [], bars: [], retired: [] };
   const send: SendAudit = async (kind, bytes, pin) => {
     const principal = { kind: "user" as const, keyId: `key_${fakes.sent.length}`, userId: 1 };
@@ -66,7 +69,8 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
     });
     // what the tokens make on the answer path: by default the answer the receipt signs
     const answer = options.replay === undefined ? SIGNED : options.replay;
-    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1, ...(answer === null ? {} : { answer }) };
+    const engine = { node_llama_cpp: "3.0.0", llama_cpp: "b1", backend: "cpu" as const, chunk: 16 };
+    return { id: job.id, ok: true, prompt_tokens: options.promptTokens ?? 11, positions, ms: 1, engine, ...(answer === null ? {} : { answer }) };
   };
   const records = new AuditRecords();
   const dice = options.dice ?? { now: () => 1_795_305_600_000, random: () => 0.5 };
@@ -74,7 +78,7 @@ function auditor(options: { shift?: number; promptTokens?: number; provider?: st
     if (options.retireError) throw options.retireError;
     fakes.retired.push(principal.keyId);
   };
-  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), retire, records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
+  const a = new Auditor({ send, score, bar: (id, audit) => void fakes.bars.push([id, audit]), retire, records, scheduler: options.scheduler ?? new AuditScheduler(undefined, dice), ...(options.keep === undefined ? {} : { keep: options.keep }), corpus: [options.item ?? ITEM], aliases: new Set(["qwen3-4b"]), threads: 2, dice, log: pino({ level: "silent" }) });
   return { a, fakes, records };
 }
 
@@ -141,7 +145,7 @@ describe("§5 What each outcome does", () => {
   ] as const)("%s: nothing counted, no one charged", async (_name, options, verdict) => {
     const { a, fakes, records } = auditor(options);
     expect((await a.audit(P, "qwen3-4b")).verdict).toBe(verdict);
-    expect([records.of(P), records.noVerdict, fakes.bars, fakes.retired]).toEqual([{ passed: 0, failed: 0, suspect: 0, last: null }, 1, [], []]);
+    expect([records.of(P), records.noVerdict, fakes.bars, fakes.retired]).toEqual([{ passed: 0, failed: 0, suspect: 0, barring: 0, last: null }, 1, [], []]);
   });
 });
 
@@ -176,6 +180,38 @@ describe("§2 Verdicts beyond the mean", () => {
     // only the failed audit's evidence is published, so only its identity is retired
     expect(fakes.retired).toEqual(["key_2"]);
     expect(records.of(P)).toMatchObject({ passed: 0, failed: 1, suspect: 2, last: { id: third.id, verdict: "fail" } });
+  });
+
+  it("a fail by the sequential rule is kept as a row with reason \"sequential\" and no evidence (no one audit proves it), and logs no error", async () => {
+    const added: NewAudit[] = [];
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(line) });
+    const store = { add: async (audit: NewAudit) => void added.push(audit), since: async () => [], bars: async () => [], evidence: async () => undefined, clear: async () => undefined };
+    const keep = auditKeeper({ store, signer: Signer.fromSeed(Buffer.alloc(32, 7)), catalog: CATALOG, build: "test", threads: 2, subjectOf: (id) => ({ id }), log });
+    const { a } = auditor({ shift: (AUDIT_SUSPECT_MEAN + AUDIT_FAIL_MEAN) / 2, keep });
+    for (let i = 0; i < 3; i++) await a.audit(P, "qwen3-4b");
+    expect(added.map((row) => [row.verdict, row.reason, row.evidenceSha256, row.bars])).toEqual([
+      ["suspect", undefined, null, []],
+      ["suspect", undefined, null, []],
+      ["fail", "sequential", null, [`enrollment:provider:${P}`]],
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  it("a store write that fails is tried again: the failure's row reaches the store, so the bar is the store's", async () => {
+    const added: NewAudit[] = [];
+    let refusals = 2;
+    const store = {
+      add: async (audit: NewAudit) => {
+        if (refusals-- > 0) throw new Error("the store is away");
+        added.push(audit);
+      },
+      since: async () => [], bars: async () => [], evidence: async () => undefined, clear: async () => undefined,
+    };
+    const keep = auditKeeper({ store, signer: Signer.fromSeed(Buffer.alloc(32, 7)), catalog: CATALOG, build: "test", threads: 2, subjectOf: (id) => ({ id }), log: pino({ level: "silent" }), retryMs: 1 });
+    const { a } = auditor({ shift: 0.1, keep });
+    const result = await a.audit(P, "qwen3-4b");
+    expect(added.map((row) => [row.id, row.verdict])).toEqual([[result.id, "fail"]]);
   });
 });
 

@@ -43,7 +43,7 @@ describe("§5 Authentication: the key store", () => {
     await SqliteKeyStore.open(dir).close();
     const db = openSqlite(join(dir, STORE_FILE));
     expect(pragmaValue(db, "journal_mode")).toBe("wal");
-    expect(pragmaValue(db, "user_version")).toBe(7);
+    expect(pragmaValue(db, "user_version")).toBe(8);
     const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((t) => t.name);
     expect(tables).toEqual(["api_keys", "audits", "provider_tokens", "sessions", "usage_days", "users"]);
     db.close();
@@ -57,7 +57,7 @@ describe("§5 Authentication: the key store", () => {
     await store.close();
     // take the file back to schema version 1, as the first release wrote it
     const db = openSqlite(join(dir, STORE_FILE));
-    db.exec("DROP TABLE usage_days; DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
+    db.exec("DROP TABLE audits; DROP TABLE usage_days; DROP TABLE provider_tokens; ALTER TABLE api_keys DROP COLUMN max_concurrency; ALTER TABLE api_keys DROP COLUMN rpm; ALTER TABLE api_keys DROP COLUMN tpm;");
     db.exec("ALTER TABLE users DROP COLUMN max_concurrency; ALTER TABLE users DROP COLUMN rpm; ALTER TABLE users DROP COLUMN tpm;");
     db.exec("PRAGMA user_version = 1");
     db.close();
@@ -79,7 +79,7 @@ describe("§5 Authentication: the key store", () => {
     const { key } = await store.createKey(userId, "laptop");
     await store.close();
     const db = openSqlite(join(dir, STORE_FILE));
-    db.exec(`UPDATE users SET tpm = '', rpm = 5; UPDATE api_keys SET max_concurrency = ''; PRAGMA user_version = 5`);
+    db.exec(`DROP TABLE audits; UPDATE users SET tpm = '', rpm = 5; UPDATE api_keys SET max_concurrency = ''; PRAGMA user_version = 5`);
     db.close();
     const reopened = SqliteKeyStore.open(dir);
     expect(await reopened.userLimits(userId)).toEqual({ maxConcurrency: null, rpm: 5, tpm: null });

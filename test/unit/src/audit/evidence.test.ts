@@ -105,7 +105,7 @@ describe("buildEvidence and parseEvidence: the file round-trips", () => {
     expect(read).toEqual(evidence);
     expect(evidenceSha256(read)).toBe(evidenceSha256(evidence));
     expect(read.auditor.key).toBe(auditor.publicKey);
-    expect(read.statistic).toMatchObject({ version: "audit-stat/1", n: 4, greedy_violations: 0, fail_mean: AUDIT_FAIL_MEAN });
+    expect(read.statistic).toMatchObject({ version: "audit-stat/2", n: 4, greedy_violations: 0, fail_mean: AUDIT_FAIL_MEAN, greedy_gap: 0.04 });
     expect(read.verdict).toBe("pass");
     const check = checkEvidence(read, { auditorKey: auditor.publicKey });
     expect(check.problems).toEqual([]);
@@ -199,6 +199,8 @@ describe("parseEvidence: strict and bounded", () => {
     expect(() => parseEvidence(text.replace(/"reason":"[^"]*",/, ""))).toThrow(/^not audit evidence: reason: /);
     expect(() => parseEvidence(text.replace('{"svc_audit":1,', '{"svc_audit":1,"svc_audit":1,'))).toThrow(/^not JSON: /);
     expect(() => parseEvidence(text.replace('"svc_audit":1', '"svc_audit":2'))).toThrow(/^not audit evidence: svc_audit: /);
+    // a statistic of the first definition (greedy gap 1e-3, violations never failing) is not re-derived by these rules
+    expect(() => parseEvidence(text.replace('"version":"audit-stat/2"', '"version":"audit-stat/1"'))).toThrow(/^not audit evidence: statistic\.version: /);
     expect(() => parseEvidence(" ".repeat(128 * 1024 * 1024 + 1))).toThrow(`more than ${128 * 1024 * 1024} characters`);
   });
 });
