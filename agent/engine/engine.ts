@@ -1,6 +1,7 @@
 // The agent's inference engine on node-llama-cpp (llama.cpp: Metal on a Mac, CPU elsewhere): loads a catalog
 // alias's pinned GGUF lazily after checking its hash, runs one generation at a time, unloads when idle.
 import { getLlama, resolveChatWrapper, type Llama, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
+import { BoundedMap } from "../../src/bounded-map.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { EmbeddingRequest, EmbeddingResult, Embeds, EngineStore, GenerateEvent, InferenceEngine } from "./inference.ts";
 import { defaultThreads, memoryGb } from "../daemon/machine.ts";
@@ -55,8 +56,8 @@ export class Engine implements InferenceEngine, Embeds {
   private readonly turn = new Slots();
   private idleTimer?: NodeJS.Timeout;
   private expiryTimer?: NodeJS.Timeout;
-  /** Compiled grammars by schema text, oldest first; they belong to the llama instance, not to a model. */
-  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+  /** Compiled grammars by schema text, least recently used first; they belong to the llama instance, not to a model. */
+  private readonly grammars = new BoundedMap<string, Promise<LlamaGrammar>>(GRAMMAR_CACHE_SIZE);
   /** How many grammars were compiled; tests use it to see the cache. */
   grammarCompiles = 0;
   /** How many times a model file was loaded; tests use it to see laziness and reuse. */
@@ -147,16 +148,12 @@ export class Engine implements InferenceEngine, Embeds {
    * much to build stays refused: building it again would cost the event loop as much again.
    */
   private async grammarFor(plan: TurnGrammar): Promise<LlamaGrammar> {
-    let grammar = this.grammars.get(plan.key);
-    if (grammar) {
-      this.grammars.delete(plan.key); // most recently used last
-    } else {
-      grammar = this.compile(plan);
-      grammar.catch((err: unknown) => {
-        if (!(err instanceof ApiError && err.code === "schema_too_complex")) this.grammars.delete(plan.key);
-      });
-      if (this.grammars.size >= GRAMMAR_CACHE_SIZE) this.grammars.delete(this.grammars.keys().next().value!);
-    }
+    const kept = this.grammars.touch(plan.key);
+    if (kept !== undefined) return kept;
+    const grammar = this.compile(plan);
+    grammar.catch((err: unknown) => {
+      if (!(err instanceof ApiError && err.code === "schema_too_complex")) this.grammars.delete(plan.key);
+    });
     this.grammars.set(plan.key, grammar);
     return grammar;
   }

@@ -2,6 +2,7 @@
 // suspect and failed, the last one, and each failure's evidence. Every replica's auditor writes its audits to the
 // store (gateway/keys/audit-store.ts) and every replica folds the store's rows in here (audit-poll.ts), so all of them
 // show the same counts; noting an audit twice (this replica's own, then read back) counts it once.
+import { BoundedMap } from "../../src/bounded-map.ts";
 import type { StoredVerdict } from "../keys/audit-store.ts";
 
 export type AuditOutcome = StoredVerdict;
@@ -33,7 +34,7 @@ export const MAX_FAILURES_LISTED = 20;
 export const evidenceUrl = (id: string): string => `/v1/audits/${id}`;
 
 export class AuditRecords {
-  private readonly records = new Map<string, Omit<AuditRecord, "barring"> & { failures: AuditFailure[] }>();
+  private readonly records = new BoundedMap<string, Omit<AuditRecord, "barring"> & { failures: AuditFailure[] }>(MAX_PROVIDERS);
   /** Audits counted, with when they were concluded (ms), until they are older than anything the store is asked again for. */
   private readonly seen = new Map<string, number>();
   /** Each provider's failures not cleared, as the store last showed them (plus this gateway's own since). */
@@ -60,9 +61,7 @@ export class AuditRecords {
       record.failures.sort((a, b) => a.at - b.at);
       if (record.failures.length > MAX_FAILURES_LISTED) record.failures.shift();
     }
-    this.records.delete(provider);
     this.records.set(provider, record);
-    if (this.records.size > MAX_PROVIDERS) this.records.delete(this.records.keys().next().value!);
   }
 
   /** Takes the store's failures not cleared (`AuditStore.bars`) as each provider's barring count: a clear lifts it. */

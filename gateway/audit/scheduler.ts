@@ -4,6 +4,8 @@
 // next ordinary placement, so a provider fed only audits is never audited. Each audit waits an Exp(mean) delay before
 // it is sent, so it does not follow the placement that drew it. Plain bookkeeping on a given clock and dice.
 
+import { BoundedMap } from "../../src/bounded-map.ts";
+
 export interface AuditPacing {
   /** One audit in this many ordinary placements, on average (`--audit-rate`). */
   rate: number;
@@ -28,7 +30,7 @@ const MAX_PROVIDERS = 10_000;
 
 export class AuditScheduler {
   /** Each provider's next due time for the floor's audit. */
-  private readonly due = new Map<string, number>();
+  private readonly due = new BoundedMap<string, number>(MAX_PROVIDERS);
 
   constructor(
     readonly pacing: AuditPacing = DEFAULT_AUDIT_PACING,
@@ -43,12 +45,12 @@ export class AuditScheduler {
     const now = this.dice.now();
     const due = this.due.get(provider);
     if (due === undefined) {
-      this.remember(provider, this.nextDue(now));
+      this.due.set(provider, this.nextDue(now));
       return this.drawn() ? this.delay() : undefined;
     }
     if (due <= now || this.drawn()) {
       // counted as the floor's audit too: the next one falls due from now
-      this.remember(provider, this.nextDue(now));
+      this.due.set(provider, this.nextDue(now));
       return this.delay();
     }
     return undefined;
@@ -66,11 +68,5 @@ export class AuditScheduler {
   private delay(): number {
     // 1 − U is in (0, 1], so the log is finite
     return -Math.log(1 - this.dice.random()) * this.pacing.delayMeanMs;
-  }
-
-  private remember(provider: string, due: number): void {
-    this.due.delete(provider);
-    this.due.set(provider, due);
-    if (this.due.size > MAX_PROVIDERS) this.due.delete(this.due.keys().next().value!);
   }
 }

@@ -2,6 +2,7 @@
 // bucket), and past that its failures are answered 429 instead of 401. A valid key never passes through here.
 import { isIPv4, isIPv6 } from "node:net";
 import type { IncomingMessage } from "node:http";
+import { BoundedMap } from "../../src/bounded-map.ts";
 import { TokenBucket } from "./token-bucket.ts";
 import { addressKey } from "../http/address-key.ts";
 
@@ -13,7 +14,7 @@ const MAX_ADDRESSES = 100_000;
 const SWEEP_EVERY = 1_000;
 
 export class AuthFailures {
-  private readonly addresses = new Map<string, TokenBucket>();
+  private readonly addresses = new BoundedMap<string, TokenBucket>(MAX_ADDRESSES);
   private failures = 0;
 
   constructor(private readonly perMinute: number) {}
@@ -23,7 +24,6 @@ export class AuthFailures {
     if (++this.failures % SWEEP_EVERY === 0) this.sweep(now);
     let bucket = this.addresses.get(address);
     if (bucket === undefined) {
-      if (this.addresses.size >= MAX_ADDRESSES) this.addresses.delete(this.addresses.keys().next().value!);
       bucket = new TokenBucket(this.perMinute, MINUTE_MS, now);
       this.addresses.set(address, bucket);
     }

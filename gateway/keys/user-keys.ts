@@ -3,6 +3,7 @@
 // watch) on every other gateway on the same store; last-used and usage counts (per key, and per key, provider and UTC
 // day) written in batches, not per request, each key's and user's rate-limit overrides, re-read now and then so
 // `svc-gateway keys limit` and `users limit` reach a running gateway, and the cap on a user's live keys.
+import { BoundedMap } from "../../src/bounded-map.ts";
 import type { Usage } from "../../src/receipt/types.ts";
 import { secretHash } from "./secret.ts";
 import { DEFAULT_MAX_KEYS_PER_USER, type DailyUsage, type KeyActivity, type KeyLimits, type KeyOwner, type KeyRecord, type KeyStore } from "./key-store.ts";
@@ -17,11 +18,11 @@ export const LIMITS_REFRESH_MS = 10_000;
 const REVOKED_MEMORY_MS = 30_000;
 
 export class UserKeys {
-  private readonly cache = new Map<string, KeyOwner>();
+  private readonly cache = new BoundedMap<string, KeyOwner>(CACHE_LIMIT);
   private pending = new Map<string, KeyActivity>();
   /** Per-day counts not yet written, by day, key and provider. */
   private pendingDays = new Map<string, DailyUsage>();
-  private readonly limitsCache = new Map<string, { limits: KeyLimits | undefined; readAt: number; reading: boolean }>();
+  private readonly limitsCache = new BoundedMap<string, { limits: KeyLimits | undefined; readAt: number; reading: boolean }>(CACHE_LIMIT);
   /** Keys revoked and not in the cache, by when: a lookup of theirs in flight must not cache them afterwards. */
   private readonly revokedWhileReading = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
@@ -51,7 +52,6 @@ export class UserKeys {
       // the limits are read with the key, so its first request is already held to its overrides
       await Promise.all([this.readLimits(found.keyId), this.readLimits(`user:${found.userId}`)]);
       if (this.revokedWhileReading.delete(hash)) return undefined;
-      if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(hash, found);
       owner = found;
     }
@@ -169,8 +169,7 @@ export class UserKeys {
     if (previous) previous.reading = true;
     try {
       const limits = slot.startsWith("user:") ? await this.store.userLimits(Number(slot.slice(5))) : await this.store.keyLimits(slot);
-      this.limitsCache.delete(slot); // re-inserted last, so the oldest read is the first dropped
-      if (this.limitsCache.size >= CACHE_LIMIT) this.limitsCache.delete(this.limitsCache.keys().next().value!);
+      // set last, so the oldest read is the first dropped
       this.limitsCache.set(slot, { limits, readAt: Date.now(), reading: false });
     } finally {
       if (previous) previous.reading = false;
