@@ -5,7 +5,7 @@
 // `--own-coordinator` gives the coordinator its own process, as bench/blind.ts does, so the gateway's profile is its own.
 // `--fetch` sends normal requests through Node's fetch, as bench/blind.ts's normal side does. `--idle-seconds N` then
 // reads each process's CPU over N seconds with nothing sent (timers, heartbeats, polls), and gives the marginal CPU
-// per request beside it: the loop's CPU less that idle rate over the loop's time.
+// per request beside it: the loop's CPU less that idle rate over the loop's time. `--gap-ms N` paces the caller.
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -25,9 +25,10 @@ const opts = new Command("tsx bench/profile-loop.ts")
   .option("--blind", "send each request gateway-blind, sealed in this process by createSealedFetch")
   .option("--own-coordinator", "run the coordinator in its own process (profiled too), not embedded in the gateway")
   .option("--fetch", "send normal requests through Node's fetch (undici), not node:http")
+  .option("--gap-ms <n>", "wait this long between one answer and the next request (a slower caller's pace)", "0")
   .option("--idle-seconds <n>", "after the loop, read each process's CPU over this many seconds with nothing sent", "0")
   .parse()
-  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; blind?: boolean; ownCoordinator?: boolean; fetch?: boolean; idleSeconds: string }>();
+  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; blind?: boolean; ownCoordinator?: boolean; fetch?: boolean; gapMs: string; idleSeconds: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
 buildDist();
@@ -58,7 +59,11 @@ try {
   const callerBefore = process.cpuUsage();
   const samples: Sample[] = [];
   const started = performance.now();
-  while (performance.now() - started < Number(opts.seconds) * 1000) samples.push(await one());
+  const gapMs = Number(opts.gapMs);
+  while (performance.now() - started < Number(opts.seconds) * 1000) {
+    samples.push(await one());
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+  }
   const seconds = (performance.now() - started) / 1000;
   const after = cpu();
   const whole = summarize(samples.map((s) => s.ms));
