@@ -13,6 +13,8 @@ import { summarize, type Table } from "./stats.ts";
 
 const TOKENS = 16;
 const BODY = { messages: [{ role: "user" as const, content: "Write one sentence about the sea." }], max_tokens: TOKENS, temperature: 0 };
+/** The side that sends nothing: each process's idle CPU rate (timers, heartbeats, the audit poll), read in the same rounds. */
+const IDLE = "nothing sent (CPU ms per second)";
 /** Later requests timed after each fresh client's first. */
 const LATER = 4;
 
@@ -57,6 +59,7 @@ export async function blindBench(dir: string, tiny: WrittenTinyCatalog, quick: b
       { path: "normal", procs, run: (concurrency, stream, durationMs) => normal.closedLoop(BODY, { concurrency, durationMs, stream }) },
       { path: "blind", baseline: "normal", procs, run: (concurrency, stream, durationMs) => blind.closedLoop(BODY, { concurrency, durationMs, stream }) },
       { path: "the listing GET alone (a blind client's, every 2 s)", procs, run: (_c, _s, durationMs) => listingAlone(baseURL, durationMs) },
+      { path: IDLE, procs, run: (_c, _s, durationMs) => idle(durationMs) },
     ];
     const rounds = await interleavedRounds(sides, { label: "blind", rounds: quick ? 2 : 6, concurrency: [1], streams: [false, true], roundMs: () => (quick ? 400 : 2_000) });
     const firstLater = await firstAndLater(target, sealedFetch, gets, quick ? 6 : 40);
@@ -86,6 +89,13 @@ async function listingAlone(baseURL: string, durationMs: number): Promise<RunRes
   return { samples, elapsedMs: performance.now() - started, errors: samples.filter((s) => !s.ok).length };
 }
 
+/** Nothing sent for `durationMs`: what the processes spend on their own. */
+async function idle(durationMs: number): Promise<RunResult> {
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, durationMs));
+  return { samples: [], elapsedMs: performance.now() - started, errors: 0 };
+}
+
 /**
  * Fresh clients, each with no listing and no evidence checked yet: its first request (both fetched, the evidence
  * checked) and LATER more (the listing kept, the evidence known by its digest), each with the caller's CPU around it.
@@ -113,14 +123,23 @@ async function firstAndLater(target: { url: string; key: string; model: string }
 }
 
 function tables(rounds: RoundRow[], firstLater: FirstLaterRow[]): Table[] {
-  const cpu = (r: RoundRow, k: string) => r.cpuMsPerRequest[k] ?? Number.NaN;
+  const idleOf = (r: RoundRow) => rounds.find((x) => x.path === IDLE && x.mode === r.mode);
+  /** ms per request; the idle row's is ms per second */
+  const cpu = (r: RoundRow, k: string) => (r.path === IDLE ? ((r.cpuMs[k] ?? Number.NaN) * 1000) / r.elapsedMs : (r.cpuMsPerRequest[k] ?? Number.NaN));
+  /** the side's CPU less the idle rate over its time, per request: what its requests cost */
+  const marginal = (r: RoundRow, k: string) => {
+    const quiet = idleOf(r);
+    if (r.path === IDLE || quiet === undefined || r.n === 0) return "-";
+    return ((r.cpuMs[k] ?? Number.NaN) - ((quiet.cpuMs[k] ?? Number.NaN) * r.elapsedMs) / quiet.elapsedMs) / Math.max(1, r.n + r.errors);
+  };
   const dash = (v: number | undefined) => v ?? "-";
+  const n = (r: RoundRow) => (r.path === IDLE ? `${(r.elapsedMs / 1000).toFixed(1)} s` : r.n);
   return [
     {
       title: "Blind. Gateway-blind beside the normal path, concurrency 1, synthetic agent (16 tokens): latency (ms) and CPU per request (ms)",
-      columns: ["mode", "path", "n", "p50", "p99", "added p50", "added p99", "TTFT p50", "CPU caller", "CPU gateway", "CPU coordinator", "CPU agent"],
-      rows: rounds.map((r) => [r.mode, r.path, r.n, r.p50Ms, r.p99Ms, dash(r.addedP50Ms), dash(r.addedP99Ms), dash(r.ttftP50Ms), cpu(r, "caller"), cpu(r, "gateway"), cpu(r, "coordinator"), cpu(r, "agent")]),
-      note: "normal: fetch straight to the gateway, which seals. blind: the same fetch wrapped by createSealedFetch (client/), which seals in this process; it GETs the provider's evidence once (then only when the listing names other evidence) and the listing once every listingMaxAgeMs (2 s), whose cost alone is the last row (per GET), so nearly every blind request is one POST. Added = blind − normal, in the same rounds. CPU from /proc/PID/stat for the gateway, coordinator and agent processes, process.cpuUsage() for the caller.",
+      columns: ["mode", "path", "n", "p50", "p99", "added p50", "added p99", "TTFT p50", "CPU caller", "CPU gateway", "CPU gateway, less idle", "CPU coordinator", "CPU agent"],
+      rows: rounds.map((r) => [r.mode, r.path, n(r), r.n ? r.p50Ms : "-", r.n ? r.p99Ms : "-", dash(r.addedP50Ms), dash(r.addedP99Ms), r.n ? dash(r.ttftP50Ms) : "-", cpu(r, "caller"), cpu(r, "gateway"), marginal(r, "gateway"), cpu(r, "coordinator"), cpu(r, "agent")]),
+      note: `normal: fetch straight to the gateway, which seals. blind: the same fetch wrapped by createSealedFetch (client/), which seals in this process; it GETs the provider's evidence once (then only when the listing names other evidence) and the listing once every listingMaxAgeMs (2 s), whose cost alone is its own row (per GET), so nearly every blind request is one POST. Added = blind − normal, in the same rounds. CPU from /proc/PID/stat for the gateway, coordinator and agent processes, process.cpuUsage() for the caller. "${IDLE}": rounds in which nothing is sent, its CPU columns per second (n: its time); "less idle" is the side's gateway CPU less that rate over the side's time, per request (a slower side carries more idle time per request).`,
     },
     {
       title: "Blind. The client's first request to a new provider against its later ones (non-stream)",

@@ -54,6 +54,16 @@ const STEPS: ReadonlyArray<[step: string, patterns: string[]]> = [
   ["answer frame opened (openFrame)", ["openFrame@"]],
   ["HTTP answer written (sendJson)", ["sendJson@"]],
   ["access log line (pino)", ["LOG@"]],
+  ["key authenticated, limits applied (authenticate)", ["authenticate@"]],
+  ["sealed envelope read (readEnvelope, zod)", ["readEnvelope@"]],
+  ["admission (admit)", ["admit@gateway/directory/coordinator-client"]],
+  ["blind placement sent (placeBlind)", ["placeBlind@"]],
+  ["coordinator message read (readToGateway)", ["readToGateway@"]],
+  ["coordinator message handled (dispatch: directory, frames)", ["dispatch@gateway/directory/coordinator-client"]],
+  ["receipt checked (checkReceipt)", ["checkReceipt@"]],
+  ["usage noted (noteUsage)", ["noteUsage@"]],
+  ["usage rows written (SQLite)", ["@libsql/"]],
+  ["metrics observed", ["observe@gateway/metrics"]],
   ["session log lines (console; inflated under a profiler, which hooks console)", ["consoleCall@"]],
 ];
 

@@ -30,6 +30,9 @@ export interface RoundRow {
   ttftP50Ms?: number;
   /** CPU per request, ms, by process. */
   cpuMsPerRequest: Record<string, number>;
+  /** The side's rounds' whole time and CPU by process, ms: an idle side's rate, or a side's CPU less it. */
+  elapsedMs: number;
+  cpuMs: Record<string, number>;
 }
 
 interface Tally {
@@ -98,6 +101,8 @@ function cell(label: string, sides: Side[], tallies: Map<Side, Tally>, stream: b
       ...(base ? { addedP50Ms: own.p50 - base.p50, addedP99Ms: own.p99 - base.p99 } : {}),
       ...(stream ? { ttftP50Ms: summarize(ok.map((x) => x.ttftMs ?? NaN)).p50 } : {}),
       cpuMsPerRequest: Object.fromEntries(Object.entries(t.cpuMs).map(([k, ms]) => [k, ms / Math.max(1, t.samples.length)])),
+      elapsedMs: t.elapsedMs,
+      cpuMs: t.cpuMs,
     };
   });
 }

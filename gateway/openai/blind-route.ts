@@ -38,7 +38,7 @@ export async function blindRoute(ctx: RouteContext, kind: RouteKind): Promise<vo
     },
     ctx.signal,
   );
-  const lines = new LineWriter(ctx.res, gateway.keepaliveMs, { "server-timing": ctx.timing.header() });
+  const lines = new LineWriter(ctx.res, envelope.stream ? gateway.keepaliveMs : undefined, { "server-timing": ctx.timing.header() });
   // a whole answer (no stream) comes as one final frame: its provider's line waits for it, so the head, both lines
   // and the end leave in one socket write, as a normal whole answer does; a stream's caller gets the line at once
   let held: string | undefined;

@@ -1,6 +1,7 @@
 // A gateway-blind answer on the caller's HTTP response (DESIGN §10): the relay's lines (src/blind/lines.ts), a
 // keepalive line after every quiet interval, and nothing written once the caller has gone. The head goes out with
-// the first line: until a candidate takes the session, the gateway's failures are ordinary JSON envelopes.
+// the first line: until a candidate takes the session, the gateway's failures are ordinary JSON envelopes. A whole
+// answer (no stream) is written at once, head to end, so it arms no keepalive.
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { SEALED_FRAMES_TYPE } from "../../src/blind/format.ts";
@@ -11,7 +12,8 @@ export class LineWriter {
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly keepaliveMs: number,
+    /** None for a whole answer, whose lines all leave with the head. */
+    private readonly keepaliveMs: number | undefined,
     private readonly headers: Record<string, string> = {},
   ) {}
 
@@ -37,6 +39,7 @@ export class LineWriter {
 
   private head(): void {
     this.res.writeHead(200, { ...this.headers, "content-type": SEALED_FRAMES_TYPE, "cache-control": "no-cache", "x-accel-buffering": "no" });
+    if (this.keepaliveMs === undefined) return;
     this.keepalive = setInterval(() => this.write(lineText({ type: "keepalive" })), this.keepaliveMs);
     this.res.once("close", () => clearInterval(this.keepalive));
   }
