@@ -22,6 +22,26 @@ async function faultyAgent(gw: GatewayProcess, fault: string, token?: string): P
 /** The faults the gateway logged against `provider`, of `kind`. */
 const faultsLogged = (gw: GatewayProcess, provider: string, kind: string) => gw.logs().filter((l) => l.provider === provider && l.fault === kind).length;
 
+/**
+ * The gateway and its honest agent that the sections on default flags share (a section whose gateway takes flags of its
+ * own, or whose metrics must be its own, starts one): each section adds its faulty agents and stops them at its end,
+ * gone from the listing before the next section routes an unpinned request.
+ */
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGateway({ agentArgs: synthetic });
+}, 120_000);
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** Stops `agents` on the shared gateway and waits until its listing no longer holds them. */
+async function leave(agents: (AgentProcess | undefined)[]): Promise<void> {
+  const started = agents.filter((a): a is AgentProcess => a !== undefined);
+  await Promise.all(started.map((a) => a.stop()));
+  for (const a of started) await waitForProvider(gw, a.providerId, (r) => r === undefined);
+}
+
 type Envelope = { error: { code: string; message: string; param: string | null; svc_action: string } };
 
 async function expectProviderError(res: Response, provider: string): Promise<Envelope["error"]> {
@@ -33,15 +53,12 @@ async function expectProviderError(res: Response, provider: string): Promise<Env
 }
 
 describe("DESIGN §8 Caps on what comes back: an endless answer", () => {
-  let gw: GatewayProcess;
   let endless: AgentProcess;
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
     endless = await faultyAgent(gw, "endless=8192");
   }, 120_000);
   afterAll(async () => {
-    await endless?.stop();
-    await gw?.stop();
+    await leave([endless]);
   });
 
   it("ends each session with 502 provider_error (a stream: its last data line), the gateway's RSS grows < 50 MB, and another caller is served meanwhile", async () => {
@@ -92,8 +109,7 @@ describe("DESIGN §8 Deadlines: a silent provider", () => {
   let stalling: AgentProcess;
   beforeAll(async () => {
     gw = await startGateway({ agentArgs: synthetic, args: ["--first-token-timeout-ms", "1500", "--idle-timeout-ms", "1500"] });
-    silent = await faultyAgent(gw, "first-token-delay-ms=600000");
-    stalling = await faultyAgent(gw, "token-delay-ms=600000");
+    [silent, stalling] = await Promise.all([faultyAgent(gw, "first-token-delay-ms=600000"), faultyAgent(gw, "token-delay-ms=600000")]);
   }, 120_000);
   afterAll(async () => {
     await Promise.all([silent?.stop(), stalling?.stop()]);
@@ -131,20 +147,16 @@ describe("DESIGN §8 Deadlines: a silent provider", () => {
 });
 
 describe("Issue 41 item 6: a provider's validation errors are checked before any caller hears them", () => {
-  let gw: GatewayProcess;
   /** Says invalid_value with a URL of its own in param (and its own text in the message), to every request. */
   let rogue: AgentProcess;
   /** Says invalid_value naming a field the request has, to every request: plausible, and false. */
   let claimer: AgentProcess;
   const URL_PARAM = "messages.https://evil.example/login-now";
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
-    rogue = await faultyAgent(gw, `error=invalid_value,error-param=${URL_PARAM}`);
-    claimer = await faultyAgent(gw, "error=invalid_value");
+    [rogue, claimer] = await Promise.all([faultyAgent(gw, `error=invalid_value,error-param=${URL_PARAM}`), faultyAgent(gw, "error=invalid_value")]);
   }, 180_000);
   afterAll(async () => {
-    await Promise.all([rogue, claimer].map((a) => a?.stop()));
-    await gw?.stop();
+    await leave([rogue, claimer]);
   });
 
   it("a param that names nothing the request holds is the provider's own fault: 502 with svc's message, its text nowhere", async () => {
@@ -188,9 +200,8 @@ describe("DESIGN §8 Tool calls and error text a provider writes", () => {
   const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }];
   beforeAll(async () => {
     gw = await startGateway({ agentArgs: synthetic });
-    agents.tool = await faultyAgent(gw, "tool-call=rm_rf");
-    agents.madeUp = await faultyAgent(gw, "error=invalid_api_key");
-    agents.validation = await faultyAgent(gw, "error=invalid_value");
+    const faults = { tool: "tool-call=rm_rf", madeUp: "error=invalid_api_key", validation: "error=invalid_value" };
+    await Promise.all(Object.entries(faults).map(async ([name, fault]) => (agents[name] = await faultyAgent(gw, fault))));
   }, 180_000);
   afterAll(async () => {
     await Promise.all(Object.values(agents).map((a) => a.stop()));
@@ -285,14 +296,6 @@ describe("DESIGN §8 Re-routing before the first token: at most twice", () => {
 });
 
 describe("Issue 41: faults follow the enrollment, not the key", () => {
-  let gw: GatewayProcess;
-  beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
-  }, 120_000);
-  afterAll(async () => {
-    await gw?.stop();
-  });
-
   it("a rested provider that comes back with fresh keys on the same token is still resting: unpinned requests go elsewhere", async () => {
     const token = await enrollProvider(join(gw.tiny.dir, "gateway"));
     const faulty = await faultyAgent(gw, "endless=8192", token);
