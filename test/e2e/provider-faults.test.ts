@@ -24,8 +24,8 @@ const faultsLogged = (gw: GatewayProcess, provider: string, kind: string) => gw.
 
 /**
  * The gateway and its honest agent that the sections on default flags share (a section whose gateway takes flags of its
- * own, or whose metrics must be its own, starts one): each section adds its faulty agents and stops them at its end,
- * gone from the listing before the next section routes an unpinned request.
+ * own starts one): each section adds its faulty agents and stops them at its end, gone from the listing before the
+ * next section routes an unpinned request.
  */
 let gw: GatewayProcess;
 beforeAll(async () => {
@@ -40,6 +40,12 @@ async function leave(agents: (AgentProcess | undefined)[]): Promise<void> {
   const started = agents.filter((a): a is AgentProcess => a !== undefined);
   await Promise.all(started.map((a) => a.stop()));
   for (const a of started) await waitForProvider(gw, a.providerId, (r) => r === undefined);
+}
+
+/** A series of the shared gateway's /metrics (its name and labels as printed), 0 before it is first counted. */
+async function metric(series: string): Promise<number> {
+  const line = (await (await get(gw, "/metrics")).text()).split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
 type Envelope = { error: { code: string; message: string; param: string | null; svc_action: string } };
@@ -195,17 +201,14 @@ describe("Issue 41 item 6: a provider's validation errors are checked before any
 });
 
 describe("DESIGN §8 Tool calls and error text a provider writes", () => {
-  let gw: GatewayProcess;
   const agents: Record<string, AgentProcess> = {};
   const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }];
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
     const faults = { tool: "tool-call=rm_rf", madeUp: "error=invalid_api_key", validation: "error=invalid_value" };
     await Promise.all(Object.entries(faults).map(async ([name, fault]) => (agents[name] = await faultyAgent(gw, fault))));
   }, 180_000);
   afterAll(async () => {
-    await Promise.all(Object.values(agents).map((a) => a.stop()));
-    await gw?.stop();
+    await leave(Object.values(agents));
   });
 
   it("a call to a tool the caller did not offer never reaches the caller: 502 provider_error, whole or streamed", async () => {
@@ -249,11 +252,13 @@ describe("DESIGN §8 Tool calls and error text a provider writes", () => {
 
   it("after repeated faults a provider rests out of rotation, with a log line and a metric; unpinned requests go elsewhere", async () => {
     const provider = agents.madeUp!.providerId;
+    // the shared gateway has counted the sections before this one: the metrics must rise by this test's own
+    const [rests, errors] = ["svc_gateway_provider_rests_total", 'svc_gateway_provider_faults_total{kind="error"}'];
+    const before = { rests: await metric(rests), errors: await metric(errors) };
     for (let i = 0; i < 3; i++) await expectProviderError(await chat(gw, { provider }), provider);
     await gw.waitForLog((l) => l.provider === provider && typeof l.msg === "string" && /rests out of rotation for 60 s after \d+ faults/.test(l.msg));
-    const metrics = await (await get(gw, "/metrics")).text();
-    expect(metrics).toMatch(/^svc_gateway_provider_rests_total [1-9]/m);
-    expect(metrics).toMatch(/^svc_gateway_provider_faults_total\{kind="error"\} [3-9]/m);
+    expect(await metric(rests)).toBeGreaterThanOrEqual(before.rests + 1);
+    expect(await metric(errors)).toBeGreaterThanOrEqual(before.errors + 3);
     // unpinned requests skip it (they go to the honest agent, or the one that reports invalid_value)
     const sessions = () => agents.madeUp!.stdout().split("\n").filter((line) => / start \(/.test(line)).length;
     const placed = sessions();
