@@ -168,29 +168,41 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
     expect(told.at(-1)).toEqual({ k: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), p: first.provider });
   }, 60_000);
 
-  it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {
-    const z = await replicas.agent(c.coordinatorUrl);
-    await waitForProvider(g, z.providerId);
-    // the same keys in another data dir (one agent holds a data dir's lock)
-    const twinDir = `${z.dataDir}-twin`;
-    cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
-    const twin = await replicas.agent(b.coordinatorUrl!, { dataDir: twinDir });
-    expect(twin.providerId).toBe(z.providerId);
-    await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
-    await Promise.all([z.stop(), twin.stop()]);
-  }, 60_000);
+  describe("one provider at two coordinators", () => {
+    /** Each case's provider on C, and the coordinator whose wall clock is an hour behind: started side by side. */
+    let first: AgentProcess;
+    let second: AgentProcess;
+    let behind: Proc & { coordinatorUrl: string };
+    beforeAll(async () => {
+      [first, second, behind] = await Promise.all([replicas.agent(c.coordinatorUrl), replicas.agent(c.coordinatorUrl), replicas.coordinator({ nodeArgs: ["--import", CLOCK_BEHIND] })]);
+      await Promise.all([first, second].map((z) => waitForProvider(g, z.providerId)));
+    }, 120_000);
+    afterAll(async () => {
+      await Promise.all([first?.stop(), second?.stop(), behind?.stop()]);
+    });
 
-  it("the newer connection wins though its coordinator's clock is an hour behind: the epoch is the database's, no clock's", async () => {
-    const [behind, z] = await Promise.all([replicas.coordinator({ nodeArgs: ["--import", CLOCK_BEHIND] }), replicas.agent(c.coordinatorUrl)]);
-    await waitForProvider(g, z.providerId);
-    const twinDir = `${z.dataDir}-twin`;
-    cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
-    // connected after z: by a wall-clock epoch its claim would be an hour older than z's, and lose
-    const twin = await replicas.agent(behind.coordinatorUrl, { dataDir: twinDir });
-    // (with a wall-clock epoch, `behind` would close the twin each time instead, and c never this)
-    await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
-    await Promise.all([z.stop(), twin.stop(), behind.stop()]);
-  }, 60_000);
+    it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {
+      const z = first;
+      // the same keys in another data dir (one agent holds a data dir's lock)
+      const twinDir = `${z.dataDir}-twin`;
+      cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
+      const twin = await replicas.agent(b.coordinatorUrl!, { dataDir: twinDir });
+      expect(twin.providerId).toBe(z.providerId);
+      await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
+      await Promise.all([z.stop(), twin.stop()]);
+    }, 60_000);
+
+    it("the newer connection wins though its coordinator's clock is an hour behind: the epoch is the database's, no clock's", async () => {
+      const z = second;
+      const twinDir = `${z.dataDir}-twin`;
+      cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
+      // connected after z: by a wall-clock epoch its claim would be an hour older than z's, and lose
+      const twin = await replicas.agent(behind.coordinatorUrl, { dataDir: twinDir });
+      // (with a wall-clock epoch, `behind` would close the twin each time instead, and c never this)
+      await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
+      await Promise.all([z.stop(), twin.stop()]);
+    }, 60_000);
+  });
 });
 
 describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => {
