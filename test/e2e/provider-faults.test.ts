@@ -22,6 +22,32 @@ async function faultyAgent(gw: GatewayProcess, fault: string, token?: string): P
 /** The faults the gateway logged against `provider`, of `kind`. */
 const faultsLogged = (gw: GatewayProcess, provider: string, kind: string) => gw.logs().filter((l) => l.provider === provider && l.fault === kind).length;
 
+/**
+ * The gateway and its honest agent that the sections on default flags share (a section whose gateway takes flags of its
+ * own starts one): each section adds its faulty agents and stops them at its end, gone from the listing before the
+ * next section routes an unpinned request.
+ */
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGateway({ agentArgs: synthetic });
+}, 120_000);
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** Stops `agents` on the shared gateway and waits until its listing no longer holds them. */
+async function leave(agents: (AgentProcess | undefined)[]): Promise<void> {
+  const started = agents.filter((a): a is AgentProcess => a !== undefined);
+  await Promise.all(started.map((a) => a.stop()));
+  for (const a of started) await waitForProvider(gw, a.providerId, (r) => r === undefined);
+}
+
+/** A series of the shared gateway's /metrics (its name and labels as printed), 0 before it is first counted. */
+async function metric(series: string): Promise<number> {
+  const line = (await (await get(gw, "/metrics")).text()).split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
 type Envelope = { error: { code: string; message: string; param: string | null; svc_action: string } };
 
 async function expectProviderError(res: Response, provider: string): Promise<Envelope["error"]> {
@@ -33,15 +59,12 @@ async function expectProviderError(res: Response, provider: string): Promise<Env
 }
 
 describe("DESIGN §8 Caps on what comes back: an endless answer", () => {
-  let gw: GatewayProcess;
   let endless: AgentProcess;
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
     endless = await faultyAgent(gw, "endless=8192");
   }, 120_000);
   afterAll(async () => {
-    await endless?.stop();
-    await gw?.stop();
+    await leave([endless]);
   });
 
   it("ends each session with 502 provider_error (a stream: its last data line), the gateway's RSS grows < 50 MB, and another caller is served meanwhile", async () => {
@@ -92,8 +115,7 @@ describe("DESIGN §8 Deadlines: a silent provider", () => {
   let stalling: AgentProcess;
   beforeAll(async () => {
     gw = await startGateway({ agentArgs: synthetic, args: ["--first-token-timeout-ms", "1500", "--idle-timeout-ms", "1500"] });
-    silent = await faultyAgent(gw, "first-token-delay-ms=600000");
-    stalling = await faultyAgent(gw, "token-delay-ms=600000");
+    [silent, stalling] = await Promise.all([faultyAgent(gw, "first-token-delay-ms=600000"), faultyAgent(gw, "token-delay-ms=600000")]);
   }, 120_000);
   afterAll(async () => {
     await Promise.all([silent?.stop(), stalling?.stop()]);
@@ -131,20 +153,16 @@ describe("DESIGN §8 Deadlines: a silent provider", () => {
 });
 
 describe("Issue 41 item 6: a provider's validation errors are checked before any caller hears them", () => {
-  let gw: GatewayProcess;
   /** Says invalid_value with a URL of its own in param (and its own text in the message), to every request. */
   let rogue: AgentProcess;
   /** Says invalid_value naming a field the request has, to every request: plausible, and false. */
   let claimer: AgentProcess;
   const URL_PARAM = "messages.https://evil.example/login-now";
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
-    rogue = await faultyAgent(gw, `error=invalid_value,error-param=${URL_PARAM}`);
-    claimer = await faultyAgent(gw, "error=invalid_value");
+    [rogue, claimer] = await Promise.all([faultyAgent(gw, `error=invalid_value,error-param=${URL_PARAM}`), faultyAgent(gw, "error=invalid_value")]);
   }, 180_000);
   afterAll(async () => {
-    await Promise.all([rogue, claimer].map((a) => a?.stop()));
-    await gw?.stop();
+    await leave([rogue, claimer]);
   });
 
   it("a param that names nothing the request holds is the provider's own fault: 502 with svc's message, its text nowhere", async () => {
@@ -183,18 +201,14 @@ describe("Issue 41 item 6: a provider's validation errors are checked before any
 });
 
 describe("DESIGN §8 Tool calls and error text a provider writes", () => {
-  let gw: GatewayProcess;
   const agents: Record<string, AgentProcess> = {};
   const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }];
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
-    agents.tool = await faultyAgent(gw, "tool-call=rm_rf");
-    agents.madeUp = await faultyAgent(gw, "error=invalid_api_key");
-    agents.validation = await faultyAgent(gw, "error=invalid_value");
+    const faults = { tool: "tool-call=rm_rf", madeUp: "error=invalid_api_key", validation: "error=invalid_value" };
+    await Promise.all(Object.entries(faults).map(async ([name, fault]) => (agents[name] = await faultyAgent(gw, fault))));
   }, 180_000);
   afterAll(async () => {
-    await Promise.all(Object.values(agents).map((a) => a.stop()));
-    await gw?.stop();
+    await leave(Object.values(agents));
   });
 
   it("a call to a tool the caller did not offer never reaches the caller: 502 provider_error, whole or streamed", async () => {
@@ -238,11 +252,13 @@ describe("DESIGN §8 Tool calls and error text a provider writes", () => {
 
   it("after repeated faults a provider rests out of rotation, with a log line and a metric; unpinned requests go elsewhere", async () => {
     const provider = agents.madeUp!.providerId;
+    // the shared gateway has counted the sections before this one: the metrics must rise by this test's own
+    const [rests, errors] = ["svc_gateway_provider_rests_total", 'svc_gateway_provider_faults_total{kind="error"}'];
+    const before = { rests: await metric(rests), errors: await metric(errors) };
     for (let i = 0; i < 3; i++) await expectProviderError(await chat(gw, { provider }), provider);
     await gw.waitForLog((l) => l.provider === provider && typeof l.msg === "string" && /rests out of rotation for 60 s after \d+ faults/.test(l.msg));
-    const metrics = await (await get(gw, "/metrics")).text();
-    expect(metrics).toMatch(/^svc_gateway_provider_rests_total [1-9]/m);
-    expect(metrics).toMatch(/^svc_gateway_provider_faults_total\{kind="error"\} [3-9]/m);
+    expect(await metric(rests)).toBeGreaterThanOrEqual(before.rests + 1);
+    expect(await metric(errors)).toBeGreaterThanOrEqual(before.errors + 3);
     // unpinned requests skip it (they go to the honest agent, or the one that reports invalid_value)
     const sessions = () => agents.madeUp!.stdout().split("\n").filter((line) => / start \(/.test(line)).length;
     const placed = sessions();
@@ -285,14 +301,6 @@ describe("DESIGN §8 Re-routing before the first token: at most twice", () => {
 });
 
 describe("Issue 41: faults follow the enrollment, not the key", () => {
-  let gw: GatewayProcess;
-  beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic });
-  }, 120_000);
-  afterAll(async () => {
-    await gw?.stop();
-  });
-
   it("a rested provider that comes back with fresh keys on the same token is still resting: unpinned requests go elsewhere", async () => {
     const token = await enrollProvider(join(gw.tiny.dir, "gateway"));
     const faulty = await faultyAgent(gw, "endless=8192", token);

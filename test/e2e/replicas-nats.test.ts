@@ -65,9 +65,10 @@ beforeAll(async () => {
     replicas.agent(`${c.coordinatorUrl},${d.coordinatorUrl}`, { args: SLOW }),
     replicas.agent(`${c.coordinatorUrl},${d.coordinatorUrl}`, { args: SLOW }),
   ]);
-  for (const gateway of [a, b, g]) for (const agent of [p, x1, x2]) await waitForProvider(gateway, agent.providerId);
+  await Promise.all([a, b, g].flatMap((gateway) => [p, x1, x2].map((agent) => waitForProvider(gateway, agent.providerId))));
   // each agent loads its model on its first session: done here, so the tests time sessions, not loads
-  for (const agent of [p, x1, x2]) expect((await chat(g, { provider: agent.providerId, max_tokens: 1 })).status).toBe(200);
+  const warmed = await Promise.all([p, x1, x2].map((agent) => chat(g, { provider: agent.providerId, max_tokens: 1 })));
+  expect(warmed.map((res) => res.status)).toEqual([200, 200, 200]);
 }, 180_000);
 
 afterAll(async () => {
@@ -167,38 +168,48 @@ describe("DESIGN §7 Replicas on NATS: one directory, SPEC routing across replic
     expect(told.at(-1)).toEqual({ k: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), p: first.provider });
   }, 60_000);
 
-  it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {
-    const z = await replicas.agent(c.coordinatorUrl);
-    await waitForProvider(g, z.providerId);
-    // the same keys in another data dir (one agent holds a data dir's lock)
-    const twinDir = `${z.dataDir}-twin`;
-    cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
-    const twin = await replicas.agent(b.coordinatorUrl!, { dataDir: twinDir });
-    expect(twin.providerId).toBe(z.providerId);
-    await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
-    await Promise.all([z.stop(), twin.stop()]);
-  }, 60_000);
+  describe("one provider at two coordinators", () => {
+    /** Each case's provider on C, and the coordinator whose wall clock is an hour behind: started side by side. */
+    let first: AgentProcess;
+    let second: AgentProcess;
+    let behind: Proc & { coordinatorUrl: string };
+    beforeAll(async () => {
+      [first, second, behind] = await Promise.all([replicas.agent(c.coordinatorUrl), replicas.agent(c.coordinatorUrl), replicas.coordinator({ nodeArgs: ["--import", CLOCK_BEHIND] })]);
+      await Promise.all([first, second].map((z) => waitForProvider(g, z.providerId)));
+    }, 120_000);
+    afterAll(async () => {
+      await Promise.all([first?.stop(), second?.stop(), behind?.stop()]);
+    });
 
-  it("the newer connection wins though its coordinator's clock is an hour behind: the epoch is the database's, no clock's", async () => {
-    const behind = await replicas.coordinator({ nodeArgs: ["--import", CLOCK_BEHIND] });
-    const z = await replicas.agent(c.coordinatorUrl);
-    await waitForProvider(g, z.providerId);
-    const twinDir = `${z.dataDir}-twin`;
-    cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
-    // connected after z: by a wall-clock epoch its claim would be an hour older than z's, and lose
-    const twin = await replicas.agent(behind.coordinatorUrl, { dataDir: twinDir });
-    // (with a wall-clock epoch, `behind` would close the twin each time instead, and c never this)
-    await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
-    await Promise.all([z.stop(), twin.stop()]);
-    await behind.stop();
-  }, 60_000);
+    it("two coordinators holding one provider: the newer connection wins, the older is closed", async () => {
+      const z = first;
+      // the same keys in another data dir (one agent holds a data dir's lock)
+      const twinDir = `${z.dataDir}-twin`;
+      cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
+      const twin = await replicas.agent(b.coordinatorUrl!, { dataDir: twinDir });
+      expect(twin.providerId).toBe(z.providerId);
+      await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
+      await Promise.all([z.stop(), twin.stop()]);
+    }, 60_000);
+
+    it("the newer connection wins though its coordinator's clock is an hour behind: the epoch is the database's, no clock's", async () => {
+      const z = second;
+      const twinDir = `${z.dataDir}-twin`;
+      cpSync(z.dataDir, twinDir, { recursive: true, filter: (path) => !path.endsWith("agent.lock") });
+      // connected after z: by a wall-clock epoch its claim would be an hour older than z's, and lose
+      const twin = await replicas.agent(behind.coordinatorUrl, { dataDir: twinDir });
+      // (with a wall-clock epoch, `behind` would close the twin each time instead, and c never this)
+      await c.waitForLog((l) => l.msg === "provider claimed by a newer connection at another coordinator; closing ours" && l.provider === z.providerId);
+      await Promise.all([z.stop(), twin.stop()]);
+    }, 60_000);
+  });
 });
 
 describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => {
   const DROPPED = "a message on NATS that no trusted coordinator signed was dropped";
 
   it("a stranger on NATS posing as a coordinator, unsigned or under a key of its own, with a made-up hardware provider: no gateway lists it or seals a prompt to it", async () => {
-    const rogues = [await startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b"), await startRogueCoordinator(nats.nodes[2]!.url, "qwen3-4b", { key: Signer.fromSeed(randomBytes(32)) })];
+    const rogues = await Promise.all([startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b"), startRogueCoordinator(nats.nodes[2]!.url, "qwen3-4b", { key: Signer.fromSeed(randomBytes(32)) })]);
     try {
       // each has heard every gateway ping, and has been telling each of them its directory for a while
       await vi.waitFor(() => expect(Math.min(...rogues.map((r) => r.told.size))).toBeGreaterThanOrEqual(3), { timeout: 10_000, interval: 100 });
@@ -237,7 +248,7 @@ describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => 
       await vi.waitFor(async () => expect((await listProviders(fresh)).map((r) => r.id)).not.toContain(z.providerId), { timeout: 15_000, interval: 100 });
       for (const m of snapshots) recorder.publish(m.subject, m.data, { headers: m.headers });
       await fresh.waitForLog((l) => l.msg === DROPPED && String(l.why).startsWith("a replay"));
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 5; i++) {
         for (const gateway of [fresh, g]) expect((await listProviders(gateway)).map((r) => r.id)).not.toContain(z.providerId);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -248,8 +259,10 @@ describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => 
   }, 90_000);
 
   it("a coordinator key that signs a lie (stolen from a replica's data dir): the made-up hardware provider is listed at what its evidence proves, process with no serial, and a hardware-floor gateway lists nothing of it", async () => {
-    const strict = await replicas.gateway({ alone: true, args: ["--trust-floor", "hardware"] });
-    const rogue = await startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b", { key: directoryKey(a.dataDir) });
+    const [strict, rogue] = await Promise.all([
+      replicas.gateway({ alone: true, args: ["--trust-floor", "hardware"] }),
+      startRogueCoordinator(nats.nodes[1]!.url, "qwen3-4b", { key: directoryKey(a.dataDir) }),
+    ]);
     try {
       await waitForProvider(g, rogue.providerId);
       expect((await listProviders(g)).find((r) => r.id === rogue.providerId)).toEqual({ id: rogue.providerId, model_ids: ["qwen3-4b"], trust: "process", busy: false, waiting: 0, evidence_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
@@ -260,8 +273,7 @@ describe("DESIGN §11 Replicas on NATS: no provider on a message's word", () => 
       expect(pinned.status).toBe(503);
       expect(rogue.opened).toEqual([]);
     } finally {
-      await rogue.close();
-      await strict.stop();
+      await Promise.all([rogue.close(), strict.stop()]);
     }
     // gone with its feed, before the tests after this one route unpinned requests
     await vi.waitFor(async () => {
@@ -330,8 +342,10 @@ describe("DESIGN §7 Replicas on NATS: faults", () => {
   }, 90_000);
 });
 
-describe("DESIGN §7 Replicas on NATS: start-up", () => {
-  it("a coordinator on NATS without --database is one line naming the flags, exit code 64", async () => {
+// each start-up case is a process of its own that exits at once: they run side by side (the context's expect, as vitest
+// asks of concurrent tests)
+describe.concurrent("DESIGN §7 Replicas on NATS: start-up", () => {
+  it("a coordinator on NATS without --database is one line naming the flags, exit code 64", async ({ expect }) => {
     const proc = startProcess(GATEWAY_BIN, ["coordinator", "--port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/no-database`, "--nats", nats.urls]);
     await proc.exited;
     expect(proc.child.exitCode).toBe(64);
@@ -340,26 +354,25 @@ describe("DESIGN §7 Replicas on NATS: start-up", () => {
     );
   });
 
-  it("svc-gateway directory-key prints the key a coordinator on NATS signs with, as its banner says it, kept 0600 in its data dir", async () => {
+  it("svc-gateway directory-key prints the key a coordinator on NATS signs with, as its banner says it, kept 0600 in its data dir", async ({ expect }) => {
     const printed = await runCli("svc-gateway", ["directory-key", "--data-dir", c.dataDir]);
     expect(printed).toMatchObject({ code: 0, stdout: `${directoryKey(c.dataDir).publicKey}\n` });
     expect(c.stdout()).toContain(`signs what it publishes with directory key ${directoryKey(c.dataDir).publicKey}`);
     expect(statSync(join(c.dataDir, DIRECTORY_KEY_FILE)).mode & 0o777).toBe(0o600);
   });
 
-  it("a gateway alone on NATS without --coordinator-keys, or the flag without --nats, is one line naming it, exit code 64", async () => {
+  it("a gateway alone on NATS without --coordinator-keys, or the flag without --nats, is one line naming it, exit code 64", async ({ expect }) => {
     const cases: [string[], string][] = [
       [["--no-coordinator", "--nats", nats.urls], "svc-gateway: --coordinator-keys: a gateway alone on NATS takes no coordinator's message unsigned; pass --coordinator-keys FILE, the coordinators' directory keys (svc-gateway directory-key --data-dir DIR prints one)\n"],
       [["--coordinator-keys", replicas.keysPath], "svc-gateway: --coordinator-keys: only a gateway on NATS (--nats) takes coordinators' directory keys\n"],
     ];
-    for (const [args, line] of cases) {
-      const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator-port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/no-keys`, ...args]);
-      await proc.exited;
-      expect([proc.child.exitCode, proc.stderr()]).toEqual([64, line]);
-    }
+    // side by side, each with a data dir of its own
+    const procs = cases.map(([args], i) => startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator-port", "0", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/no-keys-${i}`, ...args]));
+    await Promise.all(procs.map((proc) => proc.exited));
+    expect(procs.map((proc) => [proc.child.exitCode, proc.stderr()])).toEqual(cases.map(([, line]) => [64, line]));
   });
 
-  it("an unreachable --nats is one line naming the flag, exit code 2", async () => {
+  it("an unreachable --nats is one line naming the flag, exit code 2", async ({ expect }) => {
     const proc = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--no-coordinator", "--catalog", tiny.catalogPath, "--data-dir", `${tiny.dir}/unreachable`, "--coordinator-keys", replicas.keysPath, "--nats", `nats://127.0.0.1:${await freePort()}`]);
     await proc.exited;
     expect(proc.child.exitCode).toBe(2);

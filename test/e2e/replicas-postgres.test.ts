@@ -84,8 +84,7 @@ describe("Running more than one gateway: keys on PostgreSQL", () => {
   });
 
   it("PostgreSQL restarted: cached keys keep working, what needs the database is 503 wait, and all recovers by itself", async () => {
-    const cached = await createKey("cached");
-    const fresh = await createKey("not-yet-used");
+    const [cached, fresh] = await Promise.all([createKey("cached"), createKey("not-yet-used")]);
     expect(await status(a, cached.secret)).toBe(200);
     await postgres.stopServer();
     try {
@@ -154,15 +153,18 @@ describe("Running more than one gateway: `keys migrate` and a bad --database", (
       const moved = await runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", dataDir, "--database", target]);
       expect([moved.code, moved.stderr]).toEqual([0, ""]);
       expect(moved.stdout).toMatch(/^svc-gateway: copied 1 users, 1 api_keys, 0 sessions, 0 provider_tokens, 0 usage_days into postgres:\/\/svc@127\.0\.0\.1:\d+\/t\d+\n$/);
-      const listed = await runCli("svc-gateway", ["keys", "list", "--database", target]);
+      // once moved, these read or refuse without writing: side by side
+      const [listed, twice, nowhere] = await Promise.all([
+        runCli("svc-gateway", ["keys", "list", "--database", target]),
+        runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", dataDir, "--database", target]),
+        runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", join(tiny.dir, "none"), "--database", target]),
+      ]);
       expect(listed.stdout).toContain(`${keyId}  sk-svc_`);
       expect(listed.stdout).toContain(`fay@example.test  "kept"  live`);
       const store = await PostgresKeyStore.open(target);
       expect(await store.liveKey(secretHash(secret))).toMatchObject({ keyId });
       await store.close();
-      const twice = await runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", dataDir, "--database", target]);
       expect([twice.code, twice.stderr]).toEqual([1, "svc-gateway: --database: the target key store already holds users; migrate into an empty database\n"]);
-      const nowhere = await runCli("svc-gateway", ["keys", "migrate", "--from-data-dir", join(tiny.dir, "none"), "--database", target]);
       expect([nowhere.code, nowhere.stderr]).toEqual([1, `svc-gateway: --from-data-dir ${join(tiny.dir, "none")}: no key store there (${join(tiny.dir, "none", "keys.sqlite")})\n`]);
     } finally {
       tiny.cleanup();
@@ -178,8 +180,12 @@ describe("Running more than one gateway: `keys migrate` and a bad --database", (
       const serve = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator-port", "0", "--data-dir", join(tiny.dir, "g")], {
         env: { SVC_DATABASE_URL: url },
       });
-      const code = await new Promise<number | null>((resolve) => serve.child.once("close", resolve));
-      for (const result of [{ code, stderr: serve.stderr() }, await runCli("svc-gateway", ["keys", "list", "--database", url])]) {
+      // serve and keys list side by side
+      const [code, listed] = await Promise.all([
+        new Promise<number | null>((resolve) => serve.child.once("close", resolve)),
+        runCli("svc-gateway", ["keys", "list", "--database", url]),
+      ]);
+      for (const result of [{ code, stderr: serve.stderr() }, listed]) {
         expect(result.code).toBe(2);
         const lines = result.stderr.trim().split("\n");
         expect(lines).toHaveLength(1);
