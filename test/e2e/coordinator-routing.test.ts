@@ -12,10 +12,15 @@ const agents: Record<string, AgentProcess> = {};
 beforeAll(async () => {
   // each token takes 20 ms, so sessions overlap the way concurrent requests on real machines do
   cluster = await startCluster({ agentArgs: ["--test-fault", "token-delay-ms=20"] });
-  open = await cluster.startGateway();
-  strict = await cluster.startGateway(["--trust-floor", "hardware"]);
-  for (const rung of ["process", "transparent", "hardware"] as const) agents[rung] = await cluster.startAgent(rung);
-  for (const agent of Object.values(agents)) await waitForProvider(open, agent.providerId);
+  // the gateways and the agents each need only the coordinator: they start side by side
+  const rungs = ["process", "transparent", "hardware"] as const;
+  const [gateways, started] = await Promise.all([
+    Promise.all([cluster.startGateway(), cluster.startGateway(["--trust-floor", "hardware"])]),
+    Promise.all(rungs.map((rung) => cluster.startAgent(rung))),
+  ]);
+  [open, strict] = gateways;
+  rungs.forEach((rung, i) => (agents[rung] = started[i]!));
+  await Promise.all(started.map((agent) => waitForProvider(open, agent.providerId)));
 }, 120_000);
 afterAll(() => cluster.stop());
 
@@ -25,13 +30,16 @@ const chat = (gateway: { url: string; key: string }, extra: Record<string, unkno
 
 describe("§4.1 Routing", () => {
   it("with a pin, by whole id or by 8-character prefix, the call runs on that machine", async () => {
-    for (const agent of Object.values(agents)) {
-      for (const pin of [{ provider: agent.providerId }, { provider_key_id: agent.providerId.slice(0, 8) }]) {
-        const res = await chat(open, pin);
-        expect(res.status).toBe(200);
-        expect(res.headers.get("x-svc-provider")).toBe(agent.providerId);
-      }
-    }
+    // one machine's two pins in turn, the three machines side by side
+    await Promise.all(
+      Object.values(agents).map(async (agent) => {
+        for (const pin of [{ provider: agent.providerId }, { provider_key_id: agent.providerId.slice(0, 8) }]) {
+          const res = await chat(open, pin);
+          expect(res.status).toBe(200);
+          expect(res.headers.get("x-svc-provider")).toBe(agent.providerId);
+        }
+      }),
+    );
   });
 
   it("without a pin, N idle providers given N concurrent requests take one each", async () => {

@@ -193,15 +193,15 @@ describe("svc-agent verify reads saved answers with logprobs", () => {
       await save("responses.json", "/v1/responses", responses),
       await save("responses.sse", "/v1/responses", { ...responses, stream: true }),
     ];
-    for (const path of files) {
-      const result = await verify(path);
-      expect(result.code, `${path}: ${result.stdout}${result.stderr}`).toBe(0);
-      expect(result.stdout.trimEnd().split("\n").at(-1)).toMatch(/^VALID/);
-    }
     const { readFileSync } = await import("node:fs");
     const sse = readFileSync(files[1]!, "utf8").replace(/"logprob":(-[0-9.e-]+)/, (_, n: string) => `"logprob":${Number(n) - 1}`);
     writeFileSync(join(dir, "chat-edited.sse"), sse);
-    const result = await verify(join(dir, "chat-edited.sse"));
+    // each file's verifier is its own process: they run side by side
+    const [results, result] = await Promise.all([Promise.all(files.map(verify)), verify(join(dir, "chat-edited.sse"))]);
+    for (const [i, path] of files.entries()) {
+      expect(results[i]!.code, `${path}: ${results[i]!.stdout}${results[i]!.stderr}`).toBe(0);
+      expect(results[i]!.stdout.trimEnd().split("\n").at(-1)).toMatch(/^VALID/);
+    }
     expect(result.code, result.stdout).toBe(1);
     expect(result.stdout).toMatch(/FAIL .*logprobs_sha256/);
   });

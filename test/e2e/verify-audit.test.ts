@@ -12,7 +12,7 @@ import { answerRecord, type AuditEvidence } from "../../src/audit/evidence.ts";
 import { logprobsSha256 } from "../../src/receipt/logprobs.ts";
 import { payloadOf, signReceipt, type ReceiptPayload } from "../../src/receipt/receipt.ts";
 import { Signer } from "../../src/crypto/signing.ts";
-import { answer, evidenceOf, pinnedFile, reference, sessionPlaintext } from "../fixtures/audited-answer.ts";
+import { answer, evidenceOf, type Answered, pinnedFile, reference, sessionPlaintext } from "../fixtures/audited-answer.ts";
 import { makeTinyCatalog } from "../fixtures/tiny-catalog.ts";
 
 const pinned = makeTinyCatalog([{ alias: "qwen3-4b", seed: 3 }]);
@@ -25,11 +25,13 @@ const plaintext = sessionPlaintext();
 /** Failing evidence against a provider whose engine ran another seed's weights; and evidence an auditor got wrong. */
 let failing: AuditEvidence;
 let framed: AuditEvidence;
+/** An honest provider's answer on the pinned weights. */
+let honest: Answered;
 beforeAll(async () => {
   const cheat = await answer(otherSeed, pinned, plaintext, provider);
   failing = evidenceOf(pinned, plaintext, cheat, await reference(pinnedFile(pinned), plaintext, cheat), auditor);
   // an honest provider's answer, "re-scored" on the wrong weights: a fail the pinned GGUF does not reproduce
-  const honest = await answer(pinned, pinned, plaintext, provider);
+  honest = await answer(pinned, pinned, plaintext, provider);
   framed = evidenceOf(pinned, plaintext, honest, await reference(pinnedFile(otherSeed), plaintext, honest), auditor);
 });
 afterAll(() => {
@@ -46,6 +48,7 @@ const write = (name: string, evidence: unknown) => {
 const verifyAudit = (file: string, ...args: string[]) => runCli("svc-agent", ["verify", "--audit", file, "--model", pinnedFile(pinned), ...args]);
 const lastLine = (stdout: string) => stdout.trimEnd().split("\n").at(-1);
 
+// a test's runs that do not depend on one another are processes side by side
 describe("svc-agent verify --audit: a failed audit re-checked with the pinned GGUF", () => {
   it("the substitute's evidence is sound and reproduces fail, bit for bit on the same build and settings (exit 0)", async () => {
     expect(failing.verdict).toBe("fail");
@@ -65,10 +68,9 @@ describe("svc-agent verify --audit: a failed audit re-checked with the pinned GG
 
   it("without --auditor-key the auditor is shown, not trusted; another auditor key is unsound (exit 1)", async () => {
     const file = write("failing-keys.json", failing);
-    const shown = await verifyAudit(file);
+    const [shown, other] = await Promise.all([verifyAudit(file), verifyAudit(file, "--auditor-key", provider.publicKey)]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`  --    the auditor's key ${auditor.publicKey} is not held to one you trust: pass --auditor-key HEX`);
-    const other = await verifyAudit(file, "--auditor-key", provider.publicKey);
     expect(other.code).toBe(1);
     expect(lastLine(other.stdout)).toBe(`UNSOUND: the auditor's key is ${auditor.publicKey}, expected ${provider.publicKey}`);
   });
@@ -96,7 +98,6 @@ describe("svc-agent verify --audit: what does not hold", () => {
   });
 
   it("token ids the provider signed that do not make the answer its receipt covers are unsound (exit 1)", async () => {
-    const honest = await answer(pinned, pinned, plaintext, provider);
     // the provider's own lie: its first entry names another token than the one its text was made of, all signed
     const pieces = structuredClone(honest.pieces);
     const first = pieces.find((p) => p.type === "logprobs")!.logprobs;
@@ -113,13 +114,15 @@ describe("svc-agent verify --audit: what does not hold", () => {
   });
 
   it("a file that is not evidence is unsound; a model file that is not the audit's, or no --model, cannot check", async () => {
-    const junk = await verifyAudit(write("junk.json", '{"svc_audit":1}'));
-    expect([junk.code, lastLine(junk.stdout)]).toEqual([1, "UNSOUND: not audit evidence: id: Invalid input: expected string, received undefined"]);
     const file = write("failing-model.json", failing);
-    const wrong = await runCli("svc-agent", ["verify", "--audit", file, "--model", pinnedFile(otherSeed)]);
+    const [junk, wrong, none] = await Promise.all([
+      verifyAudit(write("junk.json", '{"svc_audit":1}')),
+      runCli("svc-agent", ["verify", "--audit", file, "--model", pinnedFile(otherSeed)]),
+      runCli("svc-agent", ["verify", "--audit", file]),
+    ]);
+    expect([junk.code, lastLine(junk.stdout)]).toEqual([1, "UNSOUND: not audit evidence: id: Invalid input: expected string, received undefined"]);
     expect(wrong.code).toBe(3);
     expect(wrong.stderr.trim()).toBe(`svc-agent: --model ${pinnedFile(otherSeed)} has sha256 ${otherSeed.catalog.models[0]!.sha256}, but the audit names qwen3-4b at ${failing.model.sha256}`);
-    const none = await runCli("svc-agent", ["verify", "--audit", file]);
     expect([none.code, none.stderr.trim()]).toEqual([64, "svc-agent: --audit needs --model PATH, your copy of the GGUF the audit names; see --help"]);
     expect(readFileSync(file, "utf8")).toBe(JSON.stringify(failing, null, 2));
   });
@@ -130,11 +133,13 @@ describe("svc-agent verify --trust-on-first-use FILE: version 2 carries failed a
 
   it("a fail that reproduces is recorded against the provider; its receipts are then INVALID by audit_record (exit 1)", async () => {
     const known = join(dir, "known-v2.json");
-    const before = await runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", join(dir, "known-before.json")]);
+    const [before, audit] = await Promise.all([
+      runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", join(dir, "known-before.json")]),
+      verifyAudit(write("failing-tofu.json", failing), "--trust-on-first-use", known),
+    ]);
     expect(before.code, before.stdout).toBe(0);
     expect(before.stdout).toContain(`  ok    no failed audit of provider ${failing.provider.id} is recorded in ${join(dir, "known-before.json")}`);
 
-    const audit = await verifyAudit(write("failing-tofu.json", failing), "--trust-on-first-use", known);
     expect(audit.code, audit.stdout + audit.stderr).toBe(0);
     expect(audit.stdout).toContain(`  ok    the failed audit is recorded against provider ${failing.provider.id} in ${known}`);
     const file = JSON.parse(readFileSync(known, "utf8")) as { version: number; providers: Record<string, { signing_key: string; audit_failures: { evidence_sha256: string; auditor_key: string; at: string }[] }> };
@@ -157,12 +162,14 @@ describe("svc-agent verify --trust-on-first-use FILE: version 2 carries failed a
 
   it("a fail that does not reproduce records nothing; a version 1 file still reads", async () => {
     const known = join(dir, "known-framed.json");
-    const result = await verifyAudit(write("framed-tofu.json", framed), "--trust-on-first-use", known);
-    expect(result.code).toBe(1);
-    expect(() => readFileSync(known)).toThrow(/ENOENT/);
     const v1 = join(dir, "known-v1.json");
     writeFileSync(v1, JSON.stringify({ version: 1, providers: { [failing.provider.id]: { signing_key: provider.publicKey, first_seen: "2026-01-01T00:00:00.000Z" } } }));
-    const read = await runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", v1]);
+    const [result, read] = await Promise.all([
+      verifyAudit(write("framed-tofu.json", framed), "--trust-on-first-use", known),
+      runCli("svc-agent", ["verify", receiptOnly(), "--trust-on-first-use", v1]),
+    ]);
+    expect(result.code).toBe(1);
+    expect(() => readFileSync(known)).toThrow(/ENOENT/);
     expect(read.code, read.stdout + read.stderr).toBe(0);
     expect(read.stdout).toContain(`  ok    the key is the one ${v1} recorded for provider ${failing.provider.id} on 2026-01-01T00:00:00.000Z`);
   });

@@ -79,9 +79,11 @@ describe("svc-agent verify --providers URL: the listing's entry, rung and serial
 
   it("a serial other than the listed one is INVALID; the listed rung and serial are VALID (exit 0)", async () => {
     providers = [{ id: providerIdOf(honest.publicKey), trust: "hardware", serial: "C02REAL" }];
-    const wrong = await verify(receiptFile(honest, { trust_level: "hardware", serial: "C02FAKE" }), "--providers", listingUrl);
+    const [wrong, right] = await Promise.all([
+      verify(receiptFile(honest, { trust_level: "hardware", serial: "C02FAKE" }), "--providers", listingUrl),
+      verify(receiptFile(honest, { trust_level: "hardware", serial: "C02REAL" }), "--providers", listingUrl),
+    ]);
     expect([wrong.code, wrong.stdout]).toEqual([1, expect.stringContaining("FAIL  serial is C02FAKE, expected C02REAL")]);
-    const right = await verify(receiptFile(honest, { trust_level: "hardware", serial: "C02REAL" }), "--providers", listingUrl);
     expect(right.code, right.stdout).toBe(0);
     expect(lastLine(right.stdout)).toMatch(/^VALID: receipt rcpt_[0-9a-f]{24} signed by provider [0-9a-f]{64} at rung hardware for qwen3-4b$/);
   });
@@ -93,10 +95,13 @@ describe("svc-agent verify --providers URL: the listing's entry, rung and serial
   });
 });
 
-describe("svc-agent verify --key HEX (and its old name --provider-key)", () => {
+// each test's verifier runs in its own process and reads its own files: those of one describe.concurrent run side by side
+describe.concurrent("svc-agent verify --key HEX (and its old name --provider-key)", () => {
   it("the right key is VALID (exit 0), with the rung noted as the provider's own claim", async () => {
-    for (const flag of ["--key", "--provider-key"]) {
-      const result = await verify(forgedHardware(), flag, forger.publicKey);
+    const flags = ["--key", "--provider-key"];
+    const results = await Promise.all(flags.map((flag) => verify(forgedHardware(), flag, forger.publicKey)));
+    for (const [i, flag] of flags.entries()) {
+      const result = results[i]!;
       expect(result.code, `${flag}: ${result.stdout}`).toBe(0);
       expect(result.stdout).toContain("--    trust_level hardware is the provider's own claim: only --providers holds it to a directory");
     }
@@ -132,7 +137,8 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
     expect(readFileSync(known, "utf8")).toBe(before);
   });
 
-  it("a recorded provider whose key is not the recorded one is INVALID (exit 1)", async () => {
+  // these three read files of their own, so they run side by side
+  it.concurrent("a recorded provider whose key is not the recorded one is INVALID (exit 1)", async () => {
     const edited = join(dir, "edited-keys.json");
     const id = providerIdOf(honest.publicKey);
     writeFileSync(edited, JSON.stringify({ version: 1, providers: { [id]: { signing_key: forger.publicKey, first_seen: "2026-01-01T00:00:00.000Z" } } }));
@@ -141,7 +147,7 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
     expect(result.stdout).toContain(`FAIL  provider ${id} was first seen with key ${forger.publicKey}, but this receipt is signed by ${honest.publicKey}`);
   });
 
-  it("a receipt that fails a check records nothing", async () => {
+  it.concurrent("a receipt that fails a check records nothing", async () => {
     const fresh = join(dir, "fresh-keys.json");
     const path = receiptFile(forger, { trust_level: "process" });
     const tampered = readFileSync(path, "utf8").replace('"completion_tokens":3,"total_tokens":10', '"completion_tokens":4,"total_tokens":11');
@@ -152,7 +158,7 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
     expect(() => statSync(fresh)).toThrow(/ENOENT/);
   });
 
-  it("a file that is not a known-keys file is exit 3, naming it", async () => {
+  it.concurrent("a file that is not a known-keys file is exit 3, naming it", async () => {
     const junk = join(dir, "junk.json");
     writeFileSync(junk, "[1]");
     const result = await verify(forgedHardware(), "--trust-on-first-use", junk);
@@ -161,7 +167,7 @@ describe("svc-agent verify --trust-on-first-use FILE", () => {
   });
 });
 
-describe("svc-agent verify reads only I-JSON (RFC 8259 §4, RFC 7493): a file two JSON readers could read differently is INVALID (exit 1)", () => {
+describe.concurrent("svc-agent verify reads only I-JSON (RFC 8259 §4, RFC 7493): a file two JSON readers could read differently is INVALID (exit 1)", () => {
   /** The honest answer under `--key`, written with `edit` applied to its JSON text, as bytes. */
   const doctored = (edit: (json: string) => string | Buffer): string => {
     const path = receiptFile(honest, { trust_level: "process" });
@@ -172,13 +178,13 @@ describe("svc-agent verify reads only I-JSON (RFC 8259 §4, RFC 7493): a file tw
 
   it("the untouched file is VALID; the same answer with the content's name given twice, the forged value first, is INVALID", async () => {
     const honestFile = doctored((json) => json);
-    expect((await verify(honestFile, "--key", honest.publicKey)).code).toBe(0);
     // a reader that keeps the first value (as many do) would show "Forged" under a receipt that holds
     const forged = doctored((json) => json.replace(`"content":"${content}"`, `"content":"Forged","content":"${content}"`));
-    const result = await verify(forged, "--key", honest.publicKey);
-    expect([result.code, result.stdout]).toEqual([1, expect.stringContaining('INVALID: the file is not I-JSON (RFC 7493), so JSON readers could read it differently: the name "content" appears twice in one object')]);
     const receipt = doctored((json) => json.replace('"svc_receipt":', '"svc_receipt":{},"svc_receipt":'));
-    expect((await verify(receipt, "--key", honest.publicKey)).stdout).toContain('the name "svc_receipt" appears twice in one object');
+    const [untouched, result, twice] = await Promise.all([honestFile, forged, receipt].map((path) => verify(path, "--key", honest.publicKey)));
+    expect(untouched!.code).toBe(0);
+    expect([result!.code, result!.stdout]).toEqual([1, expect.stringContaining('INVALID: the file is not I-JSON (RFC 7493), so JSON readers could read it differently: the name "content" appears twice in one object')]);
+    expect(twice!.stdout).toContain('the name "svc_receipt" appears twice in one object');
   });
 
   it("a byte order mark, bytes that are not UTF-8, a lone surrogate and a number beyond a double", async () => {
@@ -188,9 +194,9 @@ describe("svc-agent verify reads only I-JSON (RFC 8259 §4, RFC 7493): a file tw
       ["an escaped lone surrogate in an id", (json) => json.replace('"chatcmpl-saved"', '"chatcmpl-saved\\ud800"'), "INVALID: the file is not I-JSON (RFC 7493), so JSON readers could read it differently: a lone surrogate \\ud800"],
       ["a usage count JSON.parse reads as 7", (json) => json.replace('"prompt_tokens":7', '"prompt_tokens":7.00000000000000000001'), "is not exactly an IEEE 754 double"],
     ];
-    for (const [what, edit, line] of cases) {
-      const result = await verify(doctored(edit), "--key", honest.publicKey);
-      expect([what, result.code, result.stdout]).toEqual([what, 1, expect.stringContaining(line)]);
+    const results = await Promise.all(cases.map(([, edit]) => verify(doctored(edit), "--key", honest.publicKey)));
+    for (const [i, [what, , line]] of cases.entries()) {
+      expect([what, results[i]!.code, results[i]!.stdout]).toEqual([what, 1, expect.stringContaining(line)]);
     }
   });
 
@@ -230,11 +236,9 @@ describe("svc-agent verify reads only I-JSON (RFC 8259 §4, RFC 7493): a file tw
 
 describe("svc-agent verify: usage errors exit 64, one line naming the flag", () => {
   it("a bad --key, an unknown flag and a missing file argument", async () => {
-    const bad = await verify(forgedHardware(), "--key", "zz");
+    const [bad, unknown, missing] = await Promise.all([verify(forgedHardware(), "--key", "zz"), verify(forgedHardware(), "--bogus"), verify()]);
     expect([bad.code, bad.stderr]).toEqual([64, "svc-agent: option '--key <hex>' argument 'zz' is invalid. expected 64 lowercase hex characters; see --help\n"]);
-    const unknown = await verify(forgedHardware(), "--bogus");
     expect([unknown.code, unknown.stderr]).toEqual([64, "svc-agent: unknown option '--bogus'; see --help\n"]);
-    const missing = await verify();
     expect([missing.code, missing.stderr]).toEqual([64, "svc-agent: missing required argument 'file'; see --help\n"]);
   });
 });
