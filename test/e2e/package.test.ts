@@ -3,7 +3,7 @@
 // install script skipped (none is needed: README "Requirements"), and its bins run compiled JavaScript, serve, and
 // stop cleanly on SIGTERM. `npm run build` keeps a current dist/ as it is. SVC_TEST_NPM_CLI names another npm's
 // npm-cli.js to install with (CI's Node 24 cell: npm 12).
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
@@ -16,11 +16,17 @@ import { makeTinyCatalog, tempDir, type TinyCatalog } from "../fixtures/tiny-cat
 
 const ROOT = join(import.meta.dirname, "../..");
 /** The npm that installs the tarball: this machine's, or the npm-cli.js SVC_TEST_NPM_CLI names (run by this node). */
-const npm = (args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) => {
+const npmCommand = (args: string[]): [string, string[]] => {
   const cli = process.env.SVC_TEST_NPM_CLI;
-  const [command, argv] = cli === undefined ? [process.platform === "win32" ? "npm.cmd" : "npm", args] : [process.execPath, [cli, ...args]];
-  return spawnSync(command, argv, { ...options, encoding: "utf8" });
+  return cli === undefined ? [process.platform === "win32" ? "npm.cmd" : "npm", args] : [process.execPath, [cli, ...args]];
 };
+const npm = (args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) => spawnSync(...npmCommand(args), { ...options, encoding: "utf8" });
+/** A command to its end, as spawnSync runs it, without holding the event loop: the installed tarball's tests run side by side. */
+const run = (command: string, args: string[], options: { cwd?: string; timeout?: number } = {}) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(command, args, { ...options, encoding: "utf8" }, (err, stdout, stderr) =>
+      resolve({ status: err === null ? 0 : typeof err.code === "number" ? err.code : null, stdout, stderr }));
+  });
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
   name: string;
   version: string;
@@ -150,42 +156,40 @@ describe("npm run build", () => {
   });
 });
 
-describe("the installed tarball", () => {
-  it("svc-agent catalog lists the bundled catalog; svc-gateway --help and --version answer", () => {
-    const catalog = spawnSync(bin("svc-agent"), ["catalog"], { encoding: "utf8" });
+describe.concurrent("the installed tarball", () => {
+  it("svc-agent catalog lists the bundled catalog; svc-gateway --help and --version answer", async () => {
+    const [catalog, help, version] = await Promise.all([run(bin("svc-agent"), ["catalog"]), run(bin("svc-gateway"), ["--help"]), run(bin("svc-agent"), ["--version"])]);
     expect([catalog.status, catalog.stderr]).toEqual([0, ""]);
     expect(catalog.stdout).toMatch(/^ALIAS +HUB ID/);
     expect(catalog.stdout).toMatch(/^qwen3-4b \(default\) +Qwen\/Qwen3-4B-GGUF /m);
-    const help = spawnSync(bin("svc-gateway"), ["--help"], { encoding: "utf8" });
     expect([help.status, help.stderr]).toEqual([0, ""]);
     expect(help.stdout).toMatch(/^Usage: svc-gateway \[options\] \[command\]/);
     expect(help.stdout).toContain("serve");
-    const version = spawnSync(bin("svc-agent"), ["--version"], { encoding: "utf8" });
     expect(version.stdout.trim()).toBe(pkg.version);
   });
 
-  it("svc-agent start refuses --test-fault as an unknown option: an installed agent cannot be made faulty (issue 44)", () => {
-    const start = spawnSync(bin("svc-agent"), ["start", "--coordinator", "http://127.0.0.1:1", "--test-fault", "receipt=tamper"], { encoding: "utf8", timeout: 30_000 });
+  it("svc-agent start refuses --test-fault as an unknown option: an installed agent cannot be made faulty (issue 44)", async () => {
+    const start = await run(bin("svc-agent"), ["start", "--coordinator", "http://127.0.0.1:1", "--test-fault", "receipt=tamper"], { timeout: 30_000 });
     expect([start.status, start.stdout, start.stderr]).toEqual([64, "", "svc-agent: unknown option '--test-fault'; see --help\n"]);
   });
 
-  it("`npx svc-agent catalog` in the project runs the installed bin", () => {
-    const npx = npm(["exec", "--offline", "--", "svc-agent", "catalog"], { cwd: app });
+  it("`npx svc-agent catalog` in the project runs the installed bin", async () => {
+    const npx = await run(...npmCommand(["exec", "--offline", "--", "svc-agent", "catalog"]), { cwd: app });
     expect(npx.status, npx.stderr).toBe(0);
     expect(npx.stdout).toMatch(/^qwen3-4b \(default\) +Qwen\/Qwen3-4B-GGUF /m);
   });
 
-  it("runs compiled JavaScript: the bins are dist/ files, and tsx is not installed", () => {
+  it("runs compiled JavaScript: the bins are dist/ files, and tsx is not installed", async () => {
     expect(realpathSync(bin("svc-agent"))).toBe(join(realpathSync(app), "node_modules/svc-agent/dist/bin/svc-agent.js"));
-    const tsx = spawnSync(process.execPath, ["-e", "require.resolve('tsx')"], { cwd: app, encoding: "utf8" });
+    const tsx = await run(process.execPath, ["-e", "require.resolve('tsx')"], { cwd: app });
     expect(tsx.status).not.toBe(0);
   });
 
-  it("imports the client (createSealedFetch) and the receipt verifier from the package name", () => {
+  it("imports the client (createSealedFetch) and the receipt verifier from the package name", async () => {
     const script = `import * as svc from "svc-agent"; console.log(JSON.stringify([Object.keys(svc).sort(), svc.verifyReceipt({}).status]));`;
-    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: app, encoding: "utf8" });
-    expect(run.stderr).toBe("");
-    expect(JSON.parse(run.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "createSealedFetch", "decodeSavedBytes", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
+    const imported = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+    expect(imported.stderr).toBe("");
+    expect(JSON.parse(imported.stdout)).toEqual([["RECEIPT_VERSION", "RECEIPT_VERSION_TOOLS", "createSealedFetch", "decodeSavedBytes", "readSavedResponse", "verifyReceipt", "verifySavedResponse"], "invalid"]);
   });
 
   it("SIGTERM, as a service manager sends it to `node BIN`, stops the gateway and the agent cleanly (exit 0)", async () => {

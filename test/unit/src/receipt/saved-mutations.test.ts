@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { zodFunction, zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import type { AnswerPiece } from "../../../../src/receipt/answer-record.ts";
 import { OUTSIDE_THE_RECEIPT, type OutsideRule } from "../../../../src/receipt/outside-fields.ts";
@@ -16,6 +16,31 @@ import { pythonModelDumpJson, pythonParseToJson } from "../../../fixtures/openai
 import {
   savedAnswer, savedEmbeddingsBody, savedLegacyAnswer, savedResponsesAnswer, transcriptOf, trustedKey, type EventWriter, type SavedAnswer, type SavedEvent,
 } from "../../../fixtures/saved-answer.ts";
+
+/**
+ * The verifier's Ed25519 check is plain JavaScript (several ms a signature on a loaded machine), and most of the
+ * thousands of changes below leave the signed receipt as it was. verifySignature is a pure function of its key,
+ * domain, signature and the canonical JSON it signs: each distinct one is checked for real, once, and a repeat
+ * gets that same answer.
+ */
+vi.mock("../../../../src/receipt/signature.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../../../src/receipt/signature.ts")>();
+  const { canonicalJson } = await import("../../../../src/receipt/canonical-json.ts");
+  const checked = new Map<string, boolean>();
+  const verifySignature: typeof real.verifySignature = (publicKeyHex, domain, payload, signatureHex) => {
+    let signed: string;
+    try {
+      signed = canonicalJson(payload);
+    } catch {
+      return real.verifySignature(publicKeyHex, domain, payload, signatureHex);
+    }
+    const key = JSON.stringify([publicKeyHex, domain, signatureHex, signed]);
+    let valid = checked.get(key);
+    if (valid === undefined) checked.set(key, (valid = real.verifySignature(publicKeyHex, domain, payload, signatureHex)));
+    return valid;
+  };
+  return { ...real, verifySignature };
+});
 
 type Path = readonly (string | number)[];
 interface Mutation {
