@@ -14,19 +14,34 @@ import { startCluster, type Cluster } from "../fixtures/cluster.ts";
 import { get, listProviders, waitForProvider, type AgentProcess } from "../fixtures/gateway.ts";
 import { makeTestCa } from "../fixtures/test-ca.ts";
 
+type Gateway = Awaited<ReturnType<Cluster["startGateway"]>>;
 let cluster: Cluster;
-let gateway: { url: string; key: string };
+let gateway: Gateway;
+/** Two more gateways on the same coordinator, for the tests of what each gateway lists: one without anchors, one with a floor. */
+let bareGateway: Gateway;
+let hardwareFloorGateway: Gateway;
 const agents: Record<"process" | "transparent" | "hardware" | "untrustedChain", AgentProcess> = {} as never;
 const dir = mkdtempSync(join(tmpdir(), "svc-attestation-"));
 
 beforeAll(async () => {
   cluster = await startCluster();
-  gateway = await cluster.startGateway();
-  for (const rung of ["process", "transparent", "hardware"] as const) agents[rung] = await cluster.startAgent(rung);
   // a chain to a root the coordinator does not trust: transparent, and its chain (with the serial) withheld
   const other = await makeTestCa(join(cluster.tiny.dir, "other-ca"), "Other Root");
-  agents.untrustedChain = await cluster.startAgent("process", { args: ["--release-manifest", cluster.manifestPath, "--attestor", other.attestor()] });
-  for (const agent of Object.values(agents)) await waitForProvider(gateway, agent.providerId);
+  // the gateways and the agents need only the coordinator: they start side by side
+  [gateway, bareGateway, hardwareFloorGateway, agents.process, agents.transparent, agents.hardware, agents.untrustedChain] = await Promise.all([
+    cluster.startGateway(),
+    cluster.startGateway([], { anchors: false }),
+    cluster.startGateway(["--trust-floor", "hardware"]),
+    cluster.startAgent("process"),
+    cluster.startAgent("transparent"),
+    cluster.startAgent("hardware"),
+    cluster.startAgent("process", { args: ["--release-manifest", cluster.manifestPath, "--attestor", other.attestor()] }),
+  ]);
+  await Promise.all([
+    ...Object.values(agents).map((agent) => waitForProvider(gateway, agent.providerId)),
+    // the floor's gateway has heard of the providers it lists: a 404 there is the floor's, not a late feed's
+    waitForProvider(hardwareFloorGateway, agents.hardware.providerId),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await cluster.stop();
@@ -114,7 +129,7 @@ describe("GET /v1/providers/{id}/attestation", () => {
   });
 
   it("the rung is what the evidence proves to this gateway: one without the coordinator's anchors lists every provider at process, and shows its own record", async () => {
-    const bare = await cluster.startGateway([], { anchors: false });
+    const bare = bareGateway;
     for (const agent of Object.values(agents)) await waitForProvider(bare, agent.providerId);
     const listed = await listProviders(bare);
     expect(Object.fromEntries(listed.map((p) => [p.id, [p.trust, p.serial]]))).toEqual(Object.fromEntries(Object.values(agents).map((a) => [a.providerId, ["process", undefined]])));
@@ -122,11 +137,10 @@ describe("GET /v1/providers/{id}/attestation", () => {
     const body = (await res.json()) as AttestationRecord;
     expect(body).toMatchObject({ rung: "process", chain_withheld: true });
     expect(JSON.stringify(body)).not.toContain("C02TEST0001");
-    await bare.stop();
   });
 
   it("a provider below the gateway's floor is not found, as it is not listed", async () => {
-    const high = await cluster.startGateway(["--trust-floor", "hardware"]);
+    const high = hardwareFloorGateway;
     expect((await get(high, `/v1/providers/${agents.process.providerId}/attestation`)).status).toBe(404);
     expect((await get(high, `/v1/providers/${agents.hardware.providerId}/attestation`)).status).toBe(200);
   });

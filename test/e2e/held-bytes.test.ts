@@ -100,7 +100,8 @@ describe("Issue 41: a bound in total, past which the session holding the most is
   let endless: AgentProcess[] = [];
   const totalMb = 3;
   beforeAll(async () => {
-    gw = await startGateway({ agentArgs: synthetic, args: ["--max-held-mb", String(totalMb)] });
+    // no honest provider: every request here is pinned to an endless one
+    gw = await startGateway({ agents: 0, args: ["--max-held-mb", String(totalMb)] });
     endless = await endlessAgents(gw, 2);
   }, 120_000);
   afterAll(async () => {

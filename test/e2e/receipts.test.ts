@@ -22,14 +22,20 @@ let replayFile: string;
 
 beforeAll(async () => {
   cluster = await startCluster();
-  gateway = await cluster.startGateway();
   replayFile = join(cluster.tiny.dir, "replayed-receipt.json");
-  agents.honest = await cluster.startAgent("process");
-  agents.hardware = await cluster.startAgent("hardware");
-  for (const fault of ["tamper", "swap-key", "response-hash", `replay:${replayFile}`]) {
-    agents[fault.split(":")[0]!] = await cluster.startAgent("process", { args: ["--test-fault", `receipt=${fault}`] });
-  }
-  for (const agent of Object.values(agents)) await waitForProvider(gateway, agent.providerId);
+  // the gateway and the agents need only the coordinator: they start side by side
+  const faults = ["tamper", "swap-key", "response-hash", `replay:${replayFile}`];
+  const [started, [honest, hardware, ...faulty]] = await Promise.all([
+    cluster.startGateway(),
+    Promise.all([
+      cluster.startAgent("process"),
+      cluster.startAgent("hardware"),
+      ...faults.map((fault) => cluster.startAgent("process", { args: ["--test-fault", `receipt=${fault}`] })),
+    ]),
+  ]);
+  [gateway, agents.honest, agents.hardware] = [started, honest!, hardware!];
+  faults.forEach((fault, i) => (agents[fault.split(":")[0]!] = faulty[i]!));
+  await Promise.all(Object.values(agents).map((agent) => waitForProvider(gateway, agent.providerId)));
 }, 120_000);
 afterAll(() => cluster.stop());
 
@@ -165,19 +171,21 @@ describe("svc-agent verify FILE", () => {
   it("a saved body, a receipt alone and an SSE transcript with a trusted key verify: VALID, exit 0", async () => {
     const nonce = "verify-me_0123456789";
     const { text, body } = await completion(agents.honest!, { "x-svc-receipt-nonce": nonce });
-    const ok = await verify(saved("body.json", text), "--nonce", nonce, "--provider-key", honestKey(), "--providers", gateway.url, "--api-key", gateway.key);
+    // the three files' checks are independent: their commands run side by side
+    const [ok, alone, sse] = await Promise.all([
+      verify(saved("body.json", text), "--nonce", nonce, "--provider-key", honestKey(), "--providers", gateway.url, "--api-key", gateway.key),
+      verify(saved("receipt.json", JSON.stringify(body.svc_receipt)), "--key", honestKey()),
+      // the hardware rung and serial the gateway lists are the ones the receipt claims
+      chat(agents.hardware!, { stream: true }).then(async (res) => verify(saved("stream.sse", await res.text()), "--providers", gateway.url, "--api-key", gateway.key)),
+    ]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^.*body\.json: a chat completion response\n/);
     expect(ok.stdout).toContain(`provider ${agents.honest!.providerId} is listed by ${gateway.url}/v1/providers at rung process`);
     expect(ok.stdout).toContain(`VALID: receipt ${body.svc_receipt.id} signed by provider ${agents.honest!.providerId} at rung process for qwen3-4b`);
 
-    const alone = await verify(saved("receipt.json", JSON.stringify(body.svc_receipt)), "--key", honestKey());
     expect(alone.code).toBe(0);
     expect(alone.stdout).toContain("response_sha256 not recomputed: the file holds no content");
 
-    // the hardware rung and serial the gateway lists are the ones the receipt claims
-    const stream = await (await chat(agents.hardware!, { stream: true })).text();
-    const sse = await verify(saved("stream.sse", stream), "--providers", gateway.url, "--api-key", gateway.key);
     expect(sse.code, sse.stdout).toBe(0);
     expect(sse.stdout).toContain("an SSE transcript");
     expect(sse.stdout).toMatch(/ok {4}serial is \S+/);
@@ -192,9 +200,11 @@ describe("svc-agent verify FILE", () => {
 
   it("each doctored file is INVALID, exit 1: tampered field, swapped key, another provider's, replayed, wrong response hash", async () => {
     const nonce = "first-request_0123456789";
-    const one = await completion(agents.honest!, { "x-svc-receipt-nonce": nonce });
-    const two = await completion(agents.honest!, { "x-svc-receipt-nonce": "second-request_0123456789" });
-    const hw = await completion(agents.hardware!);
+    // the hardware provider answers while the honest one answers its two
+    const [[one, two], hw] = await Promise.all([
+      completion(agents.honest!, { "x-svc-receipt-nonce": nonce }).then(async (first) => [first, await completion(agents.honest!, { "x-svc-receipt-nonce": "second-request_0123456789" })] as const),
+      completion(agents.hardware!),
+    ]);
     const withReceipt = (b: Completion, receipt: unknown) => JSON.stringify({ ...b, svc_receipt: receipt });
     const r = one.body.svc_receipt;
     const cases: [string, string, string[], RegExp][] = [
@@ -206,8 +216,9 @@ describe("svc-agent verify FILE", () => {
       ["index.json", JSON.stringify({ ...one.body, choices: [{ ...one.body.choices[0]!, index: 1 }] }), [], /FAIL {2}the response is not in the gateway's shape: choices\[0\]\.index/],
       ["parts.json", JSON.stringify({ ...one.body, choices: [{ ...one.body.choices[0]!, message: { role: "assistant", content: [{ type: "text", text: "a different answer" }] } }] }), [], /FAIL {2}the response is not in the gateway's shape: choices\[0\]\.message\.content/],
     ];
-    for (const [name, text, args, why] of cases) {
-      const result = await verify(saved(name, text), ...args);
+    const results = await Promise.all(cases.map(([name, text, args]) => verify(saved(name, text), ...args)));
+    for (const [i, [name, , , why]] of cases.entries()) {
+      const result = results[i]!;
       expect(result.code, `${name}: ${result.stdout}${result.stderr}`).toBe(1);
       expect(result.stdout, name).toMatch(why);
       expect(result.stdout, name).toMatch(/\nINVALID: /);
@@ -220,16 +231,19 @@ describe("svc-agent verify FILE", () => {
     const stranger = Signer.fromSeed(Buffer.alloc(32, 6));
     const unlisted = signReceipt(stranger, { ...payloadOf(body.svc_receipt), provider_id: providerIdOf(stranger.publicKey) });
     const path = saved("unlisted.json", JSON.stringify(unlisted));
-    const notListed = await verify(path, "--providers", `${gateway.url}/v1`, "--api-key", gateway.key);
+    // four independent commands, side by side
+    const [notListed, wrongKey, missing, error] = await Promise.all([
+      verify(path, "--providers", `${gateway.url}/v1`, "--api-key", gateway.key),
+      verify(path, "--providers", gateway.url, "--api-key", "sk-svc_wrong"),
+      verify(join(cluster.tiny.dir, "nope.json")),
+      verify(saved("error.json", JSON.stringify({ error: { code: "receipt_invalid", message: "no" } }))),
+    ]);
     expect(notListed.code).toBe(1);
     expect(notListed.stdout).toContain(`FAIL  provider ${providerIdOf(stranger.publicKey)} is not listed by ${gateway.url}/v1/providers`);
     // could not check at all: exit 3, never read as a verdict
-    const wrongKey = await verify(path, "--providers", gateway.url, "--api-key", "sk-svc_wrong");
     expect(wrongKey.code).toBe(3);
     expect(wrongKey.stderr).toContain(`${gateway.url}/v1/providers answered 401 (pass --api-key or set SVC_API_KEY)`);
-    const missing = await verify(join(cluster.tiny.dir, "nope.json"));
     expect([missing.code, missing.stderr]).toEqual([3, expect.stringContaining("cannot read")]);
-    const error = await verify(saved("error.json", JSON.stringify({ error: { code: "receipt_invalid", message: "no" } })));
     expect([error.code, error.stdout]).toEqual([1, expect.stringContaining("INVALID: the file holds an error response, which carries no receipt")]);
   });
 });
