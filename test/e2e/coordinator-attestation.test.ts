@@ -25,8 +25,13 @@ const agents: Record<string, AgentProcess> = {};
 
 beforeAll(async () => {
   cluster = await startCluster();
-  gateway = await cluster.startGateway();
-  for (const rung of ["process", "transparent", "hardware"] as const) agents[rung] = await cluster.startAgent(rung, { args: ["--name", `${rung}-box`] });
+  // the gateway and the three agents need only the coordinator: start them side by side
+  const rungs = ["process", "transparent", "hardware"] as const;
+  const [started] = await Promise.all([
+    Promise.all(rungs.map((rung) => cluster.startAgent(rung, { args: ["--name", `${rung}-box`] }))),
+    cluster.startGateway().then((g) => (gateway = g)),
+  ]);
+  rungs.forEach((rung, i) => (agents[rung] = started[i]!));
   for (const agent of Object.values(agents)) await waitForProvider(gateway, agent.providerId);
 }, 120_000);
 afterAll(() => cluster.stop());

@@ -22,9 +22,9 @@ const chat = (extra: Record<string, unknown> = {}) => post(gateway, "/v1/chat/co
 const errorOf = async (res: Response) => ((await res.json()) as { error: Record<string, unknown> }).error;
 const listed = async () => (await listProviders(gateway)).map((p) => p.id);
 
+/** `n` agents, started side by side, once the gateway lists each. */
 async function agents(n: number): Promise<AgentProcess[]> {
-  const started: AgentProcess[] = [];
-  for (let i = 0; i < n; i++) started.push(await cluster.startAgent("process"));
+  const started = await Promise.all(Array.from({ length: n }, () => cluster.startAgent("process")));
   for (const agent of started) await waitForProvider(gateway, agent.providerId);
   return started;
 }

@@ -90,18 +90,16 @@ describe("Processes end together: SIGTERM to the outermost pid", () => {
     await expectStoppedBySigterm(proc, dir, [ready.gateway, ready.coordinator]);
   }, 120_000);
 
-  it("npx svc-agent start: and it leaves the directory", async () => {
-    const dir = freshDir();
-    const proc = startProcess(NPX, ["--no", "svc-agent", "start", ...agentArgs(dir)], { cwd: ROOT, env: { ...NPM_ENV, SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) }, name: "npx svc-agent start" });
-    const ready = await waitForReady(proc, "svc-agent start");
-    await expectStoppedBySigterm(proc, dir, []);
-    await expect.poll(async () => (await listProviders(gw)).map((p) => p.id), { timeout: GONE_MS }).not.toContain(ready.provider);
-  }, 120_000);
+  // npx svc-agent start, stopped by SIGTERM (and leaving the directory), is the SIGINT section's test: one npx tree for both
 
   it("the bins directly: svc-gateway serve and svc-agent start", async () => {
     const dir = freshDir();
-    const serve = await startReady("svc-gateway serve", ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, "gateway")]);
-    const agent = await startReady("svc-agent start", agentArgs(join(dir, "agent")), { env: { SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) } });
+    // the agent joins the file's gateway, not this one: the two start side by side
+    const token = await tokenFor(gw.coordinatorUrl);
+    const [serve, agent] = await Promise.all([
+      startReady("svc-gateway serve", ["--port", "0", "--coordinator-port", "0", "--data-dir", join(dir, "gateway")]),
+      startReady("svc-agent start", agentArgs(join(dir, "agent")), { env: { SVC_PROVIDER_TOKEN: token } }),
+    ]);
     await expectStoppedBySigterm(agent, join(dir, "agent"), []);
     await expectStoppedBySigterm(serve, join(dir, "gateway"), [serve.ready.gateway, serve.ready.coordinator]);
   }, 120_000);
@@ -131,10 +129,10 @@ describe("Processes end together: SIGINT to the pid a script holds (issue 44)", 
     expect(JSON.parse(tokens.stdout)).toEqual([expect.objectContaining({ name: "npm start agent", revokedAt: expect.any(Number) })]);
   }, 120_000);
 
-  it("npx svc-agent start: npm keeps a SIGINT to its pid in the shell it runs the bin in, as the agent says; SIGTERM stops it", async () => {
+  it("npx svc-agent start: npm keeps a SIGINT to its pid in the shell it runs the bin in, as the agent says; SIGTERM stops it, and it leaves the directory", async () => {
     const dir = freshDir();
     const proc = startProcess(NPX, ["--no", "svc-agent", "start", ...agentArgs(dir)], { cwd: ROOT, env: { ...NPM_ENV, SVC_PROVIDER_TOKEN: await tokenFor(gw.coordinatorUrl) }, name: "npx svc-agent start" });
-    await waitForReady(proc, "svc-agent start");
+    const ready = await waitForReady(proc, "svc-agent start");
     const npx = proc.child.pid!;
     expect(proc.stdout()).toMatch(new RegExp(`svc-agent: npm runs this in a shell \\(pid \\d+\\) that keeps a SIGINT sent to npm's pid \\(${npx}\\) from it: to stop it from a script, send SIGTERM \\(kill ${npx}\\)`));
     proc.child.kill("SIGINT");
@@ -142,8 +140,9 @@ describe("Processes end together: SIGINT to the pid a script holds (issue 44)", 
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(processesMentioning(dir).length).toBeGreaterThanOrEqual(2); // npx, (sh,) the agent
     expect(proc.stdout()).not.toContain("leaving the directory");
-    // … and SIGTERM does
+    // … and SIGTERM does, and the agent leaves the directory
     await expectStoppedBySigterm(proc, dir, []);
+    await expect.poll(async () => (await listProviders(gw)).map((p) => p.id), { timeout: GONE_MS }).not.toContain(ready.provider);
   }, 120_000);
 });
 

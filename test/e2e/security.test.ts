@@ -9,7 +9,8 @@ import { GATEWAY_PATH } from "../../src/wire/gateway.ts";
 import { wsUrl } from "../../src/link/ws-url.ts";
 import { runCli } from "../../harness/cli.ts";
 import { startCluster, type Cluster } from "../fixtures/cluster.ts";
-import { get, post, startAgent, startGateway, waitForProvider } from "../fixtures/gateway.ts";
+import { tokenFor } from "../fixtures/enroll.ts";
+import { get, post, startAgent, startGateway, waitForProvider, type GatewayProcess } from "../fixtures/gateway.ts";
 import { GATEWAY_BIN, startProcess } from "../../harness/process.ts";
 import { waitForReady } from "../../harness/ready.ts";
 
@@ -17,11 +18,22 @@ const SLOW = ["--engine", "synthetic", "--synthetic-tokens", "20", "--synthetic-
 
 let cluster: Cluster;
 let gateway: Awaited<ReturnType<Cluster["startGateway"]>>;
+/** `serve --host 0.0.0.0`: its embedded coordinator stays on loopback, and takes no gateway link without the secret. */
+let loopback: GatewayProcess;
+/** `serve --host 0.0.0.0 --coordinator-host 0.0.0.0 --open-enrollment`: a coordinator opened to any machine. */
+let open: GatewayProcess;
 beforeAll(async () => {
-  cluster = await startCluster();
-  gateway = await cluster.startGateway();
+  // three independent services, started side by side: the cluster, and two gateways with embedded coordinators
+  [loopback, open] = await Promise.all([
+    startGateway({ agents: 0, args: ["--host", "0.0.0.0"] }),
+    startGateway({ agents: 0, args: ["--host", "0.0.0.0", "--coordinator-host", "0.0.0.0", "--open-enrollment"] }),
+    (async () => {
+      cluster = await startCluster();
+      gateway = await cluster.startGateway();
+    })(),
+  ]);
 }, 60_000);
-afterAll(() => cluster.stop());
+afterAll(() => Promise.all([cluster?.stop(), loopback?.stop(), open?.stop()]));
 
 /** The gateway link's secret: the cluster's coordinator made it in the data dir its gateways share. */
 const gatewayAuth = () => ({ authorization: `Bearer ${readFileSync(join(cluster.tiny.dir, "gateway", "gateway-secret"), "utf8").trim()}` });
@@ -50,31 +62,34 @@ describe("Security: provider admission", () => {
   });
 
   it("an unknown or revoked token is refused (close code 4401); a live one joins", async () => {
-    const bogus = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "svc-prov_not-a-token", until: /disconnected: refused/ });
-    expect(bogus.stdout()).toMatch(/refused: the enrollment token is unknown, revoked or expired.*\(close code 4401\)/);
-    await bogus.stop();
+    // the unknown token's agent starts while the other token is made and revoked
+    const starting = startAgent(cluster.coordinator.url, cluster.tiny, { token: "svc-prov_not-a-token", until: /disconnected: refused/ });
     const dataDir = join(cluster.tiny.dir, "gateway");
     const enrolled = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--name", "mac-1", "--json", "--data-dir", dataDir])).stdout) as { id: string; token: string };
     expect(enrolled.token).toMatch(/^svc-prov_/);
     expect((await runCli("svc-gateway", ["providers", "revoke", enrolled.id, "--data-dir", dataDir])).stdout).toContain(`revoked ${enrolled.id}`);
-    const revoked = await startAgent(cluster.coordinator.url, cluster.tiny, { token: enrolled.token, until: /disconnected: refused/ });
+    const [bogus, revoked] = await Promise.all([starting, startAgent(cluster.coordinator.url, cluster.tiny, { token: enrolled.token, until: /disconnected: refused/ })]);
+    expect(bogus.stdout()).toMatch(/refused: the enrollment token is unknown, revoked or expired.*\(close code 4401\)/);
     expect(revoked.stdout()).toMatch(/close code 4401/);
-    await revoked.stop();
+    await Promise.all([bogus.stop(), revoked.stop()]);
   });
 
   it("the token from --token-file (its first line) joins without a word; typed as --token it joins and warns that ps shows it", async () => {
     const { token } = JSON.parse((await runCli("svc-gateway", ["providers", "enroll", "--json", "--data-dir", join(cluster.tiny.dir, "gateway")])).stdout) as { token: string };
     const file = join(cluster.tiny.dir, "token.txt");
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    const byFile = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "", args: ["--token-file", file] });
+    // two machines side by side, so a token each (one enrollment admits one machine at a time)
+    const typedToken = (await tokenFor(cluster.coordinator.url))!;
+    const [byFile, typed, missing] = await Promise.all([
+      startAgent(cluster.coordinator.url, cluster.tiny, { token: "", args: ["--token-file", file] }),
+      startAgent(cluster.coordinator.url, cluster.tiny, { token: "", args: ["--token", typedToken] }),
+      runCli("svc-agent", ["start", "--coordinator", cluster.coordinator.url, "--token-file", join(cluster.tiny.dir, "no-such-file")]),
+    ]);
     expect(byFile.stderr()).toBe("");
-    await byFile.stop();
-    const typed = await startAgent(cluster.coordinator.url, cluster.tiny, { token: "", args: ["--token", token] });
     expect(typed.stderr()).toBe(
       "svc-agent: warning: --token on the command line can be read by other local users (ps); pass --token-file FILE or set SVC_PROVIDER_TOKEN instead\n",
     );
-    await typed.stop();
-    const missing = await runCli("svc-agent", ["start", "--coordinator", cluster.coordinator.url, "--token-file", join(cluster.tiny.dir, "no-such-file")]);
+    await Promise.all([byFile.stop(), typed.stop()]);
     expect([missing.code, missing.stderr]).toEqual([1, `svc-agent: --token-file ${join(cluster.tiny.dir, "no-such-file")}: cannot read it (ENOENT)\n`]);
   });
 
@@ -120,15 +135,10 @@ describe("Security: provider admission", () => {
   }, 60_000);
 
   it("--open-enrollment admits any machine, and the gateway warns when its floor is below hardware", async () => {
-    const open = await startGateway({ args: ["--open-enrollment"], agents: 0 });
-    try {
-      await open.waitFor(/open enrollment: any machine .* WARNING: with trust floor process such a machine reads prompts/);
-      const agent = await startAgent(open.coordinatorUrl, open.tiny, { token: "" });
-      expect(agent.stdout()).toMatch(/granted rung process/);
-      await agent.stop();
-    } finally {
-      await open.stop();
-    }
+    await open.waitFor(/open enrollment: any machine .* WARNING: with trust floor process such a machine reads prompts/);
+    const agent = await startAgent(open.coordinatorUrl, open.tiny, { token: "" });
+    expect(agent.stdout()).toMatch(/granted rung process/);
+    await agent.stop();
   });
 
   it("the providers commands: a bad --expires or an unknown id is one line naming it, exit 1", async () => {
@@ -150,22 +160,17 @@ describe("Security: provider admission", () => {
 
 describe("Security: gateway links", () => {
   it("the embedded coordinator refuses a gateway link without this gateway's secret", async () => {
-    const gw = await startGateway({ agents: 0 });
-    try {
-      for (const headers of [{}, { authorization: "Bearer guessed-secret" }]) {
-        const res = await new Promise<number>((resolve, reject) => {
-          const ws = new WebSocket(wsUrl(gw.coordinatorUrl, GATEWAY_PATH), { headers });
-          ws.once("unexpected-response", (_req, r) => resolve(r.statusCode ?? 0));
-          ws.once("open", () => reject(new Error("the coordinator took an unauthenticated gateway")));
-          ws.once("error", reject);
-        });
-        expect(res).toBe(401);
-      }
-      // its own gateway still serves
-      expect((await get(gw, "/healthz")).status).toBe(200);
-    } finally {
-      await gw.stop();
+    for (const headers of [{}, { authorization: "Bearer guessed-secret" }]) {
+      const res = await new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl(loopback.coordinatorUrl, GATEWAY_PATH), { headers });
+        ws.once("unexpected-response", (_req, r) => resolve(r.statusCode ?? 0));
+        ws.once("open", () => reject(new Error("the coordinator took an unauthenticated gateway")));
+        ws.once("error", reject);
+      });
+      expect(res).toBe(401);
     }
+    // its own gateway still serves
+    expect((await get(loopback, "/healthz")).status).toBe(200);
   });
 
   it("the gateway link is authenticated on loopback too: given no secret, the coordinator makes one in its data dir (0600)", async () => {
@@ -186,24 +191,28 @@ describe("Security: gateway links", () => {
       expect(res).toBe(401);
       const serve = (dataDir: string, extra: string[], env: NodeJS.ProcessEnv = {}) =>
         startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", url, "--catalog", cluster.tiny.catalogPath, "--data-dir", dataDir, ...extra], { env });
-      // a gateway with its own data dir and no secret says what to pass, in one line, and does not start
+      // four gateways, started side by side: a gateway with its own data dir and no secret; a wrong secret; the
+      // file; the shared data dir
       const lost = serve(join(cluster.tiny.dir, "lost-gateway"), []);
-      await lost.exited;
-      expect(lost.child.exitCode).toBe(1);
-      expect(lost.stderr()).toBe(
-        `svc-gateway: --coordinator ${url}: no gateway secret; pass --gateway-secret-file FILE (the coordinator's DATA_DIR/gateway-secret) or SVC_GATEWAY_SECRET\n`,
-      );
-      // a wrong secret is refused by the coordinator; the file, or the shared data dir, links
       const wrong = serve(join(cluster.tiny.dir, "wrong-gateway"), [], { SVC_GATEWAY_SECRET: "not-the-secret" });
       const byFile = serve(join(cluster.tiny.dir, "file-gateway"), ["--gateway-secret-file", secretFile]);
       const sharing = serve(dir, []);
       try {
+        // the one with no secret says what to pass, in one line, and does not start
+        await lost.exited;
+        expect(lost.child.exitCode).toBe(1);
+        expect(lost.stderr()).toBe(
+          `svc-gateway: --coordinator ${url}: no gateway secret; pass --gateway-secret-file FILE (the coordinator's DATA_DIR/gateway-secret) or SVC_GATEWAY_SECRET\n`,
+        );
+        // the others start (the harness's bound for a start on a loaded machine); then a wrong secret is refused by
+        // the coordinator, and the file, or the shared data dir, links
+        await Promise.all([wrong, byFile, sharing].map((p) => waitForReady(p, "svc-gateway serve")));
         await wrong.waitForLog((l) => l.msg === "the coordinator refused this gateway's link" && String(l.why).includes("the gateway secret is missing or wrong"));
         await byFile.waitForLog((l) => l.msg === "connected to the coordinator");
         await sharing.waitForLog((l) => l.msg === "connected to the coordinator");
         expect(byFile.stderr()).toBe("");
       } finally {
-        await Promise.all([wrong.stop(), byFile.stop(), sharing.stop()]);
+        await Promise.all([lost.stop(), wrong.stop(), byFile.stop(), sharing.stop()]);
       }
     } finally {
       await coordinator.stop();
@@ -223,14 +232,17 @@ describe("Security: gateway links", () => {
       const secretFile = join(cluster.tiny.dir, "flag-secret.txt");
       writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
       const gateway = startProcess(GATEWAY_BIN, ["serve", "--port", "0", "--coordinator", url, "--catalog", cluster.tiny.catalogPath, "--data-dir", join(cluster.tiny.dir, "flag-gateway"), "--gateway-secret-file", secretFile]);
+      // both flags at once, run while that gateway starts
+      const running = runCli("svc-gateway", ["serve", "--gateway-secret", secret, "--gateway-secret-file", secretFile]);
       try {
+        await waitForReady(gateway, "svc-gateway serve");
         await gateway.waitForLog((l) => l.msg === "connected to the coordinator");
         expect(gateway.stderr()).toBe("");
         expect(gateway.stdout()).not.toContain(secret);
       } finally {
         await gateway.stop();
       }
-      const both = await runCli("svc-gateway", ["serve", "--gateway-secret", secret, "--gateway-secret-file", secretFile]);
+      const both = await running;
       expect(both.code).toBe(64);
       expect(both.stderr).toBe("svc-gateway: option '--gateway-secret-file <file>' cannot be used with option '--gateway-secret <secret>'; see --help\n");
     } finally {
@@ -239,15 +251,9 @@ describe("Security: gateway links", () => {
   });
 
   it("the embedded coordinator listens on loopback even when --host opens the gateway; --coordinator-host opens it", async () => {
-    const closed = await startGateway({ agents: 0, args: ["--host", "0.0.0.0"] });
-    const opened = await startGateway({ agents: 0, args: ["--host", "0.0.0.0", "--coordinator-host", "0.0.0.0"] });
-    try {
-      expect(closed.url).toMatch(/^http:\/\/0\.0\.0\.0:/);
-      expect(closed.coordinatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:/);
-      expect(opened.coordinatorUrl).toMatch(/^http:\/\/0\.0\.0\.0:/);
-    } finally {
-      await Promise.all([closed.stop(), opened.stop()]);
-    }
+    expect(loopback.url).toMatch(/^http:\/\/0\.0\.0\.0:/);
+    expect(loopback.coordinatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    expect(open.coordinatorUrl).toMatch(/^http:\/\/0\.0\.0\.0:/);
   });
 });
 
