@@ -1,20 +1,16 @@
 // `svc-agent`'s command line: every command and flag, built here so that bin/svc-agent.ts stays a shim that
 // parses argv, and scripts/config-reference.ts can read the options to write docs/configuration.md. A command's
-// heavy modules (llama.cpp, X.509, sealing) load in its action, so `--help` and `catalog` start in a blink.
+// heavy modules (llama.cpp, X.509, sealing, the catalog's zod) load in its action, so `--help` starts in a blink
+// and each command loads only what it needs.
 import { Command, Option } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getPriority, setPriority } from "node:os";
-import { catalogBody, findAlias } from "../src/catalog.ts";
-import { catalogFrom } from "./models/catalog-source.ts";
-import { catalogTable } from "./models/catalog-view.ts";
-import { pullCommand } from "./models/pull-command.ts";
 import { defaultThreads, memoryGb } from "./daemon/machine.ts";
-import { DEFAULT_MODELS_DIR, ModelFileError, ModelStore, parseModelOverrides } from "./models/store.ts";
+import { DEFAULT_MODELS_DIR } from "./models/models-dir.ts";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { PRIVATE_DIR_MODE } from "../src/process/file-modes.ts";
 import { makeDirs } from "../src/process/make-dir.ts";
-import { downloadBar } from "./models/progress-bar.ts";
 import { DEFAULT_HUB_URL } from "./models/pull.ts";
 import { VerifiedFiles } from "./models/verified-files.ts";
 import { addStartOptions, type StartFlags } from "./daemon/start-options.ts";
@@ -50,6 +46,12 @@ const testFaultOption = () =>
 /** What `--test-fault SPEC` makes of each session. */
 const testFaults = async (spec: string) => (await import("./daemon/test-faults.ts")).faultInjection(spec);
 
+/** The catalog's parsing (zod) and the model store, loaded by the commands that read a catalog. */
+const catalogModules = async () => {
+  const [{ catalogBody, findAlias }, { catalogFrom }, store] = await Promise.all([import("../src/catalog.ts"), import("./models/catalog-source.ts"), import("./models/store.ts")]);
+  return { catalogBody, findAlias, catalogFrom, ...store };
+};
+
 /** The `svc-agent` program, not yet parsed. */
 export function agentProgram(): Command {
   const program = new Command("svc-agent")
@@ -69,6 +71,7 @@ export function agentProgram(): Command {
     .option("--model <alias=path>", "use this file for an alias (repeatable)", existingModelFile, [])
     .option("--memory-gb <n>", "memory to assume instead of this machine's", positiveNumber)
     .action(async (opts: { json?: boolean; catalog?: string; coordinator?: string; modelsDir: string; model: string[]; memoryGb?: number }, command: Command) => {
+      const { catalogBody, catalogFrom, ModelFileError, ModelStore, parseModelOverrides } = await catalogModules();
       const catalog = await catalogFrom(opts);
       if (opts.json) {
         console.log(JSON.stringify(catalogBody(catalog), null, 2));
@@ -83,6 +86,7 @@ export function agentProgram(): Command {
         return command.error(err.message, { exitCode: USAGE_EXIT });
       }
       const store = new ModelStore({ catalog, modelsDir: opts.modelsDir, overrides });
+      const [{ catalogTable }, { pullCommand }] = await Promise.all([import("./models/catalog-view.ts"), import("./models/pull-command.ts")]);
       const machine = { memoryGb: memoryGb(opts.memoryGb), isPresent: (a: string) => store.isPresent(a), pathFor: (a: string) => store.pathFor(a), pullCommand: (a: string) => pullCommand(store, a) };
       console.log(catalogTable(catalog, machine));
     });
@@ -96,7 +100,7 @@ export function agentProgram(): Command {
     .option("--data-dir <dir>", "agent state (remembers verified files)", DEFAULT_DATA_DIR)
     .option("--hub-url <url>", "model hub to download from", DEFAULT_HUB_URL)
     .action(async (alias: string, opts: { catalog?: string; modelsDir: string; dataDir: string; hubUrl: string }) => {
-      const { pull } = await import("./models/pull.ts");
+      const [{ pull }, { catalogFrom, findAlias }, { downloadBar }] = await Promise.all([import("./models/pull.ts"), catalogModules(), import("./models/progress-bar.ts")]);
       const catalog = await catalogFrom(opts);
       const entry = findAlias(catalog, alias);
       if (!entry) throw new Error(`${alias} is not in the catalog (aliases: ${catalog.models.map((m) => m.alias).join(", ")})`);
@@ -229,6 +233,7 @@ export function agentProgram(): Command {
     .option("--catalog <file>", "read this catalog file instead of the bundled models.lock.json")
     .option("--threads <n>", "the most llama.cpp CPU threads a job may ask for (default: the physical cores less one)", positiveInteger)
     .action(async (opts: { model: string[]; catalog?: string; threads?: number }, command: Command) => {
+      const { catalogFrom, ModelFileError, ModelStore, parseModelOverrides } = await catalogModules();
       const catalog = await catalogFrom(opts);
       const flags = opts.model.flatMap((value) => value.split(","));
       if (flags.length === 0) return command.error("--model: give at least one ALIAS=PATH", { exitCode: USAGE_EXIT });

@@ -1,20 +1,26 @@
 // `svc-gateway providers|release|keys`: the commands that work on the key store and on release manifests.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_DATA_DIR } from "../src/process/data-dir.ts";
 import { collect, limitOverride, positiveInteger } from "../src/process/cli-options.ts";
-import { Hex32 } from "../src/receipt/hex.ts";
-import { measure } from "../src/trust/measure.ts";
-import { signManifest } from "../src/trust/release-manifest.ts";
-import { Signer } from "../src/crypto/signing.ts";
+import { hexPattern } from "../src/receipt/patterns.ts";
 import { parseExpiry, tokenTable } from "./keys/provider-tokens.ts";
-import { copyStore, createUserKey, userRef, listKeys, listUsers, setKeyLimits, setUserLimits, withKeyStore } from "./keys/keys-admin.ts";
 import { DEFAULT_MAX_KEYS_PER_USER, type KeyLimits, type KeyStore } from "./keys/key-store.ts";
-import { usageReport } from "./keys/usage-report.ts";
-import { redactUrl } from "./keys/open-store.ts";
-import { STORE_FILE } from "./keys/sqlite-schema.ts";
 import { USAGE_DAYS } from "./keys/usage.ts";
+
+/**
+ * The key store's operations, loaded in the actions: its drivers (libsql, pg) and the release signing are more than
+ * `--help` and the other commands should pay for at every start.
+ */
+export const keysAdmin = () => import("./keys/keys-admin.ts");
+
+/** `--user`: a user's id (digits) or email address. */
+function userRef(value: string): number | string {
+  if (/^\d+$/.test(value)) return Number(value);
+  if (!value.includes("@")) throw new InvalidArgumentError("expected a user's email address or id (svc-gateway users list)");
+  return value;
+}
 
 /** The gateway's state under the shared data dir: the key store, whose enrollment tokens the coordinator reads. */
 export const DEFAULT_GATEWAY_DIR = join(DEFAULT_DATA_DIR, "gateway");
@@ -39,6 +45,7 @@ export function addAdminCommands(program: Command): void {
     .addOption(databaseOption())
     .action(async (opts: { name: string; expires?: string; json?: boolean; dataDir: string; database?: string }) => {
       const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
+      const { withKeyStore } = await keysAdmin();
       const { token, secret } = await withKeyStore(opts, (store) => store.enrollProvider(opts.name, expiresAt), true);
       if (opts.json) {
         const { id, name, prefix, createdAt, expiresAt: expires } = token;
@@ -57,7 +64,7 @@ export function addAdminCommands(program: Command): void {
     .addOption(storeOption())
     .addOption(databaseOption())
     .action(async (opts: { json?: boolean; dataDir: string; database?: string }) => {
-      const tokens = await withKeyStore(opts, (store) => store.listProviderTokens());
+      const tokens = await (await keysAdmin()).withKeyStore(opts, (store) => store.listProviderTokens());
       console.log(opts.json ? JSON.stringify(tokens) : tokenTable(tokens));
     });
 
@@ -68,7 +75,7 @@ export function addAdminCommands(program: Command): void {
     .addOption(storeOption())
     .addOption(databaseOption())
     .action(async (id: string, opts: { dataDir: string; database?: string }) => {
-      const revoked = await withKeyStore(opts, (store) => store.revokeProviderToken(id));
+      const revoked = await (await keysAdmin()).withKeyStore(opts, (store) => store.revokeProviderToken(id));
       if (!revoked) throw new Error(`providers revoke ${id}: no live enrollment token has that id (see providers list)`);
       console.log(`svc-gateway: revoked ${id}`);
     });
@@ -79,7 +86,8 @@ export function addAdminCommands(program: Command): void {
     .command("keygen")
     .description("create an Ed25519 release key (PKCS#8 PEM, mode 0600) and print its public key for --release-keys")
     .requiredOption("--out <file>", "where to write the private key")
-    .action((opts: { out: string }) => {
+    .action(async (opts: { out: string }) => {
+      const { Signer } = await import("../src/crypto/signing.ts");
       const pem = Signer.generatePem();
       writeFileSync(opts.out, pem, { mode: 0o600, flag: "wx" });
       console.log(Signer.fromPem(pem).publicKey);
@@ -91,9 +99,10 @@ export function addAdminCommands(program: Command): void {
     .requiredOption("--key <file>", "the release key (PKCS#8 PEM from `release keygen`)")
     .requiredOption("--out <file>", "where to write the manifest")
     .option("--measurement <hex>", "a measurement to list (repeatable; default: this build's, as `svc-agent measure` prints)", collect, [])
-    .action((opts: { key: string; out: string; measurement: string[] }) => {
+    .action(async (opts: { key: string; out: string; measurement: string[] }) => {
+      const [{ measure }, { signManifest }, { Signer }] = await Promise.all([import("../src/trust/measure.ts"), import("../src/trust/release-manifest.ts"), import("../src/crypto/signing.ts")]);
       const measurements = opts.measurement.length > 0 ? opts.measurement : [measure()];
-      for (const m of measurements) if (!Hex32.safeParse(m).success) throw new Error(`--measurement ${m}: expected 64 lowercase hex characters`);
+      for (const m of measurements) if (!hexPattern(64).test(m)) throw new Error(`--measurement ${m}: expected 64 lowercase hex characters`);
       const manifest = signManifest(Signer.fromPem(readFileSync(opts.key, "utf8")), measurements);
       writeFileSync(opts.out, `${JSON.stringify(manifest, null, 2)}\n`);
       console.log(`svc-gateway: manifest for ${measurements.length} measurement(s) signed by ${manifest.release_key} at ${opts.out}`);
@@ -107,10 +116,11 @@ export function addAdminCommands(program: Command): void {
     .addOption(dataDirOption())
     .addOption(databaseOption())
     .action(async (opts: { dataDir: string; database?: string }) => {
+      const { listKeys, withKeyStore } = await keysAdmin();
       for (const line of await withKeyStore(opts, listKeys)) console.log(line);
     });
 
-  limitCommand(keys.command("limit").argument("<key-id>", "the key's id (key_…), from keys list"), "--key-* defaults for one key", "", setKeyLimits);
+  limitCommand(keys.command("limit").argument("<key-id>", "the key's id (key_…), from keys list"), "--key-* defaults for one key", "", async (store, id: string, changes) => (await keysAdmin()).setKeyLimits(store, id, changes));
 
   keys
     .command("create")
@@ -122,6 +132,7 @@ export function addAdminCommands(program: Command): void {
     .addOption(dataDirOption())
     .addOption(databaseOption())
     .action(async (opts: { user: number | string; name: string; maxKeysPerUser: number; json?: boolean; dataDir: string; database?: string }) => {
+      const { createUserKey, withKeyStore } = await keysAdmin();
       const { key, secret, userId } = await withKeyStore(opts, (store) => createUserKey(store, opts.user, opts.name, opts.maxKeysPerUser));
       if (opts.json) {
         console.log(JSON.stringify({ id: key.id, name: key.name, secret, prefix: key.prefix, user_id: userId, created_at: key.createdAt }));
@@ -139,7 +150,7 @@ export function addAdminCommands(program: Command): void {
     .addOption(dataDirOption())
     .addOption(databaseOption())
     .action(async (id: string, opts: { json?: boolean; dataDir: string; database?: string }) => {
-      const hash = await withKeyStore(opts, (store) => store.revokeAnyKey(id));
+      const hash = await (await keysAdmin()).withKeyStore(opts, (store) => store.revokeAnyKey(id));
       if (hash === undefined) throw new Error(`keys revoke ${id}: no live key has that id (see keys list)`);
       console.log(opts.json ? JSON.stringify({ id, revoked: true }) : `svc-gateway: revoked ${id}`);
     });
@@ -150,6 +161,7 @@ export function addAdminCommands(program: Command): void {
     .requiredOption("--from-data-dir <dir>", "the data dir whose keys.sqlite to copy, as given to serve")
     .addOption(databaseOption().makeOptionMandatory())
     .action(async (opts: { fromDataDir: string; database: string }) => {
+      const [{ copyStore, withKeyStore }, { STORE_FILE }, { redactUrl }] = await Promise.all([keysAdmin(), import("./keys/sqlite-schema.ts"), import("./keys/open-store.ts")]);
       const file = join(opts.fromDataDir, STORE_FILE);
       if (!existsSync(file)) throw new Error(`--from-data-dir ${opts.fromDataDir}: no key store there (${file})`);
       const counts = await withKeyStore({ dataDir: opts.fromDataDir }, (from) => withKeyStore({ dataDir: opts.fromDataDir, database: opts.database }, (to) => copyStore(from, to)));
@@ -163,6 +175,7 @@ export function addAdminCommands(program: Command): void {
     .addOption(dataDirOption())
     .addOption(databaseOption())
     .action(async (opts: { dataDir: string; database?: string; days: number }) => {
+      const [{ withKeyStore }, { usageReport }] = await Promise.all([keysAdmin(), import("./keys/usage-report.ts")]);
       console.log(await withKeyStore(opts, (store) => usageReport(store, opts.days)));
     });
 }
@@ -177,11 +190,12 @@ export function addUserCommands(program: Command): void {
     .addOption(dataDirOption())
     .addOption(databaseOption())
     .action(async (opts: { dataDir: string; database?: string }) => {
+      const { listUsers, withKeyStore } = await keysAdmin();
       for (const line of await withKeyStore(opts, listUsers)) console.log(line);
     });
 
   const limit = users.command("limit").argument("<user-id>", "the user's id, from users list", positiveInteger);
-  limitCommand(limit, "--user-* defaults for one user", " over all the user's keys", setUserLimits);
+  limitCommand(limit, "--user-* defaults for one user", " over all the user's keys", async (store, id: number, changes) => (await keysAdmin()).setUserLimits(store, id, changes));
 }
 
 type Override = number | "default";
@@ -199,6 +213,6 @@ function limitCommand<Id>(command: Command, defaults: string, scope: string, set
     .addOption(databaseOption())
     .action(async (id: Id, opts: { dataDir: string; database?: string; concurrency?: Override; rpm?: Override; tpm?: Override }) => {
       const changes = { maxConcurrency: stored(opts.concurrency), rpm: stored(opts.rpm), tpm: stored(opts.tpm) };
-      console.log(await withKeyStore(opts, (store) => set(store, id, changes)));
+      console.log(await (await keysAdmin()).withKeyStore(opts, (store) => set(store, id, changes)));
     });
 }

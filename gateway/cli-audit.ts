@@ -2,8 +2,7 @@
 // `svc-agent verify --audit … --auditor-key KEY` and known-keys files; and `svc-gateway audit clear ID`, which lifts a
 // failed audit's bar (issue 43 item 4).
 import { Command, Option } from "commander";
-import { DEFAULT_GATEWAY_DIR, databaseOption } from "./cli-admin.ts";
-import { withKeyStore } from "./keys/keys-admin.ts";
+import { DEFAULT_GATEWAY_DIR, databaseOption, keysAdmin } from "./cli-admin.ts";
 
 interface StoreFlags {
   dataDir: string;
@@ -20,7 +19,7 @@ export function addAuditCommands(program: Command): void {
     .addOption(dataDirOption())
     .addOption(databaseOption())
     .action(async (opts: StoreFlags) => {
-      const { auditKey } = await import("./audit/audit-key.ts");
+      const [{ auditKey }, { withKeyStore }] = await Promise.all([import("./audit/audit-key.ts"), keysAdmin()]);
       console.log((await withKeyStore(opts, (store) => auditKey(opts.dataDir, store), true)).publicKey);
     });
 
@@ -36,7 +35,7 @@ export function addAuditCommands(program: Command): void {
     .action(async (id: string, opts: StoreFlags & { json?: boolean }) => {
       const { AUDIT_ID } = await import("./keys/audit-store.ts");
       if (!AUDIT_ID.test(id)) throw new Error(`audit clear ${id}: not an audit id (aud_ and 24 hex digits)`);
-      const cleared = await withKeyStore(opts, (store) => store.audits().clear(id));
+      const cleared = await (await keysAdmin()).withKeyStore(opts, (store) => store.audits().clear(id));
       if (cleared === undefined) throw new Error(`audit clear ${id}: no failed audit has that id on this store`);
       const at = new Date(cleared.clearedAt!).toISOString();
       console.log(opts.json ? JSON.stringify({ id, provider: cleared.provider, cleared_at: at }) : `svc-gateway: cleared ${id} (provider ${cleared.provider}, cleared at ${at})`);

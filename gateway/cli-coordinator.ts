@@ -6,8 +6,6 @@ import { enrollmentLookup, liveEnrollments } from "./keys/provider-tokens.ts";
 import { dataDirGatewaySecret } from "./keys/gateway-secret.ts";
 import { makePrivateDataDir } from "./keys/private-files.ts";
 import { databaseOption, DEFAULT_GATEWAY_DIR } from "./cli-admin.ts";
-import { checkNatsDatabase, openKeyStore } from "./keys/open-store.ts";
-import { loadCatalog } from "../src/catalog-file.ts";
 import { port, positiveInteger } from "../src/process/cli-options.ts";
 import { DEFAULT_HEARTBEAT_MS, IDLE_HEARTBEAT_FACTOR } from "../src/link/heartbeat.ts";
 import { onShutdownSignal } from "../src/process/shutdown.ts";
@@ -108,7 +106,11 @@ export function addCoordinatorCommand(program: Command): void {
       .option("--host <host>", "address to listen on", "127.0.0.1")
       .requiredOption("--port <port>", "coordinator port (0 picks a free one)", port),
   ).action(async (flags: CoordinatorFlags & { port: number }, command: Command) => {
-    const { startCoordinator } = await import("./coordinator/start.ts");
+    const [{ startCoordinator }, { checkNatsDatabase, openKeyStore }, { loadCatalog }] = await Promise.all([
+      import("./coordinator/start.ts"),
+      import("./keys/open-store.ts"),
+      import("../src/catalog-file.ts"),
+    ]);
     const given = takeSecret(command, "--gateway-secret", "SVC_GATEWAY_SECRET", "svc-gateway");
     if (flags.nats !== undefined) checkNatsDatabase(flags);
     const nats = flags.nats === undefined ? undefined : await (await import("../src/link/nats.ts")).connectNats(flags.nats, "svc-gateway coordinator", natsAccess(flags));

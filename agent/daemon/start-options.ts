@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { join } from "node:path";
 import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
 import { collect, existingModelFile, nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from "../../src/process/cli-options.ts";
-import { DEFAULT_MODELS_DIR } from "../models/store.ts";
+import { DEFAULT_MODELS_DIR } from "../models/models-dir.ts";
 import { DEFAULT_CONTEXT_SIZE, MIN_CONTEXT_SIZE } from "../engine/context-size.ts";
 import { DEFAULT_LOG_MAX_MB } from "./log-file.ts";
 import { PACKAGE_ROOT } from "../../src/process/package-root.ts";

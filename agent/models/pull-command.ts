@@ -3,7 +3,8 @@
 import { resolve } from "node:path";
 import type { CatalogEntry } from "../../src/catalog.ts";
 import { loadCatalog } from "../../src/catalog-file.ts";
-import { DEFAULT_MODELS_DIR, type ModelStore } from "./store.ts";
+import { DEFAULT_MODELS_DIR } from "./models-dir.ts";
+import type { ModelStore } from "./store.ts";
 
 /** The same pin: the same bytes from the same hub file at the same revision. */
 const samePin = (a: CatalogEntry, b: CatalogEntry) => a.hub_id === b.hub_id && a.file === b.file && a.revision === b.revision && a.sha256 === b.sha256;

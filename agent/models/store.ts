@@ -3,11 +3,9 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { findAlias, type Catalog, type CatalogEntry } from "../../src/catalog.ts";
-import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
 import type { OnBytes } from "../../src/crypto/sha256-node.ts";
 import { VerifiedFiles } from "./verified-files.ts";
-
-export const DEFAULT_MODELS_DIR = join(DEFAULT_DATA_DIR, "models");
+import { DEFAULT_MODELS_DIR } from "./models-dir.ts";
 
 export class ModelFileError extends Error {
   constructor(message: string) {

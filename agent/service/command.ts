@@ -9,7 +9,7 @@ import { DEFAULT_DATA_DIR } from "../../src/process/data-dir.ts";
 import { positiveInteger } from "../../src/process/cli-options.ts";
 import { addStartOptions, type StartFlags } from "../daemon/start-options.ts";
 import { takeSecret } from "../../src/process/secret-option.ts";
-import { install, managerFor, status, uninstall, type Manager, type ServicePlatform } from "./manager.ts";
+import type { Manager, ServicePlatform } from "./manager.ts";
 import { SERVICE_NAME, serviceSpec, type GivenOption } from "./spec.ts";
 
 /** `service status`'s exit when the service is not running or not installed, as `systemctl status` has it. */
@@ -19,10 +19,14 @@ export const NOT_RUNNING_EXIT = 3;
 const platformOption = () =>
   new Option("--platform <os>", "darwin (launchd) or linux (systemd)").choices(["darwin", "linux"]).default(process.platform).hideHelp();
 
-function manager(platform: string): Manager {
+/** The launchd and systemd writers, loaded in the actions so that every other command starts without plist's. */
+const managers = () => import("./manager.ts");
+
+async function manager(platform: string): Promise<Manager> {
   if (platform !== "darwin" && platform !== "linux") {
     throw new Error(`svc-agent service runs under launchd (macOS) or systemd (Linux), not on ${platform}; run svc-agent start under your own supervisor`);
   }
+  const { managerFor } = await managers();
   return managerFor(platform as ServicePlatform, os.homedir(), process.getuid?.() ?? 0);
 }
 
@@ -34,8 +38,8 @@ export function addServiceCommand(program: Command): void {
   addStartOptions(service.command("install").description("install and start the service with start's flags (logs rotate under DATA_DIR/logs)"))
     .option("--print", "write the service file to stdout instead of installing it")
     .addOption(platformOption())
-    .action((flags: StartFlags & { print?: boolean; platform: string }, command: Command) => {
-      const m = manager(flags.platform);
+    .action(async (flags: StartFlags & { print?: boolean; platform: string }, command: Command) => {
+      const m = await manager(flags.platform);
       // a --token-file is written as a path and read by the service at each start; a token typed here goes in its environment
       const token = flags.tokenFile === undefined ? takeSecret(command, "--token", "SVC_PROVIDER_TOKEN", "svc-agent") : undefined;
       const given: GivenOption[] = command.options
@@ -56,7 +60,7 @@ export function addServiceCommand(program: Command): void {
         process.stdout.write(m.render(spec));
         return;
       }
-      install(m, spec);
+      (await managers()).install(m, spec);
       console.log(`installed ${m.file} and started it with ${m.tool}; it starts at login and restarts after a crash`);
       console.log(`log: ${spec.logFile} (svc-agent service logs)`);
     });
@@ -65,18 +69,18 @@ export function addServiceCommand(program: Command): void {
     .command("uninstall")
     .description("stop the service and remove its file")
     .addOption(platformOption())
-    .action((flags: { platform: string }) => {
-      const m = manager(flags.platform);
-      console.log(uninstall(m) ? `stopped and removed ${m.file}` : `not installed (no ${m.file})`);
+    .action(async (flags: { platform: string }) => {
+      const m = await manager(flags.platform);
+      console.log((await managers()).uninstall(m) ? `stopped and removed ${m.file}` : `not installed (no ${m.file})`);
     });
 
   service
     .command("status")
     .description(`whether the service is installed and running, and how it last exited (exit 0 running, ${NOT_RUNNING_EXIT} not)`)
     .addOption(platformOption())
-    .action((flags: { platform: string }) => {
-      const m = manager(flags.platform);
-      const s = status(m);
+    .action(async (flags: { platform: string }) => {
+      const m = await manager(flags.platform);
+      const s = (await managers()).status(m);
       if (!s.installed) {
         console.log(`installed: no (no ${m.file}); install it with svc-agent service install --coordinator URL`);
         process.exitCode = NOT_RUNNING_EXIT;
@@ -99,7 +103,7 @@ export function addServiceCommand(program: Command): void {
     .option("--data-dir <dir>", "the data dir, when no service is installed", DEFAULT_DATA_DIR)
     .addOption(platformOption())
     .action(async (flags: { lines: number; follow?: boolean; dataDir: string; platform: string }) => {
-      const s = status(manager(flags.platform));
+      const s = (await managers()).status(await manager(flags.platform));
       const file = (s.installed ? s.logFile : undefined) ?? join(flags.dataDir, "logs", `${SERVICE_NAME}.log`);
       if (!existsSync(file)) throw new Error(`no log at ${file} yet`);
       if (!flags.follow) {

@@ -3,7 +3,6 @@
 // `serve --key-*` / `--user-*` defaults. A running gateway picks a change up within LIMITS_REFRESH_MS, so no
 // restart is needed.
 import { existsSync } from "node:fs";
-import { InvalidArgumentError } from "commander";
 import { join } from "node:path";
 import { KeyCapReached, STORE_TABLES, type KeyLimits, type KeyRecord, type KeyStore, type StoreTable } from "./key-store.ts";
 import { openKeyStore, type StoreLocation } from "./open-store.ts";
@@ -60,13 +59,6 @@ export async function setUserLimits(store: KeyStore, userId: number, changes: Pa
   const limits = await store.setUserLimits(userId, changes);
   if (limits === undefined) throw new Error(`no user ${userId} in the key store (svc-gateway users list shows the ids)`);
   return `user ${userId}: ${describeLimits(limits)}`;
-}
-
-/** `--user`: a user's id (digits) or email address. */
-export function userRef(value: string): number | string {
-  if (/^\d+$/.test(value)) return Number(value);
-  if (!value.includes("@")) throw new InvalidArgumentError("expected a user's email address or id (svc-gateway users list)");
-  return value;
 }
 
 /** The one user `--user` names; an email matching none or several is an error saying what to do. */

@@ -17,8 +17,14 @@
 //   seconds (a model's load) holds back no beat; it vouches for that thread while it turns within 30 s, so one stuck
 //   for good, its process alive, is dropped within 30 s and deadPeerBoundMs.
 // Every judge times silence on a clock that stands still while the judge itself stalls (awake-clock.ts).
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { stallOf } from "./awake-clock.ts";
+
+/**
+ * WebSocket.OPEN, the same in every implementation: named here so that the command lines, which read this module's
+ * defaults for their flags, start without loading ws.
+ */
+const OPEN = 1;
 
 /** The busy ping interval: a gateway's, and an agent's while it runs a session (`--heartbeat-ms`). */
 export const DEFAULT_HEARTBEAT_MS = 2_000;
@@ -143,7 +149,7 @@ export function keepAlive(ws: WebSocket, intervals: BeatIntervals, onDead: () =>
     // that is merely late by a little counts as it is, so a vanished peer is not kept longer under load
     lastHeard += stallOf(due, busyMs / 2);
     // a link still connecting has nothing to ping; the handshake timeout covers that stage
-    if (ws.readyState !== WebSocket.OPEN) lastHeard = lastSent = now;
+    if (ws.readyState !== OPEN) lastHeard = lastSent = now;
     if (silentFor() >= allowed) {
       // judge only after this turn's network reads: an answer already in the socket counts
       recheck = setImmediate(() => {

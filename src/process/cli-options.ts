@@ -3,9 +3,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CommanderError, InvalidArgumentError, type Command, type Option, type OptionValues, type OutputConfiguration } from "commander";
-import { Hex32 } from "../receipt/hex.ts";
 import { PACKAGE_ROOT } from "./package-root.ts";
-import { CLIENT_NONCE_PATTERN } from "../receipt/receipt.ts";
+import { CLIENT_NONCE_PATTERN, hexPattern } from "../receipt/patterns.ts";
 
 export const positiveNumber = (value: string): number => {
   const n = Number(value);
@@ -49,9 +48,11 @@ export const existingModelFile = (value: string, previous: string[]): string[] =
   return [...previous, value];
 };
 
+const HEX_KEY = hexPattern(64);
+
 /** A raw Ed25519 public key. */
 export const hexKey = (value: string): string => {
-  if (!Hex32.safeParse(value).success) throw new InvalidArgumentError("expected 64 lowercase hex characters");
+  if (!HEX_KEY.test(value)) throw new InvalidArgumentError("expected 64 lowercase hex characters");
   return value;
 };
 

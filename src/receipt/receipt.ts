@@ -5,6 +5,7 @@ import { bytesToHex, randomBytes } from "@noble/hashes/utils.js";
 import * as z from "zod";
 import { canonicalJson } from "./canonical-json.ts";
 import { Hex16, Hex32, Hex64 } from "./hex.ts";
+import { CLIENT_NONCE_PATTERN } from "./patterns.ts";
 import { providerIdOf } from "./provider-id.ts";
 import { sha256Hex } from "./sha256.ts";
 import { SIGNATURE_DOMAINS, type SignatureDomain, verifySignature } from "./signature.ts";
@@ -22,8 +23,7 @@ export const RECEIPT_VERSION_CACHE = 3;
 /** What they sign for an answer with logprobs: v3 plus the logprobs' hashes (issue 43). */
 export const RECEIPT_VERSION_LOGPROBS = 4;
 
-/** `x-svc-receipt-nonce`: 16–64 base64url characters chosen by the caller. */
-export const CLIENT_NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
+export { CLIENT_NONCE_PATTERN };
 
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
