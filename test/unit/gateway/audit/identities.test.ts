@@ -12,20 +12,25 @@ import { fakeDice } from "../../../fixtures/fake-dice.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-identities-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let stores = 0;
-function freshStore() {
-  const path = join(dir, String(stores++));
-  mkdirSync(path);
-  return SqliteKeyStore.open(path);
-}
 const DAY = 86_400_000;
 const START = Date.UTC(2026, 0, 1);
+let stores = 0;
+/** A fresh SQLite key store, and dice whose clock reads START. */
+function freshStore(seed: number) {
+  const path = join(dir, String(stores++));
+  mkdirSync(path);
+  const dice = fakeDice(seed);
+  dice.t = START;
+  return { store: SqliteKeyStore.open(path), dice };
+}
+/** Every key of the store's one user, svc-auditor: live and revoked. */
+async function auditorKeys(store: SqliteKeyStore) {
+  return store.listKeys((await store.listUsers())[0]!.id);
+}
 
 describe("§4 point 2: the pool", () => {
   it("holds --audit-identities keys of the store user svc-auditor, and each audit takes one of them at random", async () => {
-    const store = freshStore();
-    const dice = fakeDice(1);
-    dice.t = START;
+    const { store, dice } = freshStore(1);
     const identities = await AuditIdentities.open(store, 16, dice);
     const users = await store.listUsers();
     expect(users.map((u) => [u.name, u.liveKeys])).toEqual([[AUDITOR_USER.name, 16]]);
@@ -49,9 +54,7 @@ describe("§4 point 2: the pool", () => {
 
 describe("§4 point 2: lifetimes", () => {
   it("each identity is retired after a lifetime drawn from 1–14 days: revoked in the store, a fresh key in its place", async () => {
-    const store = freshStore();
-    const dice = fakeDice(2);
-    dice.t = START;
+    const { store, dice } = freshStore(2);
     const identities = await AuditIdentities.open(store, 16, dice);
     const born = new Map(identities.keyIds().map((id) => [id, START]));
     const lived: number[] = [];
@@ -73,17 +76,14 @@ describe("§4 point 2: lifetimes", () => {
     // drawn, not one fixed lifetime: they spread over the range
     expect(Math.max(...lived) - Math.min(...lived)).toBeGreaterThan(10 * DAY);
     // every retired key is revoked in the store; only the pool's are live
-    const userId = (await store.listUsers())[0]!.id;
-    const keys = await store.listKeys(userId);
+    const keys = await auditorKeys(store);
     expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(identities.keyIds().sort());
     expect(keys.filter((k) => k.revokedAt !== null)).toHaveLength(lived.length);
     await store.close();
   });
 
   it("a restart keeps the live keys within their lifetime and retires those past 14 days", async () => {
-    const store = freshStore();
-    const dice = fakeDice(3);
-    dice.t = START;
+    const { store, dice } = freshStore(3);
     const first = await AuditIdentities.open(store, 8, dice);
     const before = first.keyIds();
     // a day on: still within every key's lifetime (at least one day), so all are kept
@@ -94,15 +94,12 @@ describe("§4 point 2: lifetimes", () => {
     dice.t = START + 14 * DAY + 1;
     const later = await AuditIdentities.open(store, 8, dice);
     expect(later.keyIds().filter((id) => before.includes(id))).toEqual([]);
-    const userId = (await store.listUsers())[0]!.id;
-    expect((await store.listKeys(userId)).filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(later.keyIds().sort());
+    expect((await auditorKeys(store)).filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(later.keyIds().sort());
     await store.close();
   });
 
   it("two gateways on one store share the user's keys rather than exceed the pool", async () => {
-    const store = freshStore();
-    const dice = fakeDice(4);
-    dice.t = START;
+    const { store, dice } = freshStore(4);
     // at once: each finds no key, then one of them reaches the cap first
     const [a, b] = await Promise.all([AuditIdentities.open(store, 4, dice), AuditIdentities.open(store, 4, dice)]);
     expect(b.keyIds().sort()).toEqual(a.keyIds().sort());
@@ -115,9 +112,7 @@ describe("§4 point 2: lifetimes", () => {
 
 describe("§4 point 2: a pool the cap leaves empty", () => {
   it("an idle replica's keys past their lifetime are retired, so a pick still gets a fresh identity", async () => {
-    const store = freshStore();
-    const dice = fakeDice(5);
-    dice.t = START;
+    const { store, dice } = freshStore(5);
     // this gateway holds 2 identities; another on the same store, with a pool of 4, takes those and makes 2 more
     const small = await AuditIdentities.open(store, 2, dice);
     const big = await AuditIdentities.open(store, 4, dice);
@@ -128,8 +123,7 @@ describe("§4 point 2: a pool the cap leaves empty", () => {
     const principal = await small.pick();
     expect(small.keyIds()).toHaveLength(2);
     expect(small.keyIds()).toContain(principal.keyId);
-    const userId = (await store.listUsers())[0]!.id;
-    const keys = await store.listKeys(userId);
+    const keys = await auditorKeys(store);
     expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(small.keyIds().sort());
     for (const id of others) expect(keys.find((k) => k.id === id)!.revokedAt).toBe(dice.t);
     await store.close();
@@ -138,17 +132,14 @@ describe("§4 point 2: a pool the cap leaves empty", () => {
 
 describe("§4 point 2: a failed audit's identity", () => {
   it("is retired at once: revoked in the store, out of the pool, a fresh key in its place, never picked again", async () => {
-    const store = freshStore();
-    const dice = fakeDice(6);
-    dice.t = START;
+    const { store, dice } = freshStore(6);
     const identities = await AuditIdentities.open(store, 4, dice);
     const failed = await identities.pick();
     dice.t += 60_000;
     await identities.retire(failed.keyId);
     expect(identities.keyIds()).toHaveLength(4);
     expect(identities.keyIds()).not.toContain(failed.keyId);
-    const userId = (await store.listUsers())[0]!.id;
-    const keys = await store.listKeys(userId);
+    const keys = await auditorKeys(store);
     expect(keys.find((k) => k.id === failed.keyId)!.revokedAt).toBe(dice.t);
     expect(keys.filter((k) => k.revokedAt === null).map((k) => k.id).sort()).toEqual(identities.keyIds().sort());
     for (let i = 0; i < 200; i++) expect((await identities.pick()).keyId).not.toBe(failed.keyId);
