@@ -10,7 +10,7 @@
 // "Connection error." with the reason lost. A stream already answered 200 errors with that ApiError instead.
 import { SEALED_FRAMES_TYPE, SEALED_REQUEST_TYPE, fromBase64url, type Clear } from "../src/blind/format.ts";
 import { LineReader, type RelayLine } from "../src/blind/lines.ts";
-import { blindSuite, FrameOpener, sealForCandidates, type SealedForCandidates } from "../src/blind/seal.ts";
+import { FrameOpener, sealForCandidates, type SealedForCandidates } from "../src/blind/seal.ts";
 import { CatalogSchema, type Catalog, type CatalogEntry } from "../src/catalog.ts";
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorEnvelope } from "../src/errors.ts";
 import { shaperOf, type AnswerShaper, type SseEvent } from "../src/openai/answer-shaper.ts";
@@ -26,15 +26,19 @@ import type { Receipt } from "../src/receipt/receipt.ts";
 import { AnswerReader, providerFault } from "../src/session/answer-reader.ts";
 import { answerTokenCap } from "../src/session/sealed-request.ts";
 import { anchorsFrom } from "../src/trust/anchors.ts";
+import { checkEvidence } from "../src/trust/attestation.ts";
 import { BUNDLED_CATALOG } from "./bundled-catalog.ts";
 import { CandidateChooser, GatewayAnswered, type Candidate } from "./candidates.ts";
+import { enginesFor, type Engines } from "./engines.ts";
 import type { SealedFetchOptions } from "./public-types.js";
 
 // the options are declared once, in the package's public types (no zod or src/ type in a caller's view)
 export type { SealedFetchOptions };
 
 const KINDS = new Map<string, RouteKind>(Object.entries(ROUTE_PATHS).map(([kind, path]) => [path.replace(/^\/v1/, ""), kind as RouteKind]));
-const suite = blindSuite();
+/** The runtime's fastest primitives (client/engines.ts), chosen once, on first use. */
+const engines = enginesFor();
+const signatureOf = ({ signature }: Engines) => (signature === undefined ? {} : { signature });
 
 /** A fetch that sends svc's OpenAI routes gateway-blind; other GETs (listings) pass through, any other body is refused. */
 export function createSealedFetch(options: SealedFetchOptions): typeof globalThis.fetch {
@@ -49,7 +53,10 @@ export function createSealedFetch(options: SealedFetchOptions): typeof globalThi
     floor: options.floor ?? "process",
     ...anchorsFrom({ roots: options.trustedRoots ?? [], releaseKeys: options.releaseKeys ?? [] }),
     knownKeys: new Map(Object.entries(options.knownKeys ?? {})),
-  }, options.listingMaxAgeMs === undefined ? {} : { listingMaxAgeMs: options.listingMaxAgeMs });
+  }, {
+    ...(options.listingMaxAgeMs === undefined ? {} : { listingMaxAgeMs: options.listingMaxAgeMs }),
+    check: async (evidence, anchors, at) => checkEvidence(evidence, anchors, at, signatureOf(await engines)),
+  });
   const auth: Record<string, string> = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
   const get = (path: string) => send(`${base}${path}`, { headers: { ...auth, accept: "application/json" } });
 
@@ -105,7 +112,7 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
     kind, alias: entry.alias, stream: request.stream,
     max_tokens: kind === "embeddings" ? body.input!.length : answerTokenCap(body),
   };
-  const sealed = await sealForCandidates(suite, plaintext, clear, candidates.map((c) => ({ provider: c.id, publicKey: c.sealingKey })));
+  const sealed = await sealForCandidates((await engines).suite, plaintext, clear, candidates.map((c) => ({ provider: c.id, publicKey: c.sealingKey })));
   signal.throwIfAborted();
   const res = await s.post(JSON.stringify(sealed.envelope));
   const shaper = shaperOf(request);
@@ -248,7 +255,7 @@ class RelayedAnswer {
         if (this.current !== undefined && this.current.frames > 0) throw invalid("the gateway switched providers in the middle of an answer");
         const key = await this.sealed.answerKey(candidate.id);
         const { alias } = this.entry;
-        const reader = new AnswerReader({ provider: candidate, ...(this.request.pin === undefined ? {} : { pin: this.request.pin }), entry: this.entry, body: this.request.body, requestSha256: this.sealed.envelope.request_sha256 });
+        const reader = new AnswerReader({ provider: candidate, ...(this.request.pin === undefined ? {} : { pin: this.request.pin }), entry: this.entry, body: this.request.body, requestSha256: this.sealed.envelope.request_sha256 }, signatureOf(await engines));
         this.current = { provider: candidate.id, opener: new FrameOpener(key, alias, candidate.id), reader, frames: 0 };
         return undefined;
       }

@@ -1,8 +1,9 @@
 // Signing with Ed25519 over domain-separated canonical JSON, on node's native Ed25519 (the agent, release keys,
 // tests). Checking signatures is src/receipt/signature.ts, which runs in browsers too; it is re-exported here.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
-import { Kept } from "../receipt/kept.ts";
+import * as nodeCrypto from "node:crypto";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
 import { signedMessage, type SignatureDomain } from "../receipt/signature.ts";
+import { nativeSignatureCheck } from "./native-ed25519.ts";
 
 export { SIGNATURE_DOMAINS, signedMessage, verifySignature, type SignatureDomain } from "../receipt/signature.ts";
 
@@ -41,20 +42,8 @@ export class Signer {
   }
 }
 
-const HEX32 = /^[0-9a-f]{64}$/;
-const HEX64 = /^[0-9a-f]{128}$/;
-/** Providers' signing keys, as the gateway checks their receipts: one import each, not one per receipt. */
-const VERIFY_KEYS = new Kept(16_384, (hex) => createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, "hex")]), format: "der", type: "spki" }));
-
 /**
- * The same check as src/receipt/signature.ts's `verifySignature` on node's native Ed25519 (OpenSSL: RFC 8032's strict
- * rules, as there): about 15× faster, for the gateway, which checks a receipt on every request. Never throws.
+ * src/receipt/signature.ts's `verifySignature` on this process's native Ed25519 (src/crypto/native-ed25519.ts), for the
+ * gateway, which checks a receipt on every request. Never throws.
  */
-export function verifySignatureNative(publicKeyHex: string, domain: SignatureDomain, payload: unknown, signatureHex: string): boolean {
-  if (!HEX32.test(publicKeyHex) || !HEX64.test(signatureHex)) return false;
-  try {
-    return verify(null, signedMessage(domain, payload), VERIFY_KEYS.get(publicKeyHex), Buffer.from(signatureHex, "hex"));
-  } catch {
-    return false;
-  }
-}
+export const verifySignatureNative = nativeSignatureCheck(nodeCrypto, Buffer);

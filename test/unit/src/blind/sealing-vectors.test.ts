@@ -1,10 +1,12 @@
 // SEALING.md's test vectors: from the fixed keys there, svc seals the envelope byte for byte, the first candidate
-// opens it and derives the answer key, and the frames it seals are the ones written, opening in order on the caller's side.
+// opens it and derives the answer key, and the frames it seals are the ones written, opening in order on the caller's side;
+// on both of the client's engines (client/engines.ts): node:crypto's and the portable JavaScript a browser runs.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { fromBase64url, toBase64url, type SealedEnvelope } from "../../../../src/blind/format.ts";
-import { blindSuite, FrameOpener, FrameSealer, openForCandidate, sealForCandidates } from "../../../../src/blind/seal.ts";
+import { FrameOpener, FrameSealer, openForCandidate, sealForCandidates } from "../../../../src/blind/seal.ts";
 import type { RouteKind } from "../../../../src/openai/route-kinds.ts";
+import { enginesFor } from "../../../../client/engines.ts";
 
 interface Vectors {
   suite: string;
@@ -28,9 +30,11 @@ function vectorsFromDoc(): Vectors {
 const bytes = (hex: string) => new Uint8Array(Buffer.from(hex, "hex"));
 const hex = (b: ArrayBuffer | Uint8Array) => Buffer.from(b instanceof Uint8Array ? b : new Uint8Array(b)).toString("hex");
 
-describe("SEALING.md test vectors", () => {
+describe.each([["node:crypto", await enginesFor()], ["javascript", await enginesFor({})]] as const)("SEALING.md test vectors on %s", (kind, engines) => {
   const v = vectorsFromDoc();
-  const suite = blindSuite();
+  const { suite } = engines;
+
+  it("is the engine named", () => expect(engines.kind).toBe(kind));
 
   it("each candidate's keys are DeriveKeyPair(ikm)", async () => {
     for (const c of v.candidates) {
