@@ -19,7 +19,8 @@ import { summarize } from "./stats.ts";
 
 const opts = new Command("tsx bench/profile-loop.ts")
   .option("--cpu-prof <dir>", "write a V8 CPU profile of the gateway and the agent into this folder")
-  .option("--seconds <n>", "how long the measured loop runs, after 200 warm-up requests", "15")
+  .option("--seconds <n>", "how long the measured loop runs, after the warm-up requests", "15")
+  .option("--warmup <n>", "requests sent before the measured loop (a long-running gateway's code is optimised; a fresh one's is not yet)", "200")
   .option("--stream", "stream the answers")
   .option("--token-ms <n>", "the synthetic engine's pause before each of its 16 tokens", "0")
   .option("--blind", "send each request gateway-blind, sealed in this process by createSealedFetch")
@@ -28,7 +29,7 @@ const opts = new Command("tsx bench/profile-loop.ts")
   .option("--gap-ms <n>", "wait this long between one answer and the next request (a slower caller's pace)", "0")
   .option("--idle-seconds <n>", "after the loop, read each process's CPU over this many seconds with nothing sent", "0")
   .parse()
-  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; blind?: boolean; ownCoordinator?: boolean; fetch?: boolean; gapMs: string; idleSeconds: string }>();
+  .opts<{ cpuProf?: string; seconds: string; stream?: boolean; tokenMs: string; warmup: string; blind?: boolean; ownCoordinator?: boolean; fetch?: boolean; gapMs: string; idleSeconds: string }>();
 
 if (opts.cpuProf) profileInto(opts.cpuProf);
 buildDist();
@@ -52,7 +53,7 @@ try {
     if (!sample.ok) throw new Error("a request failed; the gateway's and agent's logs are in " + dir);
     return sample;
   };
-  for (let i = 0; i < 200; i++) await one();
+  for (let i = 0; i < Number(opts.warmup); i++) await one();
   const procs = { gateway: gateway.proc, agent, ...(coordinator ? { coordinator: coordinator.proc } : {}) };
   const cpu = () => Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.usage().cpuMs]));
   const before = cpu();
