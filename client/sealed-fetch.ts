@@ -36,8 +36,9 @@ import type { SealedFetchOptions } from "./public-types.js";
 export type { SealedFetchOptions };
 
 const KINDS = new Map<string, RouteKind>(Object.entries(ROUTE_PATHS).map(([kind, path]) => [path.replace(/^\/v1/, ""), kind as RouteKind]));
-/** The runtime's fastest primitives (client/engines.ts), chosen once, on first use. */
-const engines = enginesFor();
+/** The runtime's fastest primitives (client/engines.ts), chosen once, on first use (an import of the package costs nothing). */
+let chosen: Promise<Engines> | undefined;
+const engines = () => (chosen ??= enginesFor());
 const signatureOf = ({ signature }: Engines) => (signature === undefined ? {} : { signature });
 
 /** A fetch that sends svc's OpenAI routes gateway-blind; other GETs (listings) pass through, any other body is refused. */
@@ -55,7 +56,7 @@ export function createSealedFetch(options: SealedFetchOptions): typeof globalThi
     knownKeys: new Map(Object.entries(options.knownKeys ?? {})),
   }, {
     ...(options.listingMaxAgeMs === undefined ? {} : { listingMaxAgeMs: options.listingMaxAgeMs }),
-    check: async (evidence, anchors, at) => checkEvidence(evidence, anchors, at, signatureOf(await engines)),
+    check: async (evidence, anchors, at) => checkEvidence(evidence, anchors, at, signatureOf(await engines())),
   });
   const auth: Record<string, string> = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
   const get = (path: string) => send(`${base}${path}`, { headers: { ...auth, accept: "application/json" } });
@@ -112,7 +113,7 @@ async function blind(kind: RouteKind, bytes: Uint8Array, receiptNonce: string | 
     kind, alias: entry.alias, stream: request.stream,
     max_tokens: kind === "embeddings" ? body.input!.length : answerTokenCap(body),
   };
-  const sealed = await sealForCandidates((await engines).suite, plaintext, clear, candidates.map((c) => ({ provider: c.id, publicKey: c.sealingKey })));
+  const sealed = await sealForCandidates((await engines()).suite, plaintext, clear, candidates.map((c) => ({ provider: c.id, publicKey: c.sealingKey })));
   signal.throwIfAborted();
   const res = await s.post(JSON.stringify(sealed.envelope));
   const shaper = shaperOf(request);
@@ -255,7 +256,7 @@ class RelayedAnswer {
         if (this.current !== undefined && this.current.frames > 0) throw invalid("the gateway switched providers in the middle of an answer");
         const key = await this.sealed.answerKey(candidate.id);
         const { alias } = this.entry;
-        const reader = new AnswerReader({ provider: candidate, ...(this.request.pin === undefined ? {} : { pin: this.request.pin }), entry: this.entry, body: this.request.body, requestSha256: this.sealed.envelope.request_sha256 }, signatureOf(await engines));
+        const reader = new AnswerReader({ provider: candidate, ...(this.request.pin === undefined ? {} : { pin: this.request.pin }), entry: this.entry, body: this.request.body, requestSha256: this.sealed.envelope.request_sha256 }, signatureOf(await engines()));
         this.current = { provider: candidate.id, opener: new FrameOpener(key, alias, candidate.id), reader, frames: 0 };
         return undefined;
       }
