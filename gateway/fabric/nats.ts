@@ -24,6 +24,12 @@ const DOWN_GRACE_MS = 2_000;
  * is cancelled there, in case it did arrive, and routed again, so no request waits on a message that never came.
  */
 const REQUEST_TIMEOUT_MS = 5_000;
+/**
+ * "No responders" is a dead coordinator's fast failure, or a live one's between NATS nodes (its node died and it is
+ * reconnecting to another): so it is asked once more after this pause before its providers leave the copy or a
+ * placement to it fails. A dead coordinator is still found within PING_MS and this.
+ */
+const RECHECK_MS = 500;
 /** Dropped messages are logged at most once in this long, with how many were dropped since the last line. */
 const DROP_LOG_MS = 10_000;
 
@@ -170,13 +176,26 @@ export class NatsFabric implements Fabric {
       setImmediate(() => {
         if (open) for (const c of feeds.quiet(clock.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
       });
-      for (const c of feeds.coordinators()) {
-        nc.request(coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }).then(
-          () => feeds.heard(c, clock.now()),
-          (err: unknown) => isNoResponders(err) && lose(c, "its coordinator is gone"),
-        );
-      }
+      for (const c of feeds.coordinators()) if (!rechecking.has(c)) ping(c, true);
     }, PING_MS);
+    const rechecking = new Set<string>();
+    const ping = (c: string, first: boolean): void => {
+      nc.request(coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }).then(
+        () => {
+          rechecking.delete(c);
+          feeds.heard(c, clock.now());
+        },
+        (err: unknown) => {
+          if (!isNoResponders(err) || !open) return void rechecking.delete(c);
+          if (!first) {
+            rechecking.delete(c);
+            return lose(c, "its coordinator is gone");
+          }
+          rechecking.add(c);
+          setTimeout(() => open && ping(c, false), RECHECK_MS).unref();
+        },
+      );
+    };
     pinger.unref();
 
     void (async () => {
@@ -210,17 +229,25 @@ export class NatsFabric implements Fabric {
       const provider = message.t === "place" ? message.provider : message.id;
       const placed: Placed | undefined = message.t === "place" ? { provider, coordinator: feeds.ownerOf(provider), relayed: false } : undefined;
       if (placed) sessions.set(message.id, placed);
-      nc.request(providerSubject(provider), body, { timeout: REQUEST_TIMEOUT_MS, headers: from() }).then(
-        (reply) => {
-          if (placed) placed.coordinator = reply.headers?.get(H_FROM) ?? placed.coordinator;
-        },
-        (err: unknown) => {
-          // no responders: no coordinator holds that provider any more (the copy was behind); else the request was lost
-          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, evidence: null });
-          const s = sessions.get(message.id);
-          if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
-        },
-      );
+      const request = (first: boolean): void => {
+        nc.request(providerSubject(provider), body, { timeout: REQUEST_TIMEOUT_MS, headers: from() }).then(
+          (reply) => {
+            if (placed) placed.coordinator = reply.headers?.get(H_FROM) ?? placed.coordinator;
+          },
+          (err: unknown) => {
+            // no responders: no coordinator holds that provider any more (the copy was behind), or its coordinator is
+            // between NATS nodes, so it is asked once more (no one received it, so none holds it twice); else it was lost
+            const s = message.t === "attestation" ? undefined : sessions.get(message.id);
+            if (isNoResponders(err) && first && (message.t === "attestation" || s === placed)) {
+              setTimeout(() => open && (message.t === "attestation" || sessions.get(message.id) === placed) && request(false), RECHECK_MS).unref();
+              return;
+            }
+            if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, evidence: null });
+            if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
+          },
+        );
+      };
+      request(true);
     };
 
     return {
