@@ -192,7 +192,7 @@ export class NatsFabric implements Fabric {
             return lose(c, "its coordinator is gone");
           }
           rechecking.add(c);
-          setTimeout(() => open && ping(c, false), RECHECK_MS).unref();
+          setTimeout(() => (open ? ping(c, false) : rechecking.delete(c)), RECHECK_MS).unref();
         },
       );
     };
