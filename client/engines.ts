@@ -3,6 +3,7 @@
 // check a twelfth), else the portable JavaScript ones, which every browser runs. A runtime's node:crypto is used only
 // once it gives known answers, so one that imitates node's imperfectly costs speed, never a wrong seal or check.
 import type { CipherSuite } from "@hpke/core";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import type * as NodeCrypto from "node:crypto";
 import { blindSuite } from "../src/blind/seal.ts";
 import { nativeSignatureCheck } from "../src/crypto/native-ed25519.ts";
@@ -32,7 +33,7 @@ const KNOWN = {
 };
 const KNOWN_PAYLOAD = { svc: "engine self-test" };
 
-const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+const hex = (bytes: ArrayBuffer) => bytesToHex(new Uint8Array(bytes));
 const filled = (byte: number) => new Uint8Array(32).fill(byte).buffer;
 
 /** The engines for `runtime` (globalThis by default): native when it lends node:crypto and node:buffer and they give the known answers, else portable. */
