@@ -6,7 +6,7 @@
 // heard by no gateway (DESIGN §11).
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import { headers, NoRespondersError, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { readToGateway, type FromGateway, type ToGateway } from "../../src/wire/gateway.ts";
 import type { Fabric, FabricHandlers, FabricLink } from "./fabric.ts";
 import { CoordinatorFeeds } from "./nats-feeds.ts";
@@ -16,6 +16,7 @@ import {
 import { readAffinity, readAuditHint } from "./nats-affinity.ts";
 import { CoordinatorSignatures } from "./nats-signatures.ts";
 import { AwakeClock } from "../../src/link/awake-clock.ts";
+import { askTwice, isNoResponders, NoLongerAsked } from "./nats-ask.ts";
 
 /** How long NATS may be away (a node of the cluster died, the client moves to another) before requests fail 502. */
 const DOWN_GRACE_MS = 2_000;
@@ -24,12 +25,6 @@ const DOWN_GRACE_MS = 2_000;
  * is cancelled there, in case it did arrive, and routed again, so no request waits on a message that never came.
  */
 const REQUEST_TIMEOUT_MS = 5_000;
-/**
- * "No responders" is a dead coordinator's fast failure, or a live one's between NATS nodes (its node died and it is
- * reconnecting to another): so it is asked once more after this pause before its providers leave the copy or a
- * placement to it fails. A dead coordinator is still found within PING_MS and this.
- */
-const RECHECK_MS = 500;
 /** Dropped messages are logged at most once in this long, with how many were dropped since the last line. */
 const DROP_LOG_MS = 10_000;
 
@@ -40,8 +35,6 @@ interface Placed {
   relayed: boolean;
 }
 
-/** NATS answered at once that no one listens on the subject (the error, or its cause, depending on the call's tracing). */
-const isNoResponders = (err: unknown): boolean => err instanceof NoRespondersError || (err as { cause?: unknown }).cause instanceof NoRespondersError;
 
 export interface NatsFabricOptions {
   /** Whether a coordinator's directory key is one this gateway trusts (coordinator-keys.ts). */
@@ -176,23 +169,19 @@ export class NatsFabric implements Fabric {
       setImmediate(() => {
         if (open) for (const c of feeds.quiet(clock.now(), FEED_QUIET_MS)) lose(c, "its coordinator went quiet");
       });
-      for (const c of feeds.coordinators()) if (!rechecking.has(c)) ping(c, true);
+      for (const c of feeds.coordinators()) if (!rechecking.has(c)) ping(c);
     }, PING_MS);
+    /** Coordinators being asked once more: the pings skip them meanwhile. */
     const rechecking = new Set<string>();
-    const ping = (c: string, first: boolean): void => {
-      nc.request(coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }).then(
+    const ping = (c: string): void => {
+      askTwice(nc, coordinatorSubject(c), "", { timeout: FEED_QUIET_MS, headers: withAsk(from(), "ping") }, () => open, () => rechecking.add(c)).then(
         () => {
           rechecking.delete(c);
           feeds.heard(c, clock.now());
         },
         (err: unknown) => {
-          if (!isNoResponders(err) || !open) return void rechecking.delete(c);
-          if (!first) {
-            rechecking.delete(c);
-            return lose(c, "its coordinator is gone");
-          }
-          rechecking.add(c);
-          setTimeout(() => (open ? ping(c, false) : rechecking.delete(c)), RECHECK_MS).unref();
+          rechecking.delete(c);
+          if (open && isNoResponders(err)) lose(c, "its coordinator is gone");
         },
       );
     };
@@ -229,25 +218,20 @@ export class NatsFabric implements Fabric {
       const provider = message.t === "place" ? message.provider : message.id;
       const placed: Placed | undefined = message.t === "place" ? { provider, coordinator: feeds.ownerOf(provider), relayed: false } : undefined;
       if (placed) sessions.set(message.id, placed);
-      const request = (first: boolean): void => {
-        nc.request(providerSubject(provider), body, { timeout: REQUEST_TIMEOUT_MS, headers: from() }).then(
-          (reply) => {
-            if (placed) placed.coordinator = reply.headers?.get(H_FROM) ?? placed.coordinator;
-          },
-          (err: unknown) => {
-            // no responders: no coordinator holds that provider any more (the copy was behind), or its coordinator is
-            // between NATS nodes, so it is asked once more (no one received it, so none holds it twice); else it was lost
-            const s = message.t === "attestation" ? undefined : sessions.get(message.id);
-            if (isNoResponders(err) && first && (message.t === "attestation" || s === placed)) {
-              setTimeout(() => open && (message.t === "attestation" || sessions.get(message.id) === placed) && request(false), RECHECK_MS).unref();
-              return;
-            }
-            if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, evidence: null });
-            if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
-          },
-        );
-      };
-      request(true);
+      // asked once more on "no responders" while the gateway is up and the placement still waits
+      const still = () => open && (message.t === "attestation" || sessions.get(message.id) === placed);
+      askTwice(nc, providerSubject(provider), body, { timeout: REQUEST_TIMEOUT_MS, headers: from() }, still).then(
+        (reply) => {
+          if (placed) placed.coordinator = reply.headers?.get(H_FROM) ?? placed.coordinator;
+        },
+        (err: unknown) => {
+          if (err instanceof NoLongerAsked) return;
+          // no responders twice: no coordinator holds that provider any more (the copy was behind); else it was lost
+          if (message.t === "attestation") return isNoResponders(err) && handlers.message({ t: "attestation", rid: message.rid, evidence: null });
+          const s = sessions.get(message.id);
+          if (s && !s.relayed) end(message.id, s, isNoResponders(err) ? "no coordinator holds the provider" : "the placement was lost");
+        },
+      );
     };
 
     return {
