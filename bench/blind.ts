@@ -1,9 +1,10 @@
 // Bench section "blind" (issue 42 item 6): gateway-blind requests beside the normal path in the same run, the same
 // chat completions through one gateway, its own coordinator process and one synthetic agent, in interleaved rounds at
-// concurrency 1 and 4 (four callers on this box's cores: a gateway that is never idle between requests): added latency of blind over normal, and CPU per request in the caller (this process), the gateway,
-// the coordinator and the agent. Beside them, the floor: the same blind requests through bench/bare-relay.ts, the least
-// a relay in Node does on the same coordinator and agent. Then the client's first request to a new provider (its listing
-// and evidence fetched, the evidence checked) against its later ones (the listing kept, the evidence known by its digest: no GET).
+// concurrency 1 and 4 (four callers on this box's two cores: a gateway that never sleeps between requests): added
+// latency of blind over normal, and CPU per request in the caller (this process), the gateway, the coordinator and the
+// agent. Beside them, the floor: the same blind requests through bench/bare-relay.ts, the least a relay in Node does
+// on the same coordinator and agent. Then the client's first request to a new provider (its listing and evidence
+// fetched, the evidence checked) against its later ones (the listing kept, the evidence known by its digest: no GET).
 import type { Usage } from "../harness/process.ts";
 import { createSealedFetch } from "../client/index.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";

@@ -35,7 +35,6 @@ interface Placed {
   relayed: boolean;
 }
 
-
 export interface NatsFabricOptions {
   /** Whether a coordinator's directory key is one this gateway trusts (coordinator-keys.ts). */
   trusted(key: string): boolean;
