@@ -5,12 +5,12 @@
 // agent. Beside them, the floor: the same blind requests through bench/bare-relay.ts, the least a relay in Node does
 // on the same coordinator and agent. Then the client's first request to a new provider (its listing and evidence
 // fetched, the evidence checked) against its later ones (the listing kept, the evidence known by its digest: no GET).
-import type { Usage } from "../harness/process.ts";
+import { fileURLToPath } from "node:url";
+import { TSX, type Usage } from "../harness/process.ts";
 import { createSealedFetch } from "../client/index.ts";
 import type { WrittenTinyCatalog } from "../tiny-model/catalog.ts";
 import { FetchClient, type RunResult, type Sample } from "./load.ts";
 import { OPERATOR_KEY, startAgent, startBenchProcess, startCoordinator, startGateway } from "./procs.ts";
-import { TSX } from "../harness/process.ts";
 import { interleavedRounds, type Measurable, type RoundRow, type Side } from "./rounds.ts";
 import { summarize, type Table } from "./stats.ts";
 
@@ -20,7 +20,7 @@ const BODY = { messages: [{ role: "user" as const, content: "Write one sentence 
 const IDLE = "nothing sent (CPU ms per second)";
 /** The floor's side: its "gateway" columns are the bare relay's, which the idle side reads as "relay". */
 const FLOOR = "blind, through a bare relay (the floor)";
-const BARE_RELAY = new URL("./bare-relay.ts", import.meta.url).pathname;
+const BARE_RELAY = fileURLToPath(new URL("./bare-relay.ts", import.meta.url));
 /** Later requests timed after each fresh client's first. */
 const LATER = 4;
 /** Each of the warm-up's 8 closed loops (2 passes × JSON and stream × normal and blind), in ms. */

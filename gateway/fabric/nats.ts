@@ -158,7 +158,7 @@ export class NatsFabric implements Fabric {
         if (audit) handlers.audit?.(audit);
       },
     });
-    // each ping proves this gateway alive to the coordinator; "no responders" proves the coordinator dead, at once
+    // each ping proves this gateway alive to the coordinator; "no responders" twice, RECHECK_MS apart, proves it dead
     let due = performance.now() + PING_MS;
     const pinger = setInterval(() => {
       clock.woke(due, PING_MS / 2);
